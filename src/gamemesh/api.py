@@ -1,0 +1,176 @@
+"""The public API: sniff, read_native, write_native, load, save, convert, formats."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from . import registry
+from .errors import FormatError, Note
+from .registry import Context, FormatSpec
+from .scene import Scene
+
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview
+
+__all__ = ["Report", "convert", "formats", "load", "read_native", "save", "sniff",
+           "write_native"]
+
+# Inputs are read whole; nothing in these formats is near this, and a 1 GiB "model" is a
+# mistake (a disc image, a video) we would rather refuse than page through.
+MAX_INPUT_BYTES = 1 << 30
+
+
+@dataclass
+class Report:
+    """What a conversion did: formats, files written, and the notes on what was lost."""
+
+    source: str
+    destination: str
+    source_format: str
+    target_format: str
+    outputs: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "destination": self.destination,
+                "source_format": self.source_format, "target_format": self.target_format,
+                "outputs": self.outputs, "notes": [n.to_dict() for n in self.notes],
+                "summary": self.summary}
+
+
+def formats() -> list[FormatSpec]:
+    return registry.formats()
+
+
+def _read_source(src: Source) -> tuple[bytes, Path | None]:
+    if isinstance(src, bytes | bytearray | memoryview):
+        return bytes(src), None
+    path = Path(src)
+    size = path.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise FormatError("gamemesh", "file too large", expected=f"<= {MAX_INPUT_BYTES} bytes",
+                          actual=size, path=str(path))
+    return path.read_bytes(), path
+
+
+def _spec_for(data: bytes, path: Path | None, format: str | None) -> FormatSpec:
+    if format:
+        return registry.by_name(format)
+    spec = registry.sniff(data[: registry.SNIFF_BYTES], path)
+    if spec is None:
+        err = FormatError("gamemesh", "unknown file format (no format recognises its content "
+                          "or extension)", path=str(path) if path else "<bytes>")
+        raise err
+    return spec
+
+
+def sniff(src: Source) -> str | None:
+    """The format's name from the content, then the extension; None when nothing matches."""
+    if isinstance(src, bytes | bytearray | memoryview):
+        prefix, path = bytes(src[: registry.SNIFF_BYTES]), None
+    else:
+        path = Path(src)
+        with path.open("rb") as f:
+            prefix = f.read(registry.SNIFF_BYTES)
+    spec = registry.sniff(prefix, path)
+    return spec.name if spec else None
+
+
+def read_native(src: Source, format: str | None = None, **options: Any) -> Any:
+    """The format's native document (a dataclass that mirrors the file)."""
+    data, path = _read_source(src)
+    spec = _spec_for(data, path, format)
+    return spec.read_doc(data, Context(path, options))
+
+
+def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
+    spec = registry.for_document(doc)
+    if spec.write is None:
+        msg = f"{spec.name} cannot be written"
+        raise FormatError(spec.name, msg)
+    dst = Path(dst)
+    write_files(dst.parent, {dst.name: spec.write(doc, Context(dst, options))})
+
+
+def load(src: Source, format: str | None = None, **options: Any) -> Scene:
+    """A Scene from any supported file (siblings resolved where the format has them)."""
+    data, path = _read_source(src)
+    spec = _spec_for(data, path, format)
+    ctx = Context(path, options)
+    scene = spec.load_scene(data, ctx)
+    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    scene.extras.setdefault("source_format", spec.name)
+    if path is not None:
+        scene.extras.setdefault("source_file", path.name)
+    return scene
+
+
+def save(scene: Scene, dst: str | os.PathLike[str], format: str | None = None,
+         **options: Any) -> list[Note]:
+    """Write a scene in the format of ``format`` or of the destination's extension; returns the
+    notes on what the target format could not hold."""
+    return _save(scene, Path(dst), format, options)[1]
+
+
+def _save(scene: Scene, dst: Path, format: str | None,
+          options: dict[str, Any]) -> tuple[list[str], list[Note]]:
+    spec = registry.by_name(format) if format else registry.by_extension(dst)
+    if spec is None:
+        msg = f"cannot tell the output format from {dst.name!r}; give one with --to"
+        raise ValueError(msg)
+    ctx = Context(dst, options)
+    files = spec.save_scene(scene, ctx)
+    written = write_files(dst.parent, files)
+    return written, ctx.notes
+
+
+def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None = None,
+            to_format: str | None = None, **options: Any) -> Report:
+    """load + save, with every note collected in the report."""
+    scene = load(src, from_format, **options)
+    dst = Path(dst)
+    written, notes = _save(scene, dst, to_format, options)
+    target = to_format or (registry.by_extension(dst) or registry.by_name("gltf")).name
+    return Report(source=str(src) if not isinstance(src, bytes | bytearray | memoryview)
+                  else "<bytes>", destination=str(dst),
+                  source_format=str(scene.extras.get("source_format", "")),
+                  target_format=target, outputs=written, notes=[*scene.notes, *notes],
+                  summary=scene.summary())
+
+
+def safe_name(name: str) -> str:
+    """A relative output name that cannot leave the output folder (names come from files)."""
+    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts
+             if p not in ("", ".", "..", "/") and ":" not in p]
+    if not parts:
+        msg = f"unusable output name {name!r}"
+        raise ValueError(msg)
+    return "/".join(parts)
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> list[str]:
+    """Write every file to a temporary name, then rename them all: on any failure nothing new
+    is left behind."""
+    folder.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, data in files.items():
+            target = folder / safe_name(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".gamemesh-", suffix=".part", dir=target.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            staged.append((str(target), Path(tmp)))
+        for target, tmp in staged:
+            os.replace(tmp, target)
+    except BaseException:
+        for _, tmp in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    return [t for t, _ in staged]

@@ -1,0 +1,339 @@
+"""Bounded binary reading and writing shared by every format.
+
+:class:`Reader` checks every read against the bytes that are left *before* it allocates anything,
+tracks a field path for messages (``with r.field("bones[3]")``) and returns bulk records as numpy
+views over the input through structured dtypes. :class:`Writer` appends, aligns, and reserves slots
+that are patched once the value is known (offsets, sizes, counts).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import BadMagicError, CorruptDataError, FormatError, TruncatedError
+
+__all__ = ["Reader", "Slot", "Writer"]
+
+_SCALARS = {
+    "u8": struct.Struct("<B"),
+    "i8": struct.Struct("<b"),
+    "u16": struct.Struct("<H"),
+    "i16": struct.Struct("<h"),
+    "u32": struct.Struct("<I"),
+    "i32": struct.Struct("<i"),
+    "u64": struct.Struct("<Q"),
+    "i64": struct.Struct("<q"),
+    "f32": struct.Struct("<f"),
+    "f64": struct.Struct("<d"),
+}
+
+
+class Reader:
+    """A cursor over immutable bytes that never reads past ``end``.
+
+    ``fmt`` names the format in error messages. ``start``/``end`` bound a window (a chunk or a
+    section): reads outside it raise :class:`TruncatedError` even when the file goes on.
+    """
+
+    __slots__ = ("_fields", "_view", "end", "fmt", "pos", "start")
+
+    def __init__(self, data: bytes | bytearray | memoryview, fmt: str,
+                 start: int = 0, end: int | None = None) -> None:
+        self._view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        self.fmt = fmt
+        self.start = start
+        self.end = len(self._view) if end is None else end
+        self.pos = start
+        self._fields: list[str] = []
+
+    # -- position ---------------------------------------------------------------------------
+    def tell(self) -> int:
+        return self.pos
+
+    def remaining(self) -> int:
+        return self.end - self.pos
+
+    def at_end(self) -> bool:
+        return self.pos >= self.end
+
+    def seek(self, pos: int, field: str | None = None) -> None:
+        if not self.start <= pos <= self.end:
+            raise self.corrupt("offset out of range", expected=f"{self.start}..{self.end}",
+                               actual=pos, field=field)
+        self.pos = pos
+
+    def skip(self, n: int) -> None:
+        self._need(n)
+        self.pos += n
+
+    def align(self, n: int) -> None:
+        """Skip to the next multiple of ``n`` (clamped to the end: a last gap may be cut)."""
+        self.pos = min(self.end, (self.pos + n - 1) // n * n)
+
+    def sub(self, length: int, field: str | None = None) -> Reader:
+        """A reader over the next ``length`` bytes; the parent skips past them."""
+        with self.field(field) if field else _nullcontext():
+            self._need(length)
+        child = Reader(self._view, self.fmt, self.pos, self.pos + length)
+        child._fields = list(self._fields) + ([field] if field else [])
+        self.pos += length
+        return child
+
+    def window(self, offset: int, length: int | None = None) -> Reader:
+        """A reader over ``[offset, offset + length)`` of the same data, without moving this one."""
+        end = self.end if length is None else offset + length
+        if offset < 0 or end > self.end or offset > end:
+            raise self.truncated(expected=f"range within 0x{self.end:X}",
+                                 actual=f"0x{offset:X}..0x{end:X}")
+        child = Reader(self._view, self.fmt, offset, end)
+        child._fields = list(self._fields)
+        return child
+
+    # -- field paths -------------------------------------------------------------------------
+    @contextmanager
+    def field(self, name: str) -> Iterator[None]:
+        self._fields.append(name)
+        try:
+            yield
+        finally:
+            self._fields.pop()
+
+    def path(self, leaf: str | None = None) -> str:
+        parts = [*self._fields, leaf] if leaf else self._fields
+        out = ""
+        for p in parts:
+            out += p if (not out or p.startswith("[")) else "." + p
+        return out
+
+    # -- errors ------------------------------------------------------------------------------
+    def _err(self, cls: type[FormatError], message: str | None, expected: Any, actual: Any,
+             field: str | None, offset: int | None) -> FormatError:
+        return cls(self.fmt, message, offset=self.pos if offset is None else offset,
+                   field=self.path(field) or None, expected=expected, actual=actual)
+
+    def truncated(self, expected: Any = None, actual: Any = None, field: str | None = None,
+                  offset: int | None = None) -> FormatError:
+        return self._err(TruncatedError, "unexpected end of data", expected, actual, field, offset)
+
+    def corrupt(self, message: str | None = None, *, expected: Any = None, actual: Any = None,
+                field: str | None = None, offset: int | None = None) -> FormatError:
+        return self._err(CorruptDataError, message, expected, actual, field, offset)
+
+    def error(self, cls: type[FormatError], message: str | None = None, *, expected: Any = None,
+              actual: Any = None, field: str | None = None,
+              offset: int | None = None) -> FormatError:
+        return self._err(cls, message, expected, actual, field, offset)
+
+    def _need(self, n: int) -> None:
+        if n < 0 or self.pos + n > self.end:
+            raise self.truncated(expected=f"{n} bytes", actual=f"{max(0, self.end - self.pos)} left")
+
+    # -- scalars -----------------------------------------------------------------------------
+    def _scalar(self, kind: str, field: str | None) -> Any:
+        s = _SCALARS[kind]
+        if self.pos + s.size > self.end:
+            raise self.truncated(expected=f"{s.size} bytes", actual=f"{self.end - self.pos} left",
+                                 field=field)
+        v = s.unpack_from(self._view, self.pos)[0]
+        self.pos += s.size
+        return v
+
+    def u8(self, field: str | None = None) -> int:
+        return int(self._scalar("u8", field))
+
+    def i8(self, field: str | None = None) -> int:
+        return int(self._scalar("i8", field))
+
+    def u16(self, field: str | None = None) -> int:
+        return int(self._scalar("u16", field))
+
+    def i16(self, field: str | None = None) -> int:
+        return int(self._scalar("i16", field))
+
+    def u32(self, field: str | None = None) -> int:
+        return int(self._scalar("u32", field))
+
+    def i32(self, field: str | None = None) -> int:
+        return int(self._scalar("i32", field))
+
+    def u64(self, field: str | None = None) -> int:
+        return int(self._scalar("u64", field))
+
+    def i64(self, field: str | None = None) -> int:
+        return int(self._scalar("i64", field))
+
+    def f32(self, field: str | None = None) -> float:
+        return float(self._scalar("f32", field))
+
+    def f64(self, field: str | None = None) -> float:
+        return float(self._scalar("f64", field))
+
+    def unpack(self, st: struct.Struct, field: str | None = None) -> tuple[Any, ...]:
+        """Several fields at once through a precompiled little-endian struct."""
+        if self.pos + st.size > self.end:
+            raise self.truncated(expected=f"{st.size} bytes", actual=f"{self.end - self.pos} left",
+                                 field=field)
+        v = st.unpack_from(self._view, self.pos)
+        self.pos += st.size
+        return v
+
+    def bytes(self, n: int, field: str | None = None) -> bytes:
+        if n < 0 or self.pos + n > self.end:
+            raise self.truncated(expected=f"{n} bytes", actual=f"{max(0, self.end - self.pos)} left",
+                                 field=field)
+        b = bytes(self._view[self.pos:self.pos + n])
+        self.pos += n
+        return b
+
+    def rest(self) -> bytes:
+        return self.bytes(self.end - self.pos)
+
+    def peek(self, n: int) -> bytes:
+        return bytes(self._view[self.pos:min(self.end, self.pos + n)])
+
+    def magic(self, expected: bytes, field: str = "magic") -> bytes:
+        got = self.peek(len(expected))
+        if got != expected:
+            raise self._err(BadMagicError, None, repr(expected), repr(got), field, None)
+        self.pos += len(expected)
+        return got
+
+    # -- counts and arrays -------------------------------------------------------------------
+    def count(self, n: int, item_size: int, field: str | None = None,
+              limit: int | None = None) -> int:
+        """Check that ``n`` items of ``item_size`` bytes can still follow (and ``n <= limit``).
+
+        Call this on every count read from the file before looping or allocating with it: a
+        count of four billion in a 2 KB file must be an error, never an allocation.
+        """
+        if n < 0:
+            raise self.corrupt(expected=">= 0", actual=n, field=field)
+        if limit is not None and n > limit:
+            raise self.corrupt(expected=f"<= {limit}", actual=n, field=field)
+        if n * max(item_size, 0) > self.end - self.pos:
+            raise self.truncated(expected=f"{n} x {item_size} bytes",
+                                 actual=f"{self.end - self.pos} left", field=field)
+        return n
+
+    def array(self, dtype: npt.DTypeLike, count: int, field: str | None = None) -> npt.NDArray[Any]:
+        """``count`` records of ``dtype`` as a read-only numpy view (no copy)."""
+        dt = np.dtype(dtype)
+        self.count(count, dt.itemsize, field)
+        a = np.frombuffer(self._view, dtype=dt, count=count, offset=self.pos)
+        self.pos += dt.itemsize * count
+        return a
+
+    def cstring(self, size: int, field: str | None = None, encoding: str = "ascii") -> str:
+        """A fixed-size NUL-padded string."""
+        raw = self.bytes(size, field)
+        return raw.split(b"\0", 1)[0].decode(encoding, errors="replace")
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class Slot:
+    """A reserved place in a :class:`Writer` to be patched once its value is known."""
+
+    __slots__ = ("fmt", "pos")
+
+    def __init__(self, pos: int, fmt: struct.Struct) -> None:
+        self.pos = pos
+        self.fmt = fmt
+
+
+class Writer:
+    """An append-only byte buffer with alignment and patchable slots."""
+
+    __slots__ = ("buf",)
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def tell(self) -> int:
+        return len(self.buf)
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        pos = len(self.buf)
+        self.buf += data
+        return pos
+
+    def pad(self, n: int, fill: int = 0) -> None:
+        self.buf += bytes([fill]) * n
+
+    def align(self, n: int, fill: bytes = b"\0") -> None:
+        """Pad with ``fill`` (repeated and cut) to the next multiple of ``n``."""
+        gap = (-len(self.buf)) % n
+        if gap:
+            self.buf += (fill * gap)[:gap]
+
+    def _put(self, kind: str, v: Any) -> None:
+        self.buf += _SCALARS[kind].pack(v)
+
+    def u8(self, v: int) -> None:
+        self._put("u8", v)
+
+    def i8(self, v: int) -> None:
+        self._put("i8", v)
+
+    def u16(self, v: int) -> None:
+        self._put("u16", v)
+
+    def i16(self, v: int) -> None:
+        self._put("i16", v)
+
+    def u32(self, v: int) -> None:
+        self._put("u32", v)
+
+    def i32(self, v: int) -> None:
+        self._put("i32", v)
+
+    def u64(self, v: int) -> None:
+        self._put("u64", v)
+
+    def i64(self, v: int) -> None:
+        self._put("i64", v)
+
+    def f32(self, v: float) -> None:
+        self._put("f32", v)
+
+    def f64(self, v: float) -> None:
+        self._put("f64", v)
+
+    def pack(self, st: struct.Struct, *values: Any) -> None:
+        self.buf += st.pack(*values)
+
+    def array(self, a: npt.NDArray[Any], dtype: npt.DTypeLike | None = None) -> int:
+        """Append an array's bytes (converted to ``dtype`` first when given)."""
+        arr = np.ascontiguousarray(a if dtype is None else np.asarray(a).astype(dtype, copy=False))
+        return self.write(arr.tobytes())
+
+    def cstring(self, s: str | bytes, size: int, encoding: str = "ascii") -> None:
+        raw = s.encode(encoding) if isinstance(s, str) else s
+        if len(raw) > size:
+            raise CorruptDataError("writer", "string too long", expected=f"<= {size} bytes",
+                                   actual=len(raw))
+        self.buf += raw + b"\0" * (size - len(raw))
+
+    def reserve(self, kind: str | struct.Struct) -> Slot:
+        st = _SCALARS[kind] if isinstance(kind, str) else kind
+        slot = Slot(len(self.buf), st)
+        self.buf += b"\0" * st.size
+        return slot
+
+    def patch(self, slot: Slot, *values: Any) -> None:
+        slot.fmt.pack_into(self.buf, slot.pos, *values)
+
+    def getvalue(self) -> bytes:
+        return bytes(self.buf)

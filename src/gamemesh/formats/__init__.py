@@ -1,0 +1,1 @@
+"""One package per format, each defining ``SPEC`` (a :class:`gamemesh.registry.FormatSpec`)."""

@@ -1,0 +1,204 @@
+"""One :class:`FormatSpec` per format, and finding the right one for a file.
+
+A format is a package under ``gamemesh.formats`` whose ``__init__`` defines ``SPEC``; the registry
+discovers them, so adding a format adds one folder and nothing else. Content sniffing comes
+first (``sniff(prefix)`` on the first :data:`SNIFF_BYTES` bytes), the extension second.
+
+This module is also the one exception boundary: whatever slips out of a reader as
+``struct.error``, ``IndexError`` and the like becomes a :class:`CorruptDataError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import CorruptDataError, FormatError, Note
+from .scene import Scene
+
+SNIFF_BYTES = 64
+
+__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "by_name", "for_document", "formats", "sniff"]
+
+
+@dataclass
+class Context:
+    """What a format's functions get besides the data: where it came from or goes, the user's
+    options (named as the CLI flags, ``gte_scaling``), and the notes the conversion collects."""
+
+    path: Path | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
+
+    def opt(self, name: str, default: Any = None) -> Any:
+        v = self.options.get(name)
+        return default if v is None else v
+
+    def note(self, code: str, message: str, level: Literal["info", "warning"] = "warning") -> None:
+        self.notes.append(Note(code, message, level))
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else "<bytes>"
+
+
+Files = dict[str, bytes]
+"""Output files by name relative to the destination's folder (the first is the main file)."""
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """Everything the front ends need to know about one format."""
+
+    name: str
+    title: str
+    extensions: tuple[str, ...]
+    sniff: Callable[[bytes], bool]
+    read: Callable[[bytes, Context], Any] | None = None
+    write: Callable[[Any, Context], bytes] | None = None
+    to_scene: Callable[[Any, Context], Scene] | None = None
+    from_scene: Callable[[Scene, Context], Any] | None = None
+    # Optional overrides: whole-file-set loading (siblings) and multi-file saving.
+    load: Callable[[bytes, Context], Scene] | None = None
+    save: Callable[[Scene, Context], Files] | None = None
+    info: Callable[[Any], dict[str, Any]] | None = None
+    document_type: type | None = None
+    # For the benchmark and the demo: a native file of about ``size`` bytes.
+    make_sample: Callable[[int], bytes] | None = None
+    options: tuple[tuple[str, str], ...] = ()  # (flag, help) for the CLI
+    notes: str = ""
+
+    @property
+    def can_read(self) -> bool:
+        return self.read is not None
+
+    @property
+    def can_write(self) -> bool:
+        return self.write is not None
+
+    @property
+    def can_import(self) -> bool:
+        """Native -> Scene."""
+        return self.load is not None or (self.read is not None and self.to_scene is not None)
+
+    @property
+    def can_export(self) -> bool:
+        """Scene -> native."""
+        return self.save is not None or (self.from_scene is not None and self.write is not None)
+
+    def capabilities(self) -> dict[str, bool]:
+        return {"read": self.can_read, "write": self.can_write, "to_scene": self.can_import,
+                "from_scene": self.can_export}
+
+    # -- guarded entry points --------------------------------------------------------------
+    def read_doc(self, data: bytes, ctx: Context) -> Any:
+        if self.read is None:
+            raise FormatError(self.name, "this format cannot be read")
+        return guarded(self.name, ctx, lambda: self.read(data, ctx))  # type: ignore[misc]
+
+    def load_scene(self, data: bytes, ctx: Context) -> Scene:
+        if self.load is not None:
+            return guarded(self.name, ctx, lambda: self.load(data, ctx))  # type: ignore[misc]
+        if self.to_scene is None:
+            raise FormatError(self.name, "this format cannot be converted to a scene")
+        doc = self.read_doc(data, ctx)
+        return guarded(self.name, ctx, lambda: self.to_scene(doc, ctx))  # type: ignore[misc]
+
+    def save_scene(self, scene: Scene, ctx: Context) -> Files:
+        name = ctx.path.name if ctx.path else f"out{self.extensions[0]}"
+        if self.save is not None:
+            return self.save(scene, ctx)
+        if self.from_scene is None or self.write is None:
+            raise FormatError(self.name, "this format cannot be written from a scene")
+        doc = self.from_scene(scene, ctx)
+        return {name: self.write(doc, ctx)}
+
+
+_INTERNAL = (struct.error, IndexError, KeyError, UnicodeDecodeError, OverflowError,
+             ZeroDivisionError, RecursionError, TypeError, AttributeError, ValueError)
+
+
+def guarded(fmt: str, ctx: Context, fn: Callable[[], Any]) -> Any:
+    """Run a reader; anything it lets slip that is not a FormatError becomes one."""
+    try:
+        return fn()
+    except FormatError as e:
+        raise e.with_path(str(ctx.path) if ctx.path else "<bytes>") from None
+    except MemoryError as e:
+        err = CorruptDataError(fmt, "the file asks for more memory than it can hold")
+        raise err.with_path(ctx.name) from e
+    except _INTERNAL as e:
+        err = CorruptDataError(fmt, f"malformed data ({type(e).__name__}: {e})")
+        raise err.with_path(str(ctx.path) if ctx.path else "<bytes>") from e
+
+
+@cache
+def _discover() -> tuple[FormatSpec, ...]:
+    from . import formats as pkg
+
+    specs: list[FormatSpec] = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        spec = getattr(mod, "SPEC", None)
+        if isinstance(spec, FormatSpec):
+            specs.append(spec)
+    # glTF first: it is the hub every conversion goes through.
+    specs.sort(key=lambda s: (s.name != "gltf", s.name))
+    return tuple(specs)
+
+
+def formats() -> list[FormatSpec]:
+    return list(_discover())
+
+
+def by_name(name: str) -> FormatSpec:
+    key = name.lower().lstrip(".")
+    for spec in _discover():
+        if spec.name == key or key in (e.lstrip(".") for e in spec.extensions):
+            return spec
+    known = ", ".join(s.name for s in _discover())
+    msg = f"unknown format {name!r} (known: {known})"
+    raise ValueError(msg)
+
+
+def by_extension(path: str | Path) -> FormatSpec | None:
+    name = str(path).lower()
+    best: tuple[int, FormatSpec] | None = None
+    for spec in _discover():
+        for ext in spec.extensions:
+            if name.endswith(ext) and (best is None or len(ext) > best[0]):
+                best = (len(ext), spec)
+    return best[1] if best else None
+
+
+def sniff(prefix: bytes, path: str | Path | None = None) -> FormatSpec | None:
+    """Content first (every format's ``sniff``), then the extension."""
+    hits = [s for s in _discover() if _safe_sniff(s, prefix)]
+    if len(hits) == 1:
+        return hits[0]
+    by_ext = by_extension(path) if path is not None else None
+    if hits:
+        # Several formats accept the bytes (PET kinds share one layout): the extension decides.
+        return by_ext if by_ext in hits else hits[0]
+    return by_ext
+
+
+def _safe_sniff(spec: FormatSpec, prefix: bytes) -> bool:
+    try:
+        return bool(spec.sniff(prefix))
+    except Exception:  # a sniffer must never break detection of the other formats
+        return False
+
+
+def for_document(doc: Any) -> FormatSpec:
+    for spec in _discover():
+        if spec.document_type is not None and isinstance(doc, spec.document_type):
+            return spec
+    msg = f"no format writes a {type(doc).__name__}"
+    raise TypeError(msg)

@@ -1,0 +1,179 @@
+"""Vectorized transform helpers in glTF conventions (quaternions x, y, z, w; ``m @ v``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .model import Node, Scene
+
+F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
+
+
+def quat_normalize(q: npt.ArrayLike) -> F64:
+    a = np.asarray(q, dtype=np.float64)
+    n = np.linalg.norm(a, axis=-1, keepdims=True)
+    n[n == 0] = 1.0
+    return np.asarray(a / n)
+
+
+def quat_to_matrix(q: npt.ArrayLike) -> F64:
+    """(..., 4) xyzw quaternions to (..., 3, 3) rotation matrices."""
+    x, y, z, w = np.moveaxis(quat_normalize(q), -1, 0)
+    m = np.empty((*x.shape, 3, 3))
+    m[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    m[..., 0, 1] = 2 * (x * y - z * w)
+    m[..., 0, 2] = 2 * (x * z + y * w)
+    m[..., 1, 0] = 2 * (x * y + z * w)
+    m[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    m[..., 1, 2] = 2 * (y * z - x * w)
+    m[..., 2, 0] = 2 * (x * z - y * w)
+    m[..., 2, 1] = 2 * (y * z + x * w)
+    m[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return m
+
+
+def matrix_to_quat(m: npt.ArrayLike) -> F64:
+    """(..., 3, 3) rotation matrices (orthonormal) to (..., 4) xyzw quaternions, w >= 0."""
+    a = np.asarray(m, dtype=np.float64)
+    m00, m11, m22 = a[..., 0, 0], a[..., 1, 1], a[..., 2, 2]
+    q = np.empty((*a.shape[:-2], 4))
+    q[..., 3] = np.sqrt(np.maximum(0.0, 1 + m00 + m11 + m22)) / 2
+    q[..., 0] = np.sqrt(np.maximum(0.0, 1 + m00 - m11 - m22)) / 2
+    q[..., 1] = np.sqrt(np.maximum(0.0, 1 - m00 + m11 - m22)) / 2
+    q[..., 2] = np.sqrt(np.maximum(0.0, 1 - m00 - m11 + m22)) / 2
+    q[..., 0] = np.copysign(q[..., 0], a[..., 2, 1] - a[..., 1, 2])
+    q[..., 1] = np.copysign(q[..., 1], a[..., 0, 2] - a[..., 2, 0])
+    q[..., 2] = np.copysign(q[..., 2], a[..., 1, 0] - a[..., 0, 1])
+    return quat_normalize(q)
+
+
+def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
+    """(..., 3) angles in radians, applied as intrinsic rotations in ``order`` (``"XYZ"`` means
+    R = Rx @ Ry @ Rz), to (..., 4) xyzw quaternions."""
+    a = np.asarray(angles, dtype=np.float64)
+    axes = {"X": 0, "Y": 1, "Z": 2}
+    q = np.zeros((*a.shape[:-1], 4))
+    q[..., 3] = 1.0
+    for ch in order.upper():
+        k = axes[ch]
+        half = a[..., k] / 2
+        r = np.zeros_like(q)
+        r[..., k] = np.sin(half)
+        r[..., 3] = np.cos(half)
+        q = quat_multiply(q, r)
+    return q
+
+
+def quat_to_euler(q: npt.ArrayLike, order: str = "XYZ") -> F64:
+    """Inverse of :func:`euler_to_quat` for orders made of three distinct axes."""
+    m = quat_to_matrix(q)
+    i, j, k = ({"X": 0, "Y": 1, "Z": 2}[c] for c in order.upper())
+    # R = R_i R_j R_k; parity of the permutation decides the signs.
+    sign = 1.0 if (j - i) % 3 == 1 else -1.0
+    sj = np.clip(sign * m[..., i, k], -1.0, 1.0)
+    out = np.empty((*m.shape[:-2], 3))
+    out[..., 1] = np.arcsin(sj)
+    out[..., 0] = np.arctan2(-sign * m[..., j, k], m[..., k, k])
+    out[..., 2] = np.arctan2(-sign * m[..., i, j], m[..., i, i])
+    res = np.empty_like(out)
+    res[..., i], res[..., j], res[..., k] = out[..., 0], out[..., 1], out[..., 2]
+    return res
+
+
+def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
+    p = np.asarray(a, dtype=np.float64)
+    q = np.asarray(b, dtype=np.float64)
+    x1, y1, z1, w1 = np.moveaxis(p, -1, 0)
+    x2, y2, z2, w2 = np.moveaxis(q, -1, 0)
+    return np.stack([
+        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+    ], axis=-1)
+
+
+def trs_to_matrix(t: npt.ArrayLike = (0, 0, 0), r: npt.ArrayLike = (0, 0, 0, 1),
+                  s: npt.ArrayLike = (1, 1, 1)) -> F64:
+    m = np.eye(4)
+    m[:3, :3] = quat_to_matrix(r) * np.asarray(s, dtype=np.float64)[None, :]
+    m[:3, 3] = np.asarray(t, dtype=np.float64)
+    return m
+
+
+def matrix_to_trs(m: npt.ArrayLike) -> tuple[F64, F64, F64]:
+    """Decompose an affine matrix (no shear) into translation, xyzw rotation and scale."""
+    a = np.asarray(m, dtype=np.float64)
+    t = a[:3, 3].copy()
+    basis = a[:3, :3]
+    s = np.linalg.norm(basis, axis=0)
+    if np.linalg.det(basis) < 0:
+        s[0] = -s[0]
+    safe = np.where(s == 0, 1.0, s)
+    r = matrix_to_quat(basis / safe[None, :])
+    return t, r, s
+
+
+def local_matrix(node: Node) -> F64:
+    if node.matrix is not None:
+        return np.asarray(node.matrix, dtype=np.float64)
+    return trs_to_matrix(node.translation, node.rotation, node.scale)
+
+
+def world_matrices(scene: Scene) -> list[F64]:
+    """World matrix of every node (identity for nodes not reachable from a root)."""
+    out = [np.eye(4) for _ in scene.nodes]
+    parents = scene.parents()
+    for i in scene.walk():
+        p = parents[i]
+        local = local_matrix(scene.nodes[i])
+        out[i] = local if p is None else out[p] @ local
+    return out
+
+
+def transform_points(m: npt.ArrayLike, p: npt.ArrayLike) -> F64:
+    a = np.asarray(m, dtype=np.float64)
+    pts = np.asarray(p, dtype=np.float64)
+    return np.asarray(pts @ a[:3, :3].T + a[:3, 3])
+
+
+def face_normals(positions: npt.ArrayLike, tris: npt.ArrayLike) -> F64:
+    """Unnormalized face normals from counter-clockwise winding, (T, 3)."""
+    p = np.asarray(positions, dtype=np.float64)
+    t = np.asarray(tris, dtype=np.int64)
+    a, b, c = p[t[:, 0]], p[t[:, 1]], p[t[:, 2]]
+    return np.asarray(np.cross(b - a, c - a))
+
+
+def vertex_normals(positions: npt.ArrayLike, tris: npt.ArrayLike) -> F32:
+    """Area-weighted smooth normals; vertices on no face get +Y."""
+    p = np.asarray(positions, dtype=np.float64)
+    t = np.asarray(tris, dtype=np.int64).reshape(-1, 3)
+    fn = face_normals(p, t)
+    acc = np.zeros_like(p)
+    for k in range(3):
+        np.add.at(acc, t[:, k], fn)
+    n = np.linalg.norm(acc, axis=1, keepdims=True)
+    out = np.where(n > 1e-20, acc / np.where(n == 0, 1, n), np.array([0.0, 1.0, 0.0]))
+    return out.astype(np.float32)
+
+
+def normalize_rows(v: npt.ArrayLike, fallback: tuple[float, ...] = (0.0, 1.0, 0.0)) -> F32:
+    a = np.asarray(v, dtype=np.float64)
+    n = np.linalg.norm(a, axis=-1, keepdims=True)
+    out = np.where(n > 1e-20, a / np.where(n == 0, 1, n), np.asarray(fallback))
+    return out.astype(np.float32)
+
+
+def as_tuple3(v: Any) -> tuple[float, float, float]:
+    a = [float(x) for x in np.asarray(v, dtype=np.float64).reshape(-1)[:3]]
+    return (a[0], a[1], a[2])
+
+
+def as_tuple4(v: Any) -> tuple[float, float, float, float]:
+    a = [float(x) for x in np.asarray(v, dtype=np.float64).reshape(-1)[:4]]
+    return (a[0], a[1], a[2], a[3])

@@ -1,0 +1,119 @@
+"""Helpers shared by the format tests: corpus lookup, truncation and mutation fuzzing."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gamemesh.errors import FormatError
+from gamemesh.registry import Context, FormatSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+CRASHES = Path(__file__).resolve().parent / "crashes"
+
+
+def corpus_dir(fmt: str) -> Path:
+    """``../shared/corpus/<fmt>`` (or ``$GAMEMESH_CORPUS/<fmt>``); skips the test when absent."""
+    base = Path(os.environ.get("GAMEMESH_CORPUS", ROOT.parent / "shared" / "corpus"))
+    d = base / fmt
+    if not d.is_dir():
+        pytest.skip(f"no real-file corpus at {d} (set GAMEMESH_CORPUS to run the corpus tests)")
+    return d
+
+
+def corpus_files(fmt: str, pattern: str = "*") -> list[Path]:
+    return sorted(p for p in corpus_dir(fmt).rglob(pattern)
+                  if p.is_file() and p.suffix.lower() != ".md")
+
+
+def parse_raw(spec: FormatSpec, data: bytes) -> None:
+    """Read and convert to a scene through the format's own functions, *not* the registry's
+    guarded entry points: only a FormatError may come out, so the boundary hides no bug."""
+    ctx = Context(None, {})
+    assert spec.read is not None
+    doc = spec.read(data, ctx)
+    if spec.to_scene is not None:
+        spec.to_scene(doc, ctx)
+
+
+def _check_one(spec: FormatSpec, data: bytes, label: str, budget: float = 2.0) -> None:
+    t0 = time.perf_counter()
+    try:
+        parse_raw(spec, data)
+    except FormatError:
+        pass
+    except Exception as e:  # pragma: no cover - the failure path is the point of the test
+        crash_dir = CRASHES / spec.name
+        crash_dir.mkdir(parents=True, exist_ok=True)
+        keep = crash_dir / f"new-{abs(hash(data)) % 10**10}.bin"
+        keep.write_bytes(data)
+        msg = f"{label}: {type(e).__name__}: {e} (input kept as {keep.name})"
+        raise AssertionError(msg) from e
+    dt = time.perf_counter() - t0
+    assert dt < budget, f"{label}: took {dt:.2f}s"
+
+
+def truncations(data: bytes, limit: int = 600) -> Iterator[int]:
+    """Every cut point for small inputs; an even spread (plus the first bytes) for large ones."""
+    if len(data) <= limit:
+        yield from range(len(data))
+        return
+    yield from range(64)
+    step = max(1, len(data) // limit)
+    yield from range(64, len(data), step)
+
+
+def assert_truncations_fail_cleanly(spec: FormatSpec, data: bytes) -> int:
+    """Every truncation ends in a FormatError (or, rarely, a valid shorter file)."""
+    n = 0
+    for cut in truncations(data):
+        _check_one(spec, data[:cut], f"truncated at {cut}")
+        n += 1
+    return n
+
+
+def mutations(data: bytes, count: int, seed: int) -> Iterator[bytes]:
+    rng = random.Random(seed)
+    interesting = [0, 0xFF, 0x7F, 0x80, 0xFE]
+    for _ in range(count):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            if not b:
+                break
+            i = rng.randrange(len(b))
+            kind = rng.random()
+            if kind < 0.5:
+                b[i] = rng.randrange(256)
+            elif kind < 0.8:
+                b[i] = rng.choice(interesting)
+            else:  # a 32-bit field set to a huge or negative value
+                j = i - i % 4
+                b[j:j + 4] = rng.choice([b"\xff\xff\xff\xff", b"\x00\x00\x00\x80",
+                                         b"\xff\xff\xff\x7f", b"\x00\x00\x01\x00"])
+        yield bytes(b)
+
+
+def assert_mutations_fail_cleanly(spec: FormatSpec, data: bytes, count: int = 2000,
+                                  seed: int = 1) -> None:
+    """Seeded random mutations: success or FormatError only, each under 2 s, and the process's
+    peak memory grows by less than 1 GiB over the whole run (no huge allocation)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for k, m in enumerate(mutations(data, count, seed)):
+        _check_one(spec, m, f"mutation {k} (seed {seed})")
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 1024, f"peak memory grew by {grown_mib:.0f} MiB"
+
+
+def replay_crashes(spec: FormatSpec) -> int:
+    """Inputs that once crashed a reader; they must now end cleanly, forever."""
+    d = CRASHES / spec.name
+    files = sorted(d.glob("*")) if d.is_dir() else []
+    for f in files:
+        _check_one(spec, f.read_bytes(), f"crash input {f.name}")
+    return len(files)
