@@ -11,7 +11,7 @@ from typing import Any
 
 from . import registry
 from .errors import FormatError, Note
-from .registry import Context, FormatSpec
+from .registry import Context, FormatSpec, guarded
 from .scene import Scene
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
@@ -131,9 +131,13 @@ def _save(scene: Scene, dst: Path, format: str | None,
 
 def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None = None,
             to_format: str | None = None, **options: Any) -> Report:
-    """load + save, with every note collected in the report."""
-    scene = load(src, from_format, **options)
+    """load + save, with every note collected in the report. A destination the source format
+    exports straight from its native document (a VRAM sheet as PNG) skips the scene."""
     dst = Path(dst)
+    exported = _try_export(src, dst, from_format, to_format, options)
+    if exported is not None:
+        return exported
+    scene = load(src, from_format, **options)
     written, notes = _save(scene, dst, to_format, options)
     target = to_format or (registry.by_extension(dst) or registry.by_name("gltf")).name
     return Report(source=str(src) if not isinstance(src, bytes | bytearray | memoryview)
@@ -141,6 +145,24 @@ def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None
                   source_format=str(scene.extras.get("source_format", "")),
                   target_format=target, outputs=written, notes=[*scene.notes, *notes],
                   summary=scene.summary())
+
+
+def _try_export(src: Source, dst: Path, from_format: str | None, to_format: str | None,
+                options: dict[str, Any]) -> Report | None:
+    if to_format:
+        return None
+    data, path = _read_source(src)
+    spec = _spec_for(data, path, from_format)
+    ext = next((e for e in spec.exports if dst.name.lower().endswith(e)), None)
+    if ext is None:
+        return None
+    ctx = Context(path, options)
+    doc = spec.read_doc(data, ctx)
+    out_ctx = Context(dst, options, ctx.notes)
+    files = guarded(spec.name, out_ctx, lambda: spec.exports[ext](doc, out_ctx))
+    written = write_files(dst.parent, files)
+    return Report(source=str(path or "<bytes>"), destination=str(dst), source_format=spec.name,
+                  target_format=ext.lstrip("."), outputs=written, notes=out_ctx.notes)
 
 
 def safe_name(name: str) -> str:

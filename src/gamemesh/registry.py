@@ -24,7 +24,7 @@ from .scene import Scene
 
 SNIFF_BYTES = 64
 
-__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "by_name", "for_document", "formats", "sniff"]
+__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "Option", "by_name", "for_document", "formats", "sniff"]
 
 
 @dataclass
@@ -53,6 +53,23 @@ Files = dict[str, bytes]
 
 
 @dataclass(frozen=True)
+class Option:
+    """A format option, passed to the format as ``ctx.opt(name)`` and shown on the CLI as
+    ``--name-with-dashes``. ``type`` bool makes a flag; ``multiple`` collects repeated flags."""
+
+    name: str
+    help: str
+    type: type = str
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+    multiple: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
 class FormatSpec:
     """Everything the front ends need to know about one format."""
 
@@ -71,7 +88,10 @@ class FormatSpec:
     document_type: type | None = None
     # For the benchmark and the demo: a native file of about ``size`` bytes.
     make_sample: Callable[[int], bytes] | None = None
-    options: tuple[tuple[str, str], ...] = ()  # (flag, help) for the CLI
+    options: tuple[Option, ...] = ()
+    # Outputs made straight from the native document, by destination extension
+    # (".png" -> the SPLASHPACK VRAM sheet); convert uses them before the scene path.
+    exports: Mapping[str, Callable[[Any, Context], Files]] = field(default_factory=dict)
     notes: str = ""
 
     @property
