@@ -85,6 +85,9 @@ class FormatSpec:
     load: Callable[[bytes, Context], Scene] | None = None
     save: Callable[[Scene, Context], Files] | None = None
     info: Callable[[Any], dict[str, Any]] | None = None
+    # The other files a load of this path reads (a Papa unit's textures and animations, a
+    # Pangya character's parts); batch converts such a group once, as a whole.
+    siblings: Callable[[Path], list[Path]] | None = None
     document_type: type | None = None
     # For the benchmark and the demo: a native file of about ``size`` bytes.
     make_sample: Callable[[int], bytes] | None = None
@@ -160,8 +163,8 @@ def guarded(fmt: str, ctx: Context, fn: Callable[[], Any]) -> Any:
 
 @cache
 def _discover() -> tuple[FormatSpec, ...]:
-    from . import formats as pkg
-
+    # By full name: the package attribute ``gamemesh.formats`` is the public function.
+    pkg = importlib.import_module("gamemesh.formats")
     specs: list[FormatSpec] = []
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
