@@ -101,7 +101,8 @@ def sample_scene(bones: int = 3, rings: int = 5) -> Scene:
     ibm[:, 1, 3] = -np.arange(bones) * seg
     skin = scene.add_skin(Skin(joints=joint_nodes, inverse_bind_matrices=ibm,
                                skeleton=joint_nodes[0], name="rig"))
-    scene.add_node(Node(name="column", mesh=mesh, skin=skin), root)
+    # A skinned mesh's node is a root: glTF ignores its parents' transforms anyway.
+    scene.add_node(Node(name="column", mesh=mesh, skin=skin))
 
     times = np.linspace(0.0, 1.0, 9, dtype=np.float32)
     bend, twist = [], []

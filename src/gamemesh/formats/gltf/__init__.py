@@ -1,0 +1,68 @@
+"""glTF 2.0, the hub every conversion goes through: GLB and .gltf (+ .bin + images) both ways.
+
+Spec: Khronos glTF 2.0 (https://registry.khronos.org/glTF/specs/2.0/glTF-2.0.html). Writing
+keeps provenance and notes in ``asset.extras`` and native data in each object's ``extras``;
+reading keeps KHR_texture_transform on texture references and KHR_materials_emissive_strength
+and KHR_materials_unlit on materials.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...registry import Context, FormatSpec
+from ...scene import Scene
+from .read import GltfDocument, parse, to_scene
+from .write import write_glb, write_gltf
+
+__all__ = ["SPEC", "GltfDocument", "write_glb", "write_gltf"]
+
+
+def _sniff(prefix: bytes) -> bool:
+    if prefix[:4] == b"glTF":
+        return True
+    head = prefix.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{") and b'"asset"' in prefix
+
+
+def _save(scene: Scene, ctx: Context) -> dict[str, bytes]:
+    name = ctx.path.name if ctx.path else "scene.glb"
+    if Path(name).suffix.lower() == ".gltf":
+        return write_gltf(scene, name, ctx.notes)
+    return {name: write_glb(scene, ctx.notes)}
+
+
+def _info(doc: GltfDocument) -> dict[str, object]:
+    asset = doc.json.get("asset", {})
+    return {"container": "glb" if doc.glb else "gltf", "version": asset.get("version"),
+            "generator": asset.get("generator", ""),
+            "extensions_used": doc.json.get("extensionsUsed", [])}
+
+
+def _write(doc: GltfDocument, ctx: Context) -> bytes:
+    """Re-emit a parsed glTF from the scene (glTF has no native layer beyond its JSON)."""
+    scene = to_scene(doc, ctx)
+    files = _save(scene, ctx)
+    return next(iter(files.values()))
+
+
+def _sample(size: int) -> bytes:
+    from ...sample import sample_scene
+
+    rings = max(5, size // 600)
+    return write_glb(sample_scene(rings=rings))
+
+
+SPEC = FormatSpec(
+    name="gltf",
+    title="glTF 2.0 (Khronos)",
+    extensions=(".glb", ".gltf"),
+    sniff=_sniff,
+    read=parse,
+    write=_write,
+    to_scene=to_scene,
+    save=_save,
+    info=_info,
+    document_type=GltfDocument,
+    make_sample=_sample,
+)

@@ -1,0 +1,585 @@
+"""glTF 2.0 (GLB or .gltf) -> Scene.
+
+Buffers may be the GLB binary chunk, data URIs or files beside the .gltf; accessors of every
+component type, normalized integers, byte strides and sparse substitution are decoded with numpy.
+Every index read from the JSON is checked, so a hostile file ends in a FormatError.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import struct
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import BadMagicError, CorruptDataError, FormatError, TruncatedError, \
+    UnsupportedVersionError
+from ...registry import Context
+from ...scene import (
+    Animation,
+    Channel,
+    Image,
+    Material,
+    Mesh,
+    MorphTarget,
+    Node,
+    Primitive,
+    Sampler,
+    Scene,
+    Skin,
+    TextureRef,
+)
+from ...textures import decode_image
+
+FMT = "gltf"
+_COMPONENTS = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5125: np.uint32,
+               5126: np.float32}
+_WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+_NORM_DIV = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0, np.uint16: 65535.0,
+             np.uint32: 4294967295.0}
+
+
+@dataclass
+class GltfDocument:
+    """A parsed glTF: its JSON and its buffers, as they were."""
+
+    json: dict[str, Any]
+    buffers: list[bytes]
+    glb: bool
+    path: Path | None = None
+    _cache: dict[int, npt.NDArray[Any]] = field(default_factory=dict, repr=False)
+
+
+def _err(message: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
+         offset: int | None = None, cls: type[FormatError] = CorruptDataError) -> FormatError:
+    return cls(FMT, message, field=field, expected=expected, actual=actual, offset=offset)
+
+
+# -- container -------------------------------------------------------------------------------
+def parse(data: bytes, ctx: Context) -> GltfDocument:
+    if data[:4] == b"glTF":
+        js, bin_chunk = _parse_glb(data)
+        glb = True
+    else:
+        js, bin_chunk, glb = data, None, False
+    try:
+        doc = json.loads(js.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _err(f"JSON does not parse ({e})", field="json") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
+        raise _err("not a glTF document", field="asset", expected="an object", actual=None)
+    version = str(doc["asset"].get("version", ""))
+    if not version.startswith("2."):
+        raise _err("only glTF 2.x is read", field="asset.version", expected="2.x",
+                   actual=version, cls=UnsupportedVersionError)
+    buffers = [_load_buffer(b, i, bin_chunk, ctx) for i, b in enumerate(_list(doc, "buffers"))]
+    return GltfDocument(doc, buffers, glb, ctx.path)
+
+
+def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
+    if len(data) < 20:
+        raise _err("GLB header", field="header", expected=">= 20 bytes", actual=len(data),
+                   cls=TruncatedError)
+    magic, version, length = struct.unpack_from("<III", data, 0)
+    if version != 2:
+        raise _err("GLB version", field="header.version", expected=2, actual=version,
+                   offset=4, cls=UnsupportedVersionError)
+    if length > len(data) or length < 20:
+        raise _err("GLB length", field="header.length", expected=f"<= {len(data)}",
+                   actual=length, offset=8, cls=TruncatedError)
+    pos, js, binary = 12, None, None
+    while pos + 8 <= length:
+        clen, ctype = struct.unpack_from("<II", data, pos)
+        if pos + 8 + clen > length:
+            raise _err("chunk runs past the end", field=f"chunk@{pos}.length",
+                       expected=f"<= {length - pos - 8}", actual=clen, offset=pos,
+                       cls=TruncatedError)
+        body = data[pos + 8:pos + 8 + clen]
+        if ctype == 0x4E4F534A and js is None:
+            js = body
+        elif ctype == 0x004E4942 and binary is None:
+            binary = body
+        pos += 8 + clen
+    if js is None:
+        raise _err("no JSON chunk", field="chunk[0]", expected="JSON", actual="none", offset=12,
+                   cls=BadMagicError)
+    return js, binary
+
+
+def _load_buffer(b: Any, i: int, bin_chunk: bytes | None, ctx: Context) -> bytes:
+    if not isinstance(b, dict):
+        raise _err("buffer is not an object", field=f"buffers[{i}]")
+    length = _int(b.get("byteLength"), f"buffers[{i}].byteLength")
+    uri = b.get("uri")
+    if uri is None:
+        data = bin_chunk if (i == 0 and bin_chunk is not None) else None
+        if data is None:
+            raise _err("buffer has no uri and there is no GLB binary chunk",
+                       field=f"buffers[{i}]")
+    else:
+        data = _fetch_uri(str(uri), ctx, f"buffers[{i}].uri")
+    if len(data) < length:
+        raise _err("buffer shorter than declared", field=f"buffers[{i}].byteLength",
+                   expected=f"<= {len(data)}", actual=length, cls=TruncatedError)
+    return data[:length]
+
+
+def _fetch_uri(uri: str, ctx: Context, where: str) -> bytes:
+    if uri.startswith("data:"):
+        head, _, payload = uri.partition(",")
+        try:
+            if head.endswith(";base64"):
+                return base64.b64decode(payload, validate=False)
+            return urllib.parse.unquote_to_bytes(payload)
+        except (binascii.Error, ValueError) as e:
+            raise _err(f"bad data URI ({e})", field=where) from None
+    if ctx.path is None:
+        raise _err("external file but the glTF was given as bytes", field=where, actual=uri)
+    target = (ctx.path.parent / urllib.parse.unquote(uri)).resolve()
+    try:
+        return target.read_bytes()
+    except OSError as e:
+        raise _err(f"cannot read {uri!r} ({e.strerror})", field=where) from None
+
+
+def _list(doc: dict[str, Any], key: str) -> list[Any]:
+    v = doc.get(key, [])
+    if not isinstance(v, list):
+        raise _err("must be an array", field=key, actual=type(v).__name__)
+    return v
+
+
+def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v >= hi):
+        rng = f"integer in [{lo}, {hi})" if hi is not None else f"integer >= {lo}"
+        raise _err("bad value", field=where, expected=rng, actual=v)
+    return v
+
+
+def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
+    v = obj.get(key)
+    return None if v is None else _int(v, f"{where}.{key}", 0, count)
+
+
+# -- accessors -------------------------------------------------------------------------------
+def accessor(doc: GltfDocument, index: int) -> npt.NDArray[Any]:
+    """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers."""
+    if index in doc._cache:
+        return doc._cache[index]
+    accs = _list(doc.json, "accessors")
+    _int(index, "accessor", 0, len(accs))
+    a = accs[index]
+    where = f"accessors[{index}]"
+    comp = _COMPONENTS.get(a.get("componentType"))  # type: ignore[call-overload]
+    if comp is None:
+        raise _err("unknown componentType", field=f"{where}.componentType",
+                   expected=sorted(_COMPONENTS), actual=a.get("componentType"))
+    width = _WIDTH.get(a.get("type"))  # type: ignore[arg-type]
+    if width is None:
+        raise _err("unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
+                   actual=a.get("type"))
+    count = _int(a.get("count"), f"{where}.count")
+    if "bufferView" in a:
+        arr = _view_data(doc, a, comp, width, count, where).copy()
+    else:
+        if count > 1 << 28:
+            raise _err("accessor too large", field=f"{where}.count", expected="<= 2^28",
+                       actual=count)
+        arr = np.zeros((count, width), dtype=comp)
+    if "sparse" in a:
+        _apply_sparse(doc, a["sparse"], arr, comp, width, f"{where}.sparse")
+    out: npt.NDArray[Any] = arr
+    if a.get("normalized") and comp is not np.float32:
+        out = np.maximum(arr.astype(np.float32) / np.float32(_NORM_DIV[comp]), -1.0)
+    doc._cache[index] = out
+    return out
+
+
+def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, count: int,
+               where: str, view_key: str = "bufferView", offset_key: str = "byteOffset"
+               ) -> npt.NDArray[Any]:
+    views = _list(doc.json, "bufferViews")
+    vi = _int(a.get(view_key), f"{where}.{view_key}", 0, len(views))
+    v = views[vi]
+    bi = _int(v.get("buffer"), f"bufferViews[{vi}].buffer", 0, len(doc.buffers))
+    buf = doc.buffers[bi]
+    vstart = _int(v.get("byteOffset", 0), f"bufferViews[{vi}].byteOffset")
+    vlen = _int(v.get("byteLength"), f"bufferViews[{vi}].byteLength")
+    if vstart + vlen > len(buf):
+        raise _err("view runs past its buffer", field=f"bufferViews[{vi}]",
+                   expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
+    item = np.dtype(comp).itemsize
+    elem = item * width
+    # Matrices of 1- and 2-byte components pad each column to 4 bytes (spec 3.6.2.4).
+    stride = _int(v.get("byteStride", elem), f"bufferViews[{vi}].byteStride") or elem
+    start = vstart + _int(a.get(offset_key, 0), f"{where}.{offset_key}")
+    if count == 0:
+        return np.zeros((0, width), dtype=comp)
+    need = start + stride * (count - 1) + elem
+    if stride < elem or need > vstart + vlen:
+        raise _err("accessor runs past its view", field=where, expected=f"end <= {vstart + vlen}",
+                   actual=need, cls=TruncatedError)
+    raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
+    if stride == elem:
+        return raw.view(comp).reshape(count, width)
+    rows = np.lib.stride_tricks.as_strided(raw, shape=(count, elem), strides=(stride, 1))
+    return np.ascontiguousarray(rows).view(comp).reshape(count, width)
+
+
+def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], comp: Any,
+                  width: int, where: str) -> None:
+    n = _int(sp.get("count"), f"{where}.count", 1, len(arr) + 1)
+    ind, val = sp.get("indices", {}), sp.get("values", {})
+    icomp = _COMPONENTS.get(ind.get("componentType"))  # type: ignore[call-overload]
+    if icomp not in (np.uint8, np.uint16, np.uint32):
+        raise _err("bad sparse index type", field=f"{where}.indices.componentType",
+                   expected=[5121, 5123, 5125], actual=ind.get("componentType"))
+    idx = _view_data(doc, ind, icomp, 1, n, f"{where}.indices").reshape(-1).astype(np.int64)
+    vals = _view_data(doc, val, comp, width, n, f"{where}.values")
+    if idx.size and (idx.max() >= len(arr)):
+        raise _err("sparse index out of range", field=f"{where}.indices",
+                   expected=f"< {len(arr)}", actual=int(idx.max()))
+    arr[idx] = vals
+
+
+def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
+    a = accessor(doc, index)
+    if a.shape[1] != width:
+        raise _err("accessor width", field=where, expected=width, actual=a.shape[1])
+    return np.asarray(a, dtype=np.float32)
+
+
+# -- scene -----------------------------------------------------------------------------------
+def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
+    js = doc.json
+    scene = Scene()
+    images = _list(js, "images")
+    for i, im in enumerate(images):
+        scene.images.append(_image(doc, im, i, ctx))
+    textures = _list(js, "textures")
+    samplers = _list(js, "samplers")
+    for i, m in enumerate(_list(js, "materials")):
+        scene.materials.append(_material(m, i, textures, samplers, scene, ctx))
+    for i, m in enumerate(_list(js, "meshes")):
+        scene.meshes.append(_mesh(doc, m, i, len(scene.materials)))
+    nodes = _list(js, "nodes")
+    for i, n in enumerate(nodes):
+        scene.nodes.append(_node(n, i, len(nodes), len(scene.meshes), len(_list(js, "skins"))))
+    for i, s in enumerate(_list(js, "skins")):
+        scene.skins.append(_skin(doc, s, i, len(nodes)))
+    for i, a in enumerate(_list(js, "animations")):
+        scene.animations.append(_animation(doc, a, i, len(nodes)))
+    scenes = _list(js, "scenes")
+    default = js.get("scene", 0 if scenes else None)
+    if scenes:
+        si = _int(default, "scene", 0, len(scenes))
+        scene.roots = [_int(r, f"scenes[{si}].nodes", 0, len(nodes))
+                       for r in scenes[si].get("nodes", [])]
+        scene.name = str(scenes[si].get("name", ""))
+        if len(scenes) > 1:
+            scene.extras["gltf_scenes"] = [{"name": s.get("name", ""), "nodes": s.get("nodes", [])}
+                                           for s in scenes]
+            ctx.note("gltf.extra_scenes", f"{len(scenes)} scenes: scene {si} is converted, the "
+                     "others are kept in extras only")
+    else:
+        children = {c for n in scene.nodes for c in n.children}
+        scene.roots = [i for i in range(len(nodes)) if i not in children]
+    asset = js.get("asset", {})
+    if isinstance(asset.get("extras"), dict):
+        scene.extras.update(asset["extras"])
+    scene.extras["gltf_generator"] = asset.get("generator", "")
+    for key in ("extensionsUsed", "extensionsRequired"):
+        if js.get(key):
+            scene.extras[key] = js[key]
+    if isinstance(js.get("extensions"), dict):
+        scene.extras["gltf_extensions"] = js["extensions"]
+    _check_graph(scene)
+    return scene
+
+
+def _check_graph(scene: Scene) -> None:
+    parent: dict[int, int] = {}
+    for i, n in enumerate(scene.nodes):
+        for c in n.children:
+            if c in parent or c == i:
+                raise _err("node has two parents or is its own child",
+                           field=f"nodes[{i}].children", actual=c)
+            parent[c] = i
+    if len(scene.walk()) != len(set(scene.walk())):
+        raise _err("node hierarchy has a cycle", field="nodes")
+
+
+def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image:
+    name = str(im.get("name", ""))
+    uri = im.get("uri")
+    mime = im.get("mimeType")
+    data: bytes | None
+    try:
+        if "bufferView" in im:
+            data = _view_data(doc, {"bufferView": im["bufferView"]}, np.uint8, 1,
+                              _view_len(doc, im["bufferView"], f"images[{i}]"),
+                              f"images[{i}]").tobytes()
+        elif uri is not None:
+            data = _fetch_uri(str(uri), ctx, f"images[{i}].uri")
+        else:
+            data = None
+    except FormatError as e:
+        if "bufferView" in im:
+            raise
+        ctx.note("gltf.image_missing", f"image {i} ({uri}): {e.detail}")
+        data = None
+    if data is not None:
+        mime = mime or ("image/png" if data[:8] == b"\x89PNG\r\n\x1a\n" else
+                        "image/jpeg" if data[:2] == b"\xff\xd8" else None)
+    img = Image(name=name or (Path(str(uri)).stem if uri and not str(uri).startswith("data:")
+                              else ""), data=data, mime_type=mime,
+                uri=None if uri is None or str(uri).startswith("data:") else str(uri))
+    if data is not None:
+        try:
+            img.pixels = decode_image(data, FMT)
+        except FormatError as e:
+            ctx.note("gltf.image_undecodable", f"image {i}: {e.detail}; kept as bytes")
+    if isinstance(im.get("extras"), dict):
+        img.extras = dict(im["extras"])
+    return img
+
+
+def _view_len(doc: GltfDocument, vi: Any, where: str) -> int:
+    views = _list(doc.json, "bufferViews")
+    v = views[_int(vi, f"{where}.bufferView", 0, len(views))]
+    return _int(v.get("byteLength"), f"{where}.bufferView.byteLength")
+
+
+def _texref(info: Any, textures: list[Any], samplers: list[Any], n_images: int,
+            where: str, scale_key: str | None = None) -> TextureRef | None:
+    if not isinstance(info, dict):
+        return None
+    ti = _int(info.get("index"), f"{where}.index", 0, len(textures))
+    tex = textures[ti]
+    src = tex.get("source")
+    ext = tex.get("extensions", {}) or {}
+    if src is None:  # an image only given through an extension (KHR_texture_basisu, webp)
+        src = next((v.get("source") for v in ext.values() if isinstance(v, dict)), None)
+    if src is None:
+        return None
+    ref = TextureRef(image=_int(src, f"textures[{ti}].source", 0, n_images),
+                     texcoord=_int(info.get("texCoord", 0), f"{where}.texCoord"))
+    if scale_key and scale_key in info:
+        ref.scale = float(info[scale_key])
+    si = tex.get("sampler")
+    if si is not None:
+        s = samplers[_int(si, f"textures[{ti}].sampler", 0, len(samplers))]
+        ref.sampler = Sampler(s.get("magFilter"), s.get("minFilter"),
+                              int(s.get("wrapS", 10497)), int(s.get("wrapT", 10497)))
+    if isinstance(info.get("extensions"), dict):
+        ref.extensions = dict(info["extensions"])
+    return ref
+
+
+def _material(m: dict[str, Any], i: int, textures: list[Any], samplers: list[Any],
+              scene: Scene, ctx: Context) -> Material:
+    where = f"materials[{i}]"
+    pbr = m.get("pbrMetallicRoughness", {}) or {}
+    n = len(scene.images)
+    mat = Material(name=str(m.get("name", "")))
+    if "baseColorFactor" in pbr:
+        mat.base_color_factor = tuple(float(x) for x in pbr["baseColorFactor"][:4])  # type: ignore[assignment]
+    mat.metallic_factor = float(pbr.get("metallicFactor", 1.0))
+    mat.roughness_factor = float(pbr.get("roughnessFactor", 1.0))
+    mat.base_color_texture = _texref(pbr.get("baseColorTexture"), textures, samplers, n,
+                                     f"{where}.baseColorTexture")
+    mat.metallic_roughness_texture = _texref(pbr.get("metallicRoughnessTexture"), textures,
+                                             samplers, n, f"{where}.metallicRoughnessTexture")
+    mat.normal_texture = _texref(m.get("normalTexture"), textures, samplers, n,
+                                 f"{where}.normalTexture", "scale")
+    mat.occlusion_texture = _texref(m.get("occlusionTexture"), textures, samplers, n,
+                                    f"{where}.occlusionTexture", "strength")
+    mat.emissive_texture = _texref(m.get("emissiveTexture"), textures, samplers, n,
+                                   f"{where}.emissiveTexture")
+    if "emissiveFactor" in m:
+        mat.emissive_factor = tuple(float(x) for x in m["emissiveFactor"][:3])  # type: ignore[assignment]
+    mode = m.get("alphaMode", "OPAQUE")
+    mat.alpha_mode = mode if mode in ("OPAQUE", "MASK", "BLEND") else "OPAQUE"
+    mat.alpha_cutoff = float(m.get("alphaCutoff", 0.5))
+    mat.double_sided = bool(m.get("doubleSided", False))
+    ext = dict(m.get("extensions", {}) or {})
+    mat.unlit = "KHR_materials_unlit" in ext
+    ext.pop("KHR_materials_unlit", None)
+    es = ext.pop("KHR_materials_emissive_strength", None)
+    if isinstance(es, dict):
+        mat.emissive_strength = float(es.get("emissiveStrength", 1.0))
+    if isinstance(m.get("extras"), dict):
+        mat.extras = dict(m["extras"])
+    if ext:
+        mat.extras["gltf_extensions"] = ext
+        ctx.note("gltf.material_extensions", f"material {mat.name or i!r}: "
+                 f"{', '.join(sorted(ext))} kept in extras only", "info")
+    return mat
+
+
+def _mesh(doc: GltfDocument, m: dict[str, Any], i: int, n_mats: int) -> Mesh:
+    where = f"meshes[{i}]"
+    mesh = Mesh(name=str(m.get("name", "")))
+    for pi, p in enumerate(m.get("primitives", []) or []):
+        mesh.primitives.append(_primitive(doc, p, f"{where}.primitives[{pi}]", n_mats))
+    mesh.weights = [float(w) for w in m.get("weights", []) or []]
+    extras = m.get("extras")
+    if isinstance(extras, dict):
+        mesh.extras = dict(extras)
+        names = mesh.extras.pop("targetNames", None)
+        if isinstance(names, list):
+            mesh.target_names = [str(x) for x in names]
+    return mesh
+
+
+def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) -> Primitive:
+    attrs = p.get("attributes", {}) or {}
+    if "POSITION" not in attrs:
+        raise _err("primitive without POSITION", field=f"{where}.attributes")
+    pos = _floats(doc, attrs["POSITION"], 3, f"{where}.POSITION")
+    n = len(pos)
+
+    def attr(name: str, width: int | tuple[int, ...]) -> npt.NDArray[np.float32] | None:
+        if name not in attrs:
+            return None
+        a = np.asarray(accessor(doc, attrs[name]), dtype=np.float32)
+        widths = (width,) if isinstance(width, int) else width
+        if a.shape[1] not in widths or len(a) != n:
+            raise _err("attribute shape", field=f"{where}.{name}",
+                       expected=f"({n}, {widths})", actual=a.shape)
+        return a
+
+    prim = Primitive(positions=pos, normals=attr("NORMAL", 3), tangents=attr("TANGENT", 4))
+    k = 0
+    while f"TEXCOORD_{k}" in attrs:
+        prim.texcoords.append(attr(f"TEXCOORD_{k}", 2))  # type: ignore[arg-type]
+        k += 1
+    k = 0
+    while f"COLOR_{k}" in attrs:
+        prim.colors.append(attr(f"COLOR_{k}", (3, 4)))  # type: ignore[arg-type]
+        k += 1
+    joints, weights = [], []
+    k = 0
+    while f"JOINTS_{k}" in attrs and f"WEIGHTS_{k}" in attrs:
+        j = accessor(doc, attrs[f"JOINTS_{k}"])
+        w = attr(f"WEIGHTS_{k}", 4)
+        if j.shape != (n, 4) or j.dtype.kind == "f":
+            raise _err("JOINTS shape", field=f"{where}.JOINTS_{k}", expected=f"({n}, 4) ints",
+                       actual=f"{j.shape} {j.dtype}")
+        joints.append(j.astype(np.uint16))
+        weights.append(w)
+        k += 1
+    if joints:
+        prim.joints = np.concatenate(joints, axis=1)
+        prim.weights = np.concatenate(weights, axis=1)  # type: ignore[arg-type]
+    if "indices" in p:
+        idx = accessor(doc, p["indices"]).reshape(-1)
+        if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
+            raise _err("index out of range", field=f"{where}.indices", expected=f"< {n}",
+                       actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
+        prim.indices = idx.astype(np.uint32)
+    prim.mode = _int(p.get("mode", 4), f"{where}.mode", 0, 7)
+    prim.material = _index(p, "material", n_mats, where)
+    for ti, t in enumerate(p.get("targets", []) or []):
+        tw = f"{where}.targets[{ti}]"
+        mt = MorphTarget()
+        if "POSITION" in t:
+            mt.positions = _target_attr(doc, t["POSITION"], n, 3, f"{tw}.POSITION")
+        if "NORMAL" in t:
+            mt.normals = _target_attr(doc, t["NORMAL"], n, 3, f"{tw}.NORMAL")
+        if "TANGENT" in t:
+            mt.tangents = _target_attr(doc, t["TANGENT"], n, 3, f"{tw}.TANGENT")
+        prim.targets.append(mt)
+    if isinstance(p.get("extras"), dict):
+        prim.extras = dict(p["extras"])
+    return prim
+
+
+def _target_attr(doc: GltfDocument, index: Any, n: int, width: int,
+                 where: str) -> npt.NDArray[np.float32]:
+    a = _floats(doc, index, width, where)
+    if len(a) != n:
+        raise _err("morph target length", field=where, expected=n, actual=len(a))
+    return a
+
+
+def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int) -> Node:
+    where = f"nodes[{i}]"
+    node = Node(name=str(n.get("name", "")))
+    if "matrix" in n:
+        m = np.asarray(n["matrix"], dtype=np.float64)
+        if m.shape != (16,):
+            raise _err("matrix", field=f"{where}.matrix", expected="16 numbers", actual=m.shape)
+        node.matrix = m.reshape(4, 4).T.astype(np.float32)
+    node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), where)  # type: ignore[assignment]
+    node.rotation = _vec(n.get("rotation"), 4, (0.0, 0.0, 0.0, 1.0), where)  # type: ignore[assignment]
+    node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), where)  # type: ignore[assignment]
+    node.mesh = _index(n, "mesh", n_meshes, where)
+    node.skin = _index(n, "skin", n_skins, where)
+    node.children = [_int(c, f"{where}.children", 0, count) for c in n.get("children", [])]
+    if isinstance(n.get("extras"), dict):
+        node.extras = dict(n["extras"])
+    for key in ("camera", "weights", "extensions"):
+        if key in n:
+            node.extras[f"gltf_{key}"] = n[key]
+    return node
+
+
+def _vec(v: Any, k: int, default: tuple[float, ...], where: str) -> tuple[float, ...]:
+    if v is None:
+        return default
+    if not isinstance(v, list) or len(v) != k:
+        raise _err("vector", field=where, expected=f"{k} numbers", actual=v)
+    return tuple(float(x) for x in v)
+
+
+def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
+    where = f"skins[{i}]"
+    joints = [_int(j, f"{where}.joints", 0, n_nodes) for j in s.get("joints", [])]
+    skin = Skin(joints=joints, name=str(s.get("name", "")),
+                skeleton=_index(s, "skeleton", n_nodes, where))
+    if "inverseBindMatrices" in s:
+        m = _floats(doc, s["inverseBindMatrices"], 16, f"{where}.inverseBindMatrices")
+        if len(m) != len(joints):
+            raise _err("one matrix per joint", field=f"{where}.inverseBindMatrices",
+                       expected=len(joints), actual=len(m))
+        skin.inverse_bind_matrices = m.reshape(-1, 4, 4).transpose(0, 2, 1).copy()
+    return skin
+
+
+def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int) -> Animation:
+    where = f"animations[{i}]"
+    anim = Animation(name=str(a.get("name", "") or f"animation{i}"))
+    samplers = a.get("samplers", []) or []
+    for ci, c in enumerate(a.get("channels", []) or []):
+        cw = f"{where}.channels[{ci}]"
+        target = c.get("target", {}) or {}
+        if "node" not in target:
+            continue  # targets an extension (KHR_animation_pointer): nothing to drive here
+        node = _int(target.get("node"), f"{cw}.target.node", 0, n_nodes)
+        path = target.get("path")
+        if path not in ("translation", "rotation", "scale", "weights"):
+            raise _err("unknown path", field=f"{cw}.target.path", actual=path)
+        s = samplers[_int(c.get("sampler"), f"{cw}.sampler", 0, len(samplers))]
+        interp = s.get("interpolation", "LINEAR")
+        if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
+            raise _err("unknown interpolation", field=f"{cw}.interpolation", actual=interp)
+        times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
+        vals = np.asarray(accessor(doc, s.get("output")), dtype=np.float32)
+        if path == "weights":
+            per = (len(vals) // len(times)) if len(times) else 0
+            k = 3 if interp == "CUBICSPLINE" else 1
+            vals = vals.reshape(len(times) * k, -1) if per else vals
+            if per and vals.size % (len(times) * k) == 0:
+                vals = vals.reshape(len(times) * k, -1)
+        anim.channels.append(Channel(node, path, times.copy(), vals, interp))
+    if isinstance(a.get("extras"), dict):
+        anim.extras = dict(a["extras"])
+    return anim

@@ -1,0 +1,480 @@
+"""Scene -> glTF 2.0 (GLB, or .gltf with a .bin and PNG images beside it).
+
+Gather, then serialize (as glTF-Blender-IO does): every array goes through one builder that
+aligns to 4 bytes, writes equal data once, and records min/max where the spec asks for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import Note
+from ...scene import Image, Material, Primitive, Sampler, Scene, TextureRef
+from ...scene.math import normalize_rows, quat_normalize
+from ...textures import encode_png
+
+FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
+ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
+_TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
+_NP = {FLOAT: np.float32, UBYTE: np.uint8, USHORT: np.uint16, UINT: np.uint32}
+
+
+def _version() -> str:
+    from ... import __version__
+
+    return __version__
+
+
+@dataclass
+class _Builder:
+    """Binary chunk and the JSON arrays that index into it."""
+
+    buffer: bytearray = field(default_factory=bytearray)
+    views: list[dict[str, Any]] = field(default_factory=list)
+    accessors: list[dict[str, Any]] = field(default_factory=list)
+    _view_keys: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    _acc_keys: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        key = (hashlib.blake2b(data, digest_size=16).hexdigest(), target)
+        if key in self._view_keys:
+            return self._view_keys[key]
+        self.buffer += b"\0" * ((-len(self.buffer)) % 4)
+        v: dict[str, Any] = {"buffer": 0, "byteOffset": len(self.buffer), "byteLength": len(data)}
+        if target is not None:
+            v["target"] = target
+        self.buffer += data
+        self.views.append(v)
+        self._view_keys[key] = len(self.views) - 1
+        return len(self.views) - 1
+
+    def accessor(self, arr: npt.ArrayLike, component: int, *, target: int | None = None,
+                 minmax: bool = False, normalized: bool = False, width: int | None = None) -> int:
+        a = np.ascontiguousarray(np.asarray(arr).astype(_NP[component], copy=False))
+        n = a.shape[0]
+        w = width if width is not None else (a.size // n if n else 1)
+        flat = a.reshape(n, w)
+        data = flat.tobytes()
+        key = (hashlib.blake2b(data, digest_size=16).hexdigest(), component, w, normalized,
+               target, minmax)
+        if key in self._acc_keys:
+            return self._acc_keys[key]
+        acc: dict[str, Any] = {"bufferView": self.view(data, target), "componentType": component,
+                               "count": int(n), "type": _TYPES[w]}
+        if normalized:
+            acc["normalized"] = True
+        if minmax and n:
+            lo, hi = flat.min(axis=0), flat.max(axis=0)
+            conv = float if component == FLOAT else int
+            acc["min"] = [conv(x) for x in lo]
+            acc["max"] = [conv(x) for x in hi]
+        self.accessors.append(acc)
+        self._acc_keys[key] = len(self.accessors) - 1
+        return len(self.accessors) - 1
+
+
+@dataclass
+class _Out:
+    """Everything gathered for one glTF document."""
+
+    scene: Scene
+    external: bool  # .gltf with files beside it
+    stem: str
+    notes: list[Note]
+    b: _Builder = field(default_factory=_Builder)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    image_map: dict[int, int] = field(default_factory=dict)
+    samplers: list[dict[str, Any]] = field(default_factory=list)
+    sampler_map: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    textures: list[dict[str, Any]] = field(default_factory=list)
+    texture_map: dict[tuple[int, int], int] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    extensions: set[str] = field(default_factory=set)
+    mesh_map: dict[int, int] = field(default_factory=dict)
+
+
+def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
+    """Extras must be JSON: numpy values become lists and numbers, bytes become hex."""
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): conv(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [conv(x) for x in v]
+        if isinstance(v, np.ndarray):
+            return conv(v.tolist())
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, bytes | bytearray):
+            return bytes(v).hex()
+        if isinstance(v, float) and not np.isfinite(v):
+            return None
+        return v
+
+    return conv(extras)  # type: ignore[no-any-return]
+
+
+def _image(out: _Out, index: int) -> int | None:
+    if index in out.image_map:
+        return out.image_map[index]
+    img: Image = out.scene.images[index]
+    if img.data is not None and img.mime_type in ("image/png", "image/jpeg"):
+        data, mime = img.data, img.mime_type
+    elif img.pixels is not None:
+        data, mime = encode_png(img.pixels), "image/png"
+    else:
+        out.notes.append(Note("gltf.image_missing", f"image {img.name or index!r} "
+                              f"({img.uri or 'no source'}) has no pixels; its texture is left out"))
+        return None
+    entry: dict[str, Any] = {"name": img.name} if img.name else {}
+    if out.external:
+        ext = ".png" if mime == "image/png" else ".jpg"
+        base = _safe_stem(img.name or f"image{index}")
+        fname = f"{out.stem}_{len(out.images)}_{base}{ext}"
+        out.files[fname] = data
+        entry["uri"] = fname
+    else:
+        entry["bufferView"] = out.b.view(data)
+        entry["mimeType"] = mime
+    extras = dict(img.extras)
+    if img.uri:
+        extras.setdefault("source_uri", img.uri)
+    if extras:
+        entry["extras"] = _clean_extras(extras)
+    out.images.append(entry)
+    out.image_map[index] = len(out.images) - 1
+    return out.image_map[index]
+
+
+def _safe_stem(name: str) -> str:
+    stem = PurePosixPath(name.replace("\\", "/")).stem or "image"
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)[:60] or "image"
+
+
+def _sampler(out: _Out, s: Sampler) -> int:
+    key = s.key()
+    if key not in out.sampler_map:
+        d: dict[str, Any] = {"wrapS": s.wrap_s, "wrapT": s.wrap_t}
+        if s.mag_filter is not None:
+            d["magFilter"] = s.mag_filter
+        if s.min_filter is not None:
+            d["minFilter"] = s.min_filter
+        out.samplers.append(d)
+        out.sampler_map[key] = len(out.samplers) - 1
+    return out.sampler_map[key]
+
+
+def _texture_info(out: _Out, ref: TextureRef | None, scale_key: str | None = None
+                  ) -> dict[str, Any] | None:
+    if ref is None or not 0 <= ref.image < len(out.scene.images):
+        return None
+    src = _image(out, ref.image)
+    if src is None:
+        return None
+    samp = _sampler(out, ref.sampler or out.scene.images[ref.image].sampler)
+    key = (src, samp)
+    if key not in out.texture_map:
+        out.textures.append({"source": src, "sampler": samp})
+        out.texture_map[key] = len(out.textures) - 1
+    info: dict[str, Any] = {"index": out.texture_map[key]}
+    if ref.texcoord:
+        info["texCoord"] = ref.texcoord
+    if scale_key and ref.scale != 1.0:
+        info[scale_key] = ref.scale
+    if ref.extensions:
+        info["extensions"] = _clean_extras(ref.extensions)
+        out.extensions.update(ref.extensions)
+    return info
+
+
+def _material(out: _Out, m: Material) -> dict[str, Any]:
+    pbr: dict[str, Any] = {"metallicFactor": float(m.metallic_factor),
+                           "roughnessFactor": float(m.roughness_factor)}
+    if tuple(m.base_color_factor) != (1.0, 1.0, 1.0, 1.0):
+        pbr["baseColorFactor"] = [float(x) for x in m.base_color_factor]
+    for key, ref in (("baseColorTexture", m.base_color_texture),
+                     ("metallicRoughnessTexture", m.metallic_roughness_texture)):
+        info = _texture_info(out, ref)
+        if info:
+            pbr[key] = info
+    d: dict[str, Any] = {"pbrMetallicRoughness": pbr}
+    if m.name:
+        d["name"] = m.name
+    for key, ref, sk in (("normalTexture", m.normal_texture, "scale"),
+                         ("occlusionTexture", m.occlusion_texture, "strength"),
+                         ("emissiveTexture", m.emissive_texture, None)):
+        info = _texture_info(out, ref, sk)
+        if info:
+            d[key] = info
+    if any(m.emissive_factor):
+        d["emissiveFactor"] = [float(x) for x in m.emissive_factor]
+    if m.alpha_mode != "OPAQUE":
+        d["alphaMode"] = m.alpha_mode
+        if m.alpha_mode == "MASK" and m.alpha_cutoff != 0.5:
+            d["alphaCutoff"] = float(m.alpha_cutoff)
+    if m.double_sided:
+        d["doubleSided"] = True
+    ext: dict[str, Any] = {}
+    if m.unlit:
+        ext["KHR_materials_unlit"] = {}
+    if m.emissive_strength != 1.0:
+        ext["KHR_materials_emissive_strength"] = {"emissiveStrength": float(m.emissive_strength)}
+    if ext:
+        d["extensions"] = ext
+        out.extensions.update(ext)
+    if m.extras:
+        d["extras"] = _clean_extras(m.extras)
+    return d
+
+
+def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
+             ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float32]]:
+    """Weights summing to 1 in float32, and joint 0 wherever the weight is 0 (the validator
+    flags a zero-weight slot that names a joint)."""
+    w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
+    s = w.sum(axis=1, keepdims=True)
+    w = np.where(s > 0, w / np.where(s == 0, 1, s), 0.0)
+    w[s[:, 0] == 0, 0] = 1.0
+    w32 = w.astype(np.float32)
+    # Push the float32 rounding error into each row's largest weight.
+    err = 1.0 - w32.astype(np.float64).sum(axis=1)
+    big = np.argmax(w32, axis=1)
+    w32[np.arange(len(w32)), big] += err.astype(np.float32)
+    j = np.where(w32 > 0, joints, 0)
+    return j, w32
+
+
+def _primitive(out: _Out, p: Primitive) -> dict[str, Any]:
+    b = out.b
+    attrs: dict[str, int] = {
+        "POSITION": b.accessor(p.positions, FLOAT, target=ARRAY_BUFFER, minmax=True, width=3)}
+    if p.normals is not None:
+        attrs["NORMAL"] = b.accessor(normalize_rows(p.normals), FLOAT, target=ARRAY_BUFFER,
+                                     width=3)
+    if p.tangents is not None:
+        t = np.asarray(p.tangents, dtype=np.float32).copy()
+        t[:, :3] = normalize_rows(t[:, :3], (1.0, 0.0, 0.0))
+        t[:, 3] = np.where(t[:, 3] < 0, -1.0, 1.0)
+        attrs["TANGENT"] = b.accessor(t, FLOAT, target=ARRAY_BUFFER, width=4)
+    for i, uv in enumerate(p.texcoords):
+        attrs[f"TEXCOORD_{i}"] = b.accessor(uv, FLOAT, target=ARRAY_BUFFER, width=2)
+    for i, c in enumerate(p.colors):
+        col = np.clip(np.asarray(c, dtype=np.float32), 0.0, 1.0)
+        attrs[f"COLOR_{i}"] = b.accessor(col, FLOAT, target=ARRAY_BUFFER, width=col.shape[1])
+    if p.joints is not None and p.weights is not None:
+        j, w = _weights(p.joints, p.weights)
+        comp = UBYTE if (j.size == 0 or int(j.max()) < 256) else USHORT
+        for k in range(j.shape[1] // 4):
+            attrs[f"JOINTS_{k}"] = b.accessor(j[:, 4 * k:4 * k + 4], comp, target=ARRAY_BUFFER,
+                                              width=4)
+            attrs[f"WEIGHTS_{k}"] = b.accessor(w[:, 4 * k:4 * k + 4], FLOAT,
+                                               target=ARRAY_BUFFER, width=4)
+    d: dict[str, Any] = {"attributes": attrs}
+    if p.indices is not None:
+        idx = np.asarray(p.indices)
+        comp = USHORT if (idx.size == 0 or int(idx.max()) < 65535) else UINT
+        d["indices"] = b.accessor(idx, comp, target=ELEMENT_ARRAY_BUFFER, width=1)
+    if p.mode != 4:
+        d["mode"] = p.mode
+    if p.material is not None:
+        d["material"] = p.material
+    if p.targets:
+        d["targets"] = [_target(out, t) for t in p.targets]
+    if p.extras:
+        d["extras"] = _clean_extras(p.extras)
+    return d
+
+
+def _target(out: _Out, t: Any) -> dict[str, int]:
+    d: dict[str, int] = {}
+    if t.positions is not None:
+        d["POSITION"] = out.b.accessor(t.positions, FLOAT, target=ARRAY_BUFFER, minmax=True,
+                                       width=3)
+    if t.normals is not None:
+        d["NORMAL"] = out.b.accessor(t.normals, FLOAT, target=ARRAY_BUFFER, width=3)
+    if t.tangents is not None:
+        d["TANGENT"] = out.b.accessor(np.asarray(t.tangents)[:, :3], FLOAT, target=ARRAY_BUFFER,
+                                      width=3)
+    return d
+
+
+def _meshes(out: _Out) -> list[dict[str, Any]]:
+    meshes: list[dict[str, Any]] = []
+    for mi, mesh in enumerate(out.scene.meshes):
+        prims = [p for p in mesh.primitives if p.vertex_count > 0]
+        if len(prims) < len(mesh.primitives):
+            out.notes.append(Note("gltf.empty_primitive", f"mesh {mesh.name!r}: "
+                                  f"{len(mesh.primitives) - len(prims)} empty primitive(s) "
+                                  "left out (glTF needs at least one vertex)", "info"))
+        if not prims:
+            continue
+        d: dict[str, Any] = {"primitives": [_primitive(out, p) for p in prims]}
+        if mesh.name:
+            d["name"] = mesh.name
+        if mesh.weights:
+            d["weights"] = [float(w) for w in mesh.weights]
+        extras = dict(mesh.extras)
+        if mesh.target_names:
+            extras["targetNames"] = list(mesh.target_names)
+        if extras:
+            d["extras"] = _clean_extras(extras)
+        out.mesh_map[mi] = len(meshes)
+        meshes.append(d)
+    return meshes
+
+
+def _column_major(m: npt.ArrayLike) -> list[float]:
+    return [float(x) for x in np.asarray(m, dtype=np.float64).T.reshape(-1)]
+
+
+def _nodes(out: _Out) -> list[dict[str, Any]]:
+    nodes = []
+    for n in out.scene.nodes:
+        d: dict[str, Any] = {}
+        if n.name:
+            d["name"] = n.name
+        if n.matrix is not None:
+            d["matrix"] = _column_major(n.matrix)
+        else:
+            if any(n.translation):
+                d["translation"] = [float(x) for x in n.translation]
+            q = quat_normalize(n.rotation)
+            if tuple(q) != (0.0, 0.0, 0.0, 1.0):
+                d["rotation"] = [float(x) for x in q]
+            if tuple(n.scale) != (1.0, 1.0, 1.0):
+                d["scale"] = [float(x) for x in n.scale]
+        if n.mesh is not None and n.mesh in out.mesh_map:
+            d["mesh"] = out.mesh_map[n.mesh]
+            if n.skin is not None:
+                d["skin"] = n.skin
+        if n.children:
+            d["children"] = list(n.children)
+        if n.extras:
+            d["extras"] = _clean_extras(n.extras)
+        nodes.append(d)
+    return nodes
+
+
+def _skins(out: _Out) -> list[dict[str, Any]]:
+    skins = []
+    for s in out.scene.skins:
+        d: dict[str, Any] = {"joints": list(s.joints)}
+        if s.inverse_bind_matrices is not None:
+            ibm = np.asarray(s.inverse_bind_matrices, dtype=np.float32).transpose(0, 2, 1)
+            d["inverseBindMatrices"] = out.b.accessor(ibm.reshape(-1, 16), FLOAT, width=16)
+        if s.skeleton is not None:
+            d["skeleton"] = s.skeleton
+        if s.name:
+            d["name"] = s.name
+        if s.extras:
+            d["extras"] = _clean_extras(s.extras)
+        skins.append(d)
+    return skins
+
+
+def _animations(out: _Out) -> list[dict[str, Any]]:
+    anims = []
+    for a in out.scene.animations:
+        samplers: list[dict[str, Any]] = []
+        channels: list[dict[str, Any]] = []
+        for ch in a.channels:
+            if not len(ch.times):
+                continue
+            vals = np.asarray(ch.values, dtype=np.float32)
+            if ch.path == "rotation":
+                vals = quat_normalize(vals).astype(np.float32) if ch.interpolation != \
+                    "CUBICSPLINE" else vals
+            width = 1 if ch.path == "weights" else vals.shape[-1]
+            inp = out.b.accessor(np.asarray(ch.times, dtype=np.float32), FLOAT, minmax=True,
+                                 width=1)
+            outp = out.b.accessor(vals.reshape(-1, width), FLOAT, width=width)
+            samplers.append({"input": inp, "output": outp, "interpolation": ch.interpolation})
+            channels.append({"sampler": len(samplers) - 1,
+                             "target": {"node": ch.node, "path": ch.path}})
+        if not channels:
+            out.notes.append(Note("gltf.empty_animation", f"animation {a.name!r} has no keys; "
+                                  "left out", "info"))
+            continue
+        d: dict[str, Any] = {"channels": channels, "samplers": samplers}
+        if a.name:
+            d["name"] = a.name
+        if a.extras:
+            d["extras"] = _clean_extras(a.extras)
+        anims.append(d)
+    return anims
+
+
+def build_document(scene: Scene, *, external: bool, stem: str,
+                   notes: list[Note]) -> tuple[dict[str, Any], bytes, dict[str, bytes]]:
+    """The glTF JSON, the binary buffer and (for .gltf) the image files beside it."""
+    out = _Out(scene, external, stem, notes)
+    doc: dict[str, Any] = {"asset": {"version": "2.0", "generator": f"gamemesh {_version()}"}}
+    extras = dict(scene.extras)
+    if scene.notes:
+        extras["gamemesh_notes"] = [n.to_dict() for n in scene.notes]
+    if extras:
+        doc["asset"]["extras"] = _clean_extras(extras)
+    meshes = _meshes(out)
+    materials = [_material(out, m) for m in scene.materials]
+    parts: dict[str, Any] = {
+        "scenes": [{"nodes": list(scene.roots), **({"name": scene.name} if scene.name else {})}],
+        "scene": 0,
+        "nodes": _nodes(out),
+        "meshes": meshes,
+        "materials": materials,
+        "skins": _skins(out),
+        "animations": _animations(out),
+        "textures": out.textures,
+        "samplers": out.samplers,
+        "images": out.images,
+    }
+    doc.update({k: v for k, v in parts.items() if v != [] or k == "scenes"})
+    if not scene.nodes:
+        doc["scenes"] = [{}]
+    if out.extensions:
+        doc["extensionsUsed"] = sorted(out.extensions)
+    buf = bytes(out.b.buffer + b"\0" * ((-len(out.b.buffer)) % 4))
+    if buf:
+        doc["bufferViews"] = out.b.views
+        doc["accessors"] = out.b.accessors
+        doc["buffers"] = [{"byteLength": len(buf)}]
+        if external:
+            doc["buffers"][0]["uri"] = f"{stem}.bin"
+    return doc, buf, out.files
+
+
+def to_glb(doc: dict[str, Any], buf: bytes) -> bytes:
+    js = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    js += b" " * ((-len(js)) % 4)
+    chunks = struct.pack("<II", len(js), 0x4E4F534A) + js
+    if buf:
+        chunks += struct.pack("<II", len(buf), 0x004E4942) + buf
+    return struct.pack("<III", 0x46546C67, 2, 12 + len(chunks)) + chunks
+
+
+def write_glb(scene: Scene, notes: list[Note] | None = None) -> bytes:
+    """A whole scene as GLB bytes (images embedded)."""
+    doc, buf, _ = build_document(scene, external=False, stem="scene",
+                                 notes=notes if notes is not None else [])
+    return to_glb(doc, buf)
+
+
+def write_gltf(scene: Scene, name: str, notes: list[Note]) -> dict[str, bytes]:
+    """``name`` (.gltf) with ``stem.bin`` and the PNG images beside it."""
+    stem = PurePosixPath(name).stem or "scene"
+    doc, buf, files = build_document(scene, external=True, stem=stem, notes=notes)
+    out = {name: json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")}
+    if buf:
+        out[f"{stem}.bin"] = buf
+    out.update(files)
+    return out
+
+
