@@ -21,9 +21,10 @@ def run(args: argparse.Namespace) -> int:
         emit_json(rows)
         return 0
     yes = {True: "yes", False: "-"}
-    print(f"{'format':<12}{'extensions':<26}{'read':<6}{'write':<7}{'to glTF':<9}{'from glTF':<10}"
-          "title")
-    for r in rows:
-        print(f"{r['name']:<12}{' '.join(r['extensions']):<26}{yes[r['read']]:<6}"
-              f"{yes[r['write']]:<7}{yes[r['to_scene']]:<9}{yes[r['from_scene']]:<10}{r['title']}")
+    table = [["format", "extensions", "read", "write", "to glTF", "from glTF", "title"]]
+    table += [[r["name"], " ".join(r["extensions"]), yes[r["read"]], yes[r["write"]],
+               yes[r["to_scene"]], yes[r["from_scene"]], r["title"]] for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
     return 0
