@@ -1,0 +1,163 @@
+"""The conventions PMF leaves open (spec b.4), as options with documented defaults.
+
+Nothing public settles the Euler order, the angle unit, whether a frame's root position replaces
+or adds to the root's translation, the handedness or the winding. Each is an option; the
+defaults follow the spec's recommendations and every conversion notes which were assumed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...registry import Context, Option
+from ...scene.math import euler_to_quat, quat_to_euler
+from .layout import PmfDocument
+
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+ANGLE_UNITS = ("auto", "degrees", "radians")
+ROOT_MODES = ("replace", "add")
+HANDEDNESS = ("right", "left")
+WINDINGS = ("auto", "ccw", "cw")
+DEFAULT_FPS_FOR_ZERO = 10
+TWO_PI = 2 * math.pi
+
+OPTIONS = (
+    Option("euler_order", "PMF rotations: intrinsic axis order of the stored X,Y,Z angles "
+           "(XYZ means R = Rx*Ry*Rz, the glRotatef x-then-y-then-z pattern)", str, "XYZ",
+           EULER_ORDERS),
+    Option("angle_unit", "PMF rotations: angle unit; auto guesses per file (any |angle| > 2 pi "
+           "means degrees, otherwise the default, degrees); writing uses degrees unless "
+           "radians is given", str, "auto", ANGLE_UNITS),
+    Option("root_position", "PMF frames: the root position replaces the root piece's "
+           "translation, or adds to it", str, "replace", ROOT_MODES),
+    Option("handedness", "PMF coordinates: right-handed +Y up (as glTF) or left-handed "
+           "(mirrored in Z on conversion)", str, "right", HANDEDNESS),
+    Option("winding", "PMF front faces: auto (detected from the stored normals), ccw or cw",
+           str, "auto", WINDINGS),
+    Option("flip_v", "PMF UVs: write v as 1 - v (the raw values pass through by default)",
+           bool, False),
+    Option("default_fps", "PMF clips whose fps byte is 0: the rate assumed for timing", int,
+           DEFAULT_FPS_FOR_ZERO),
+    Option("fps", "glTF -> PMF: frames per second to sample each clip at (1..255; default: "
+           "the clip's extras.fps, else the spacing of its keys)", int, None),
+    Option("partial_triangles", "PMF reading: a vertex count that is not a multiple of 3 is "
+           "an error, or kept (the last 1-2 vertices form no triangle)", str, "error",
+           ("error", "keep")),
+)
+
+
+@dataclass(frozen=True)
+class Conventions:
+    euler_order: str = "XYZ"
+    angle_unit: str = "auto"
+    root_position: str = "replace"
+    handedness: str = "right"
+    winding: str = "auto"
+    flip_v: bool = False
+    default_fps: int = DEFAULT_FPS_FOR_ZERO
+
+    @staticmethod
+    def from_ctx(ctx: Context) -> Conventions:
+        def pick(name: str, default: str, choices: tuple[str, ...]) -> str:
+            v = str(ctx.opt(name, default))
+            v = v.upper() if name == "euler_order" else v.lower()
+            if v not in choices:
+                msg = f"pmf: option {name} must be one of {', '.join(choices)}, got {v!r}"
+                raise ValueError(msg)
+            return v
+
+        fps = int(ctx.opt("default_fps", DEFAULT_FPS_FOR_ZERO))
+        return Conventions(
+            euler_order=pick("euler_order", "XYZ", EULER_ORDERS),
+            angle_unit=pick("angle_unit", "auto", ANGLE_UNITS),
+            root_position=pick("root_position", "replace", ROOT_MODES),
+            handedness=pick("handedness", "right", HANDEDNESS),
+            winding=pick("winding", "auto", WINDINGS),
+            flip_v=bool(ctx.opt("flip_v", False)),
+            default_fps=fps if fps > 0 else DEFAULT_FPS_FOR_ZERO,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"euler_order": self.euler_order, "angle_unit": self.angle_unit,
+                "root_position": self.root_position, "handedness": self.handedness,
+                "winding": self.winding, "flip_v": self.flip_v}
+
+
+def max_abs_angle(doc: PmfDocument) -> float:
+    """The largest finite |angle| over every frame of every animation (0 without any)."""
+    best = 0.0
+    for a in doc.animations:
+        rot = np.asarray(a.frames["rot"], dtype=np.float64)
+        finite = rot[np.isfinite(rot)]
+        if finite.size:
+            best = max(best, float(np.max(np.abs(finite))))
+    return best
+
+
+def guess_angle_unit(doc: PmfDocument) -> tuple[str, str, bool]:
+    """(unit, why, certain). Radians never exceed 2 pi in an editor's baked frames, so any
+    larger angle means degrees; below that the spec's default (degrees, as glRotatef takes)
+    is kept."""
+    top = max_abs_angle(doc)
+    if top > TWO_PI + 1e-4:
+        return "degrees", f"the largest angle is {top:.4g} > 2 pi, so the unit is degrees", True
+    if top == 0.0:
+        return "degrees", "every angle is 0, so the unit does not matter (degrees assumed)", True
+    return "degrees", (f"the largest angle is {top:.4g} <= 2 pi: the unit cannot be told from "
+                       "the data, degrees assumed (the spec's default; pass --angle-unit "
+                       "radians if the motion looks frozen)"), False
+
+
+def resolve_unit(conv: Conventions, doc: PmfDocument) -> tuple[str, str, bool]:
+    if conv.angle_unit != "auto":
+        return conv.angle_unit, f"--angle-unit {conv.angle_unit} was given", True
+    return guess_angle_unit(doc)
+
+
+def euler_to_quats(angles: npt.ArrayLike, order: str, unit: str, left: bool) -> npt.NDArray[Any]:
+    """(..., 3) stored triples to (..., 4) xyzw quaternions in glTF space."""
+    a = np.asarray(angles, dtype=np.float64)
+    if unit == "degrees":
+        a = np.deg2rad(a)
+    # The stored triple is (x, y, z) whatever the order; euler_to_quat indexes by axis name.
+    q = euler_to_quat(a, order)
+    if left:
+        q = mirror_quats(q)
+    return q
+
+
+def quats_to_euler(q: npt.ArrayLike, order: str, unit: str, left: bool) -> npt.NDArray[Any]:
+    """(F, ..., 4) glTF quaternions to stored triples, unwrapped along the first axis so
+    consecutive frames never jump by a full turn (the editor's Catmull-Rom would spin)."""
+    quat = np.asarray(q, dtype=np.float64)
+    if left:
+        quat = mirror_quats(quat)
+    e = quat_to_euler(quat, order)
+    if len(e) > 1:
+        e = np.unwrap(e, axis=0)
+    return np.rad2deg(e) if unit == "degrees" else e
+
+
+def mirror_quats(q: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A rotation seen through the mirror z -> -z: the axis (an axial vector) becomes
+    (-x, -y, z), the angle stays."""
+    out = np.array(q, dtype=np.float64, copy=True)
+    out[..., 0] *= -1
+    out[..., 1] *= -1
+    return out
+
+
+def hemisphere_continuous(q: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Flip the sign of quaternions along axis 0 so each is in the hemisphere of the one before
+    (linear interpolation between keys then takes the short way)."""
+    if len(q) < 2:
+        return q
+    dots = np.sum(q[1:] * q[:-1], axis=-1)
+    flips = np.concatenate([np.ones((1, *dots.shape[1:])), np.where(dots < 0, -1.0, 1.0)])
+    sign = np.cumprod(flips, axis=0)
+    return np.asarray(q * sign[..., None])
