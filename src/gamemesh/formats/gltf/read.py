@@ -312,8 +312,13 @@ def _check_graph(scene: Scene) -> None:
                 raise _err("node has two parents or is its own child",
                            field=f"nodes[{i}].children", actual=c)
             parent[c] = i
-    if len(scene.walk()) != len(set(scene.walk())):
-        raise _err("node hierarchy has a cycle", field="nodes")
+    # Every node must hang below a parentless one; whatever does not sits on a cycle.
+    tops = [i for i in range(len(scene.nodes)) if i not in parent]
+    reached = Scene(nodes=scene.nodes, roots=tops).walk()
+    if len(reached) != len(scene.nodes):
+        stuck = sorted(set(range(len(scene.nodes))) - set(reached))[:5]
+        raise _err("node hierarchy has a cycle", field="nodes", expected="a tree",
+                   actual=f"cycle through nodes {stuck}")
 
 
 def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image:

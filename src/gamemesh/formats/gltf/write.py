@@ -240,6 +240,14 @@ def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
     """Weights summing to 1 in float32, and joint 0 wherever the weight is 0 (the validator
     flags a zero-weight slot that names a joint)."""
     w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
+    joints = np.asarray(joints).copy()
+    # A joint named twice for one vertex is invalid glTF: fold later slots into the first.
+    k = joints.shape[1]
+    for a in range(k):
+        for b in range(a + 1, k):
+            dup = (joints[:, b] == joints[:, a]) & (w[:, a] > 0) & (w[:, b] > 0)
+            w[dup, a] += w[dup, b]
+            w[dup, b] = 0.0
     s = w.sum(axis=1, keepdims=True)
     w = np.where(s > 0, w / np.where(s == 0, 1, s), 0.0)
     w[s[:, 0] == 0, 0] = 1.0
@@ -425,7 +433,8 @@ def build_document(scene: Scene, *, external: bool, stem: str,
     meshes = _meshes(out)
     materials = [_material(out, m) for m in scene.materials]
     parts: dict[str, Any] = {
-        "scenes": [{"nodes": list(scene.roots), **({"name": scene.name} if scene.name else {})}],
+        "scenes": [{**({"nodes": list(scene.roots)} if scene.roots else {}),
+                    **({"name": scene.name} if scene.name else {})}],
         "scene": 0,
         "nodes": _nodes(out),
         "meshes": meshes,
@@ -437,8 +446,6 @@ def build_document(scene: Scene, *, external: bool, stem: str,
         "images": out.images,
     }
     doc.update({k: v for k, v in parts.items() if v != [] or k == "scenes"})
-    if not scene.nodes:
-        doc["scenes"] = [{}]
     if out.extensions:
         doc["extensionsUsed"] = sorted(out.extensions)
     buf = bytes(out.b.buffer + b"\0" * ((-len(out.b.buffer)) % 4))

@@ -1,0 +1,212 @@
+"""glTF 2.0 in and out: validator-clean output, every reader feature, lossless round trips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gamemesh
+from gamemesh.errors import FormatError
+from gamemesh.registry import by_name
+from gamemesh.sample import sample_scene
+from gamemesh.scene import Animation, Channel, Mesh, MorphTarget, Node, Primitive, Scene
+from gamemesh.scene.math import face_normals
+
+from gltf_fixtures import features_gltf, glb_bytes
+from helpers import assert_mutations_fail_cleanly, assert_truncations_fail_cleanly
+
+
+def test_sample_glb_is_valid_and_round_trips(tmp_path: Path, gltf_validator: Any) -> None:
+    scene = sample_scene()
+    gamemesh.save(scene, tmp_path / "s.glb")
+    report = gltf_validator(tmp_path / "s.glb")
+    assert report["warnings"] == 0
+    back = gamemesh.load(tmp_path / "s.glb")
+    assert back.summary() == scene.summary()
+    assert back.summary()["bones"] == 3
+    assert [a["name"] for a in back.summary()["animations"]] == ["bend", "twist"]
+    p0, p1 = scene.meshes[0].primitives[0], back.meshes[0].primitives[0]
+    np.testing.assert_allclose(p1.positions, p0.positions)
+    np.testing.assert_allclose(p1.texcoords[0], p0.texcoords[0])
+    np.testing.assert_array_equal(p1.joints, p0.joints)
+    np.testing.assert_allclose(p1.weights, p0.weights, atol=1e-6)
+    np.testing.assert_allclose(back.skins[0].inverse_bind_matrices,
+                               scene.skins[0].inverse_bind_matrices)
+    assert np.array_equal(back.images[0].pixels, scene.images[0].pixels)
+
+
+def test_glb_gltf_glb_keeps_everything(tmp_path: Path, gltf_validator: Any) -> None:
+    """The issue's check: sample.glb -> x.gltf -> y.glb through the CLI keeps meshes, skins,
+    animations, materials and images, and all three files validate."""
+    from gamemesh.cli import main
+
+    gamemesh.save(sample_scene(), tmp_path / "sample.glb")
+    assert main(["convert", str(tmp_path / "sample.glb"), str(tmp_path / "x.gltf")]) == 0
+    assert main(["convert", str(tmp_path / "x.gltf"), str(tmp_path / "y.glb")]) == 0
+    assert (tmp_path / "x.bin").is_file()
+    assert len(list(tmp_path.glob("x_*.png"))) == 1
+    summaries = []
+    for name in ("sample.glb", "x.gltf", "y.glb"):
+        gltf_validator(tmp_path / name)
+        summaries.append(gamemesh.load(tmp_path / name).summary())
+    assert summaries[0] == summaries[1] == summaries[2]
+
+
+def test_equal_data_written_once(tmp_path: Path) -> None:
+    scene = sample_scene()
+    # Two nodes share one mesh; animations share their time keys.
+    scene.add_node(Node(name="copy", mesh=0, skin=0))
+    gamemesh.save(scene, tmp_path / "s.gltf")
+    js = json.loads((tmp_path / "s.gltf").read_text())
+    inputs = {s["input"] for a in js["animations"] for s in a["samplers"]}
+    assert len(inputs) == 1  # 6 channels, one time accessor
+    offsets = [v["byteOffset"] for v in js["bufferViews"]]
+    assert all(o % 4 == 0 for o in offsets)
+    assert len(js["meshes"]) == 1
+
+
+def test_reader_features(tmp_path: Path, gltf_validator: Any) -> None:
+    path = features_gltf(tmp_path)
+    gltf_validator(path, allow={"UNUSED_OBJECT"})
+    scene = gamemesh.load(path)
+    assert scene.name == "main"  # the default scene, not the first
+    assert [n.name for n in scene.nodes] == ["root", "quad"]
+    assert any(n.code == "gltf.extra_scenes" for n in scene.notes)
+    prim = scene.meshes[0].primitives[0]
+    np.testing.assert_allclose(prim.normals, np.tile([0, 0, 1], (4, 1)))  # strided view
+    np.testing.assert_allclose(prim.colors[0][3], [1, 1, 1, 128 / 255], atol=1e-6)
+    np.testing.assert_allclose(prim.targets[0].positions[2], [0, 0, 0.5])  # sparse
+    np.testing.assert_allclose(prim.targets[0].positions[[0, 1, 3]], 0)
+    assert scene.meshes[0].target_names == ["lift"]
+    assert scene.meshes[0].weights == [0.25]
+    mat = scene.materials[0]
+    assert mat.alpha_mode == "BLEND" and mat.emissive_strength == 3.0
+    assert mat.base_color_texture is not None
+    assert mat.base_color_texture.extensions["KHR_texture_transform"]["scale"] == [2, 2]
+    assert mat.base_color_texture.sampler is not None
+    assert mat.base_color_texture.sampler.mag_filter == 9728
+    assert scene.images[0].pixels is not None and scene.images[0].pixels[0, 0, 0] == 200
+    assert scene.images[0].uri == "tex%20ture.png"
+    chans = {c.path: c for c in scene.animations[0].channels}
+    assert chans["translation"].interpolation == "CUBICSPLINE"
+    assert chans["translation"].values.shape == (9, 3)
+    assert chans["rotation"].interpolation == "STEP"
+    assert chans["weights"].values.shape == (3, 1)
+    scene.validate()
+    # And out again: the validator accepts what we make of it, extensions included.
+    gamemesh.save(scene, tmp_path / "again.glb")
+    gltf_validator(tmp_path / "again.glb")
+    again = gamemesh.load(tmp_path / "again.glb")
+    assert again.summary() == scene.summary()
+    tt = again.materials[0].base_color_texture
+    assert tt is not None and "KHR_texture_transform" in tt.extensions
+
+
+def test_external_buffer(tmp_path: Path) -> None:
+    path = features_gltf(tmp_path, data_uri=False)
+    assert gamemesh.load(path).summary()["vertices"] == 4
+
+
+def test_missing_external_image_is_a_note(tmp_path: Path, gltf_validator: Any) -> None:
+    path = features_gltf(tmp_path)
+    (tmp_path / "tex ture.png").unlink()
+    scene = gamemesh.load(path)
+    assert scene.images[0].pixels is None
+    assert any(n.code == "gltf.image_missing" for n in scene.notes)
+    notes = gamemesh.save(scene, tmp_path / "out.glb")
+    assert any(n.code == "gltf.image_missing" for n in notes)
+    gltf_validator(tmp_path / "out.glb")
+
+
+def _morph_scene() -> Scene:
+    scene = Scene()
+    pos = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32)
+    prim = Primitive(positions=pos, normals=np.tile(np.float32([0, 0, 1]), (3, 1)),
+                     targets=[MorphTarget(positions=np.float32([[0, 0, 0], [0, 0, 0],
+                                                                [0, 0, 1]])),
+                              MorphTarget(positions=np.float32([[0, 0, 0], [1, 0, 0],
+                                                                [0, 0, 0]]))])
+    scene.add_mesh(Mesh(name="m", primitives=[prim], weights=[0, 0], target_names=["a", "b"]))
+    scene.add_node(Node(name="n", mesh=0))
+    t = np.float32([0, 1, 2])
+    w = np.float32([[1, 0], [0, 1], [0, 0]])
+    scene.animations.append(Animation("morph", [Channel(0, "weights", t, w)]))
+    return scene
+
+
+def test_morph_weights_animation(tmp_path: Path, gltf_validator: Any) -> None:
+    scene = _morph_scene()
+    scene.validate()
+    gamemesh.save(scene, tmp_path / "m.glb")
+    gltf_validator(tmp_path / "m.glb")
+    back = gamemesh.load(tmp_path / "m.glb")
+    assert back.summary()["morph_targets"] == 2
+    assert back.meshes[0].target_names == ["a", "b"]
+    ch = back.animations[0].channels[0]
+    assert ch.path == "weights"
+    np.testing.assert_allclose(ch.values.reshape(3, 2), [[1, 0], [0, 1], [0, 0]])
+
+
+def test_eight_influences_split_in_two_sets(tmp_path: Path, gltf_validator: Any) -> None:
+    """Five influences need a second JOINTS/WEIGHTS set; a joint named twice for a vertex is
+    folded into its first slot (glTF forbids duplicates)."""
+    scene = sample_scene(bones=5)
+    prim = scene.meshes[0].primitives[0]
+    n = prim.vertex_count
+    joints = np.zeros((n, 8), dtype=np.uint16)
+    weights = np.zeros((n, 8), dtype=np.float32)
+    joints[:, :4] = [0, 1, 2, 3]
+    joints[:, 4] = 4
+    joints[:, 5] = 1  # a duplicate of slot 1
+    weights[:, :4] = 0.15
+    weights[:, 4] = 0.3
+    weights[:, 5] = 0.1
+    prim.joints, prim.weights = joints, weights
+    gamemesh.save(scene, tmp_path / "s.gltf")
+    js = json.loads((tmp_path / "s.gltf").read_text())
+    attrs = js["meshes"][0]["primitives"][0]["attributes"]
+    assert {"JOINTS_0", "JOINTS_1", "WEIGHTS_0", "WEIGHTS_1"} <= set(attrs)
+    gltf_validator(tmp_path / "s.gltf")
+    back = gamemesh.load(tmp_path / "s.gltf").meshes[0].primitives[0]
+    assert back.joints is not None and back.joints.shape == (n, 8)
+    np.testing.assert_allclose(back.weights[:, 4], 0.3, atol=1e-6)
+    np.testing.assert_allclose(back.weights[:, 1], 0.25, atol=1e-6)
+    np.testing.assert_allclose(back.weights[:, 5], 0.0)
+
+
+def test_winding_agrees_with_normals() -> None:
+    prim = sample_scene().meshes[0].primitives[0]
+    fn = face_normals(prim.positions, prim.triangles())
+    vn = prim.normals[prim.triangles()].mean(axis=1)
+    assert float(np.mean(np.sum(fn * vn, axis=1) > 0)) == 1.0
+
+
+def test_truncated_glb_raises_format_error(tmp_path: Path) -> None:
+    gamemesh.save(sample_scene(), tmp_path / "s.glb")
+    data = (tmp_path / "s.glb").read_bytes()
+    assert assert_truncations_fail_cleanly(by_name("gltf"), data) > 100
+
+
+def test_mutated_glb_fails_cleanly(tmp_path: Path) -> None:
+    gamemesh.save(sample_scene(), tmp_path / "s.glb")
+    data = (tmp_path / "s.glb").read_bytes()
+    # Mutate the binary chunk and JSON alike; the JSON must stay parseable only sometimes.
+    assert_mutations_fail_cleanly(by_name("gltf"), data, count=1500, seed=7)
+
+
+@pytest.mark.parametrize("js", [
+    {"asset": {"version": "2.0"}, "accessors": [{"componentType": 5126, "count": 4000000000,
+                                                  "type": "VEC3", "bufferView": 0}],
+     "bufferViews": [{"buffer": 0, "byteLength": 12}], "buffers": [{"byteLength": 12}],
+     "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}]},
+    {"asset": {"version": "2.0"}, "nodes": [{"children": [1]}, {"children": [0]}]},
+    {"asset": {"version": "2.0"}, "nodes": [{"mesh": 5}]},
+    {"asset": {"version": "1.0"}},
+])
+def test_hostile_json(js: dict[str, Any]) -> None:
+    with pytest.raises(FormatError):
+        gamemesh.load(glb_bytes(js, b"\0" * 12), format="gltf")
