@@ -1,0 +1,74 @@
+// Drives Debian's Chromium through playwright-core over a list of viewer pages.
+// Usage: node view_check.mjs JOBS.json  -> prints one JSON result per job (a JSON array).
+// A job: {url, screenshot, clip, time, play_ms}. For each page: wait until the viewer reports
+// ready, read the counts it measured on the loaded glTF, play a clip for play_ms and record
+// whether time advanced and the bones moved, then pause, seek to `time` and screenshot the
+// canvas. One browser serves all jobs (a launch costs more than a page).
+import { readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
+
+const jobs = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const profile = mkdtempSync(join(tmpdir(), 'gamemesh-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath, headless: true, args: FLAGS,
+  viewport: { width: 960, height: 600 }, deviceScaleFactor: 1,
+});
+const results = [];
+try {
+  for (const job of jobs) results.push(await runJob(job));
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.stdout.write(JSON.stringify(results));
+
+async function runJob(job) {
+  const page = await context.newPage();
+  const logs = [];
+  page.on('console', (m) => { if (m.type() === 'error') logs.push(m.text()); });
+  page.on('pageerror', (e) => logs.push(String(e)));
+  const out = { url: job.url, logs };
+  try {
+    await page.goto(job.url);
+    await page.waitForFunction(() => window.gamemeshViewer && (window.gamemeshViewer.ready || window.gamemeshViewer.error), null, { timeout: 30000 });
+    out.error = await page.evaluate(() => window.gamemeshViewer.error);
+    if (out.error) return out;
+    out.counts = await page.evaluate(() => window.gamemeshViewer.counts);
+    out.dom_counts = await page.evaluate(() => ({
+      meshes: Number(document.getElementById('count-meshes').textContent),
+      bones: Number(document.getElementById('count-bones').textContent),
+      clips: Number(document.getElementById('count-clips').textContent),
+    }));
+    out.clips = await page.evaluate(() => window.gamemeshViewer.clips);
+    out.textures_shown = await page.locator('#textures img').count();
+    out.exports_shown = await page.locator('#exports img').count();
+    out.info_rows = await page.locator('#info tr').count();
+    if (job.clip !== undefined && job.clip !== null) {
+      const rest = await page.evaluate(() => window.gamemeshViewer.bonePositions());
+      out.played = await page.evaluate((c) => window.gamemeshViewer.play(c), job.clip);
+      await page.waitForTimeout(job.play_ms ?? 400);
+      out.play_state = await page.evaluate(() => window.gamemeshViewer.state());
+      const moved = await page.evaluate(() => window.gamemeshViewer.bonePositions());
+      out.bone_motion = Math.max(0, ...moved.map((p, i) => Math.hypot(p[0] - rest[i][0], p[1] - rest[i][1], p[2] - rest[i][2])));
+      await page.evaluate(() => window.gamemeshViewer.pause());
+      await page.evaluate(([c, t]) => window.gamemeshViewer.seek(t, c), [job.clip, job.time ?? 0]);
+      out.seek_state = await page.evaluate(() => window.gamemeshViewer.state());
+    }
+    await page.evaluate(() => window.gamemeshViewer.whenRendered());
+    if (job.screenshot) await page.locator('#view').screenshot({ path: job.screenshot });
+    if (job.page_screenshot) await page.screenshot({ path: job.page_screenshot });
+  } catch (e) {
+    out.error = String(e);
+  } finally {
+    await page.close();
+  }
+  return out;
+}
