@@ -161,13 +161,26 @@ def guarded(fmt: str, ctx: Context, fn: Callable[[], Any]) -> Any:
         raise err.with_path(str(ctx.path) if ctx.path else "<bytes>") from e
 
 
+_IMPORT_ERRORS: dict[str, str] = {}
+
+
+def import_errors() -> dict[str, str]:
+    """Format packages that failed to import (name -> error); the test suite asserts none."""
+    _discover()
+    return dict(_IMPORT_ERRORS)
+
+
 @cache
 def _discover() -> tuple[FormatSpec, ...]:
     # By full name: the package attribute ``gamemesh.formats`` is the public function.
     pkg = importlib.import_module("gamemesh.formats")
     specs: list[FormatSpec] = []
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        try:
+            mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        except Exception as e:  # one broken format must not take the others down
+            _IMPORT_ERRORS[info.name] = f"{type(e).__name__}: {e}"
+            continue
         spec = getattr(mod, "SPEC", None)
         if isinstance(spec, FormatSpec):
             specs.append(spec)

@@ -432,6 +432,9 @@ def build_document(scene: Scene, *, external: bool, stem: str,
         doc["asset"]["extras"] = _clean_extras(extras)
     meshes = _meshes(out)
     materials = [_material(out, m) for m in scene.materials]
+    # Images no material uses are still the file's content (a texture-only Papa, a VRAM page).
+    for i in range(len(scene.images)):
+        _image(out, i)
     parts: dict[str, Any] = {
         "scenes": [{**({"nodes": list(scene.roots)} if scene.roots else {}),
                     **({"name": scene.name} if scene.name else {})}],

@@ -1,0 +1,88 @@
+"""Scene invariants, summaries and the transform helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gamemesh.sample import sample_scene
+from gamemesh.scene import Channel, InvalidSceneError, Node, Primitive, Scene, problems
+from gamemesh.scene.math import (
+    euler_to_quat,
+    matrix_to_quat,
+    matrix_to_trs,
+    quat_to_euler,
+    quat_to_matrix,
+    trs_to_matrix,
+    world_matrices,
+)
+
+
+def test_sample_is_valid_and_summarized() -> None:
+    s = sample_scene()
+    assert problems(s) == []
+    summ = s.summary()
+    assert summ["vertices"] == 20 and summ["triangles"] == 36 and summ["bones"] == 3
+    assert summ["bounds"] == {"min": [-0.25, 0.0, -0.25], "max": [0.25, 2.0, 0.25]}
+    assert summ["animations"][0] == {"name": "bend", "channels": 3, "keys": 9, "duration": 1.0}
+
+
+@pytest.mark.parametrize(("breaker", "needle"), [
+    (lambda s: setattr(s.nodes[0], "children", [99]), "nodes[0] ('sample'): child 99"),
+    (lambda s: setattr(s.nodes[0], "rotation", (0, 0, 0, 2)), "not a unit quaternion"),
+    (lambda s: setattr(s.meshes[0].primitives[0], "indices",
+                       np.array([0, 1, 500], dtype=np.uint32)), "index 500 out of range"),
+    (lambda s: setattr(s.meshes[0].primitives[0], "normals", np.zeros((3, 3), np.float32)),
+     "normals has 3 rows for 20 positions"),
+    (lambda s: setattr(s.skins[0], "joints", [1, 2]), "uses joint 2 of 2"),
+    (lambda s: s.animations[0].channels.append(
+        Channel(1, "rotation", np.float32([1, 0]), np.float32([[0, 0, 0, 1]] * 2))),
+     "not strictly increasing"),
+    (lambda s: setattr(s.materials[0].base_color_texture, "image", 3), "image 3 out of range"),
+])
+def test_validate_names_the_culprit(breaker, needle) -> None:  # type: ignore[no-untyped-def]
+    s = sample_scene()
+    breaker(s)
+    with pytest.raises(InvalidSceneError) as e:
+        s.validate()
+    assert needle in str(e.value)
+
+
+def test_walk_is_iterative() -> None:
+    s = Scene()
+    parent = None
+    for i in range(50_000):
+        parent = s.add_node(Node(name=str(i)), parent)
+    assert len(s.walk()) == 50_000
+    assert world_matrices(s)[-1].shape == (4, 4)
+
+
+def test_quaternion_round_trips() -> None:
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(200, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    q[q[:, 3] < 0] *= -1
+    np.testing.assert_allclose(matrix_to_quat(quat_to_matrix(q)), q, atol=1e-9)
+    for order in ("XYZ", "ZYX", "YXZ", "ZXY"):
+        e = rng.uniform(-1.2, 1.2, size=(50, 3))
+        back = quat_to_euler(euler_to_quat(e, order), order)
+        np.testing.assert_allclose(back, e, atol=1e-9)
+
+
+def test_euler_order_meaning() -> None:
+    # "XYZ" is R = Rx @ Ry @ Rz: a point on +X rotated 90 deg about Z then X lands on +Z.
+    q = euler_to_quat(np.array([np.pi / 2, 0, np.pi / 2]), "XYZ")
+    np.testing.assert_allclose(quat_to_matrix(q) @ [1, 0, 0], [0, 0, 1], atol=1e-12)
+
+
+def test_trs_matrix() -> None:
+    m = trs_to_matrix((1, 2, 3), (0, 0, np.sqrt(0.5), np.sqrt(0.5)), (2, 2, 2))
+    t, r, s = matrix_to_trs(m)
+    np.testing.assert_allclose(t, [1, 2, 3])
+    np.testing.assert_allclose(s, [2, 2, 2])
+    np.testing.assert_allclose(r, [0, 0, np.sqrt(0.5), np.sqrt(0.5)], atol=1e-12)
+
+
+def test_primitive_counts() -> None:
+    p = Primitive(positions=np.zeros((6, 3), np.float32))
+    assert p.triangle_count == 2 and p.triangles().tolist() == [[0, 1, 2], [3, 4, 5]]
