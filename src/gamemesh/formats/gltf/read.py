@@ -259,6 +259,7 @@ def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArra
 # -- scene -----------------------------------------------------------------------------------
 def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
     js = doc.json
+    doc._cache.clear()  # the cache shares accessors within one conversion, not across them
     scene = Scene()
     images = _list(js, "images")
     for i, im in enumerate(images):

@@ -1,0 +1,85 @@
+"""Throughput and peak memory per format: ``python -m gamemesh.bench [--size MB] [--format F]``.
+
+For every format with a sample generator (``FormatSpec.make_sample``) it builds a native file of
+about the given size and measures, each on its own: read (bytes -> native document), to-scene
+(document -> Scene) and GLB write (Scene -> GLB bytes), as MB/s of the *native* file, plus the
+peak memory traced during the whole read-convert-write pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .formats.gltf import write_glb
+from .registry import Context, FormatSpec, formats
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def bench_format(spec: FormatSpec, size: int, repeat: int = 3) -> dict[str, Any]:
+    assert spec.make_sample is not None and spec.read is not None
+    t0 = time.perf_counter()
+    data = spec.make_sample(size)
+    gen = time.perf_counter() - t0
+    mb = len(data) / 1e6
+    ctx = Context(None, {})
+    t_read, doc = _best(lambda: spec.read(data, ctx), repeat)  # type: ignore[misc]
+    row: dict[str, Any] = {"format": spec.name, "bytes": len(data), "generate_s": round(gen, 3),
+                           "read_MBps": round(mb / t_read, 1)}
+    if spec.to_scene is not None:
+        t_scene, scene = _best(lambda: spec.to_scene(doc, ctx), repeat)  # type: ignore[misc]
+        t_glb, glb = _best(lambda: write_glb(scene), repeat)
+        row["to_scene_MBps"] = round(mb / t_scene, 1)
+        row["glb_write_MBps"] = round(mb / t_glb, 1)
+        row["to_glb_MBps"] = round(mb / (t_read + t_scene + t_glb), 1)
+        row["glb_bytes"] = len(glb)
+        row["vertices"] = scene.summary()["vertices"]
+    tracemalloc.start()
+    d2 = spec.read(data, ctx)
+    if spec.to_scene is not None:
+        write_glb(spec.to_scene(d2, ctx))
+    row["peak_MiB"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+    tracemalloc.stop()
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gamemesh.bench", description=__doc__)
+    p.add_argument("--size", type=float, default=20.0, help="native file size in MB (default 20)")
+    p.add_argument("--format", action="append", help="only these formats (repeatable)")
+    p.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    rows = []
+    for spec in formats():
+        if spec.make_sample is None or (args.format and spec.name not in args.format):
+            continue
+        rows.append(bench_format(spec, int(args.size * 1e6), args.repeat))
+        if not args.json:
+            r = rows[-1]
+            print(f"{r['format']:<11} {r['bytes'] / 1e6:8.1f} MB  read {r['read_MBps']:8.1f} MB/s"
+                  f"  to-scene {r.get('to_scene_MBps', '-'):>8} MB/s"
+                  f"  glb-write {r.get('glb_write_MBps', '-'):>8} MB/s"
+                  f"  to-GLB {r.get('to_glb_MBps', '-'):>7} MB/s  peak {r['peak_MiB']} MiB",
+                  flush=True)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
