@@ -1,0 +1,694 @@
+"""Scene -> SplashpackDoc (layout G, or H on request) that the v1 runtime accepts (spec §b.10).
+
+Steps: every mesh node becomes one GameObject (rotation kept, node scale and shear baked into
+the vertices); every base-colour texture is quantized to a 4 or 8 bpp palette (16 bpp on request
+or when the image came from a 16 bpp page), packed into page-aligned 256-row atlases clear of both
+framebuffers; palettes become CLUTs of an even length placed first-fit like the exporter does;
+coordinates are fitted into +-4 GTE units by choosing GTEScaling; a navmesh and a player start
+are always written. The axis change is the inverse of ``scene.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from PIL import Image as PILImage
+
+from ...errors import LimitError
+from ...registry import Context
+from ...scene import Material, Node, Primitive, Scene
+from ...scene.math import vertex_normals, world_matrices
+from ...textures import decode_image, psx
+from .document import SplashpackDoc
+from .layout import (
+    ATLAS_DESC,
+    CLUT_DESC,
+    FRAMEBUFFERS,
+    LAYOUTS,
+    LUA_DESC,
+    MAGIC,
+    NAV_DESC,
+    TPAGE_DITHER,
+    TRI,
+    VERSION,
+)
+from .scene import AXES, DEFAULT_GTE, SWAP
+
+FMT = "splashpack"
+RAW_MAX = 16383  # +-4 GTE units in 4.12 (the exporter clamps to [-16384, 16379])
+FIT = 16000  # head-room kept when GTEScaling is chosen from the bounds
+MAX_TRIS = 0xFFFF
+WHITE = np.full((1, 1, 4), 255, dtype=np.uint8)
+
+__all__ = ["from_scene"]
+
+
+# -- small helpers ----------------------------------------------------------------------------
+def _ext(obj: Any) -> dict[str, Any]:
+    extras = getattr(obj, "extras", None)
+    got = extras.get(FMT) if isinstance(extras, dict) else None
+    return got if isinstance(got, dict) else {}
+
+
+def _nearest_rotation(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    try:
+        u, _, vt = np.linalg.svd(a)
+    except np.linalg.LinAlgError:
+        return np.eye(3)
+    if not np.all(np.isfinite(u)) or not np.all(np.isfinite(vt)):
+        return np.eye(3)
+    r = u @ vt
+    if np.linalg.det(r) < 0:
+        u[:, -1] = -u[:, -1]
+        r = u @ vt
+    return np.asarray(r)
+
+
+def _raw_rotation(r: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
+    psx_r = AXES[:, None] * r * AXES[None, :]
+    out: npt.NDArray[np.int32] = np.clip(np.rint(psx_r * 4096), -32767, 32767).astype(np.int32)
+    return out.reshape(9)
+
+
+@dataclass
+class _Part:
+    """Triangles of one primitive, in the object's baked local frame, glTF axes."""
+
+    corners: npt.NDArray[np.float64]  # (T, 3, 3)
+    normals: npt.NDArray[np.float64]  # (T, 3) v0's
+    colors: npt.NDArray[np.uint8]  # (T, 3, 3)
+    uvs: npt.NDArray[np.float64]  # (T, 3, 2)
+    texture: int  # index into _Textures.items
+
+
+@dataclass
+class _Object:
+    name: str
+    rotation: npt.NDArray[np.int32]
+    position: npt.NDArray[np.float64]  # glTF units
+    parts: list[_Part] = field(default_factory=list)
+    lua_index: int = -1
+    flags: int = 1
+
+
+@dataclass
+class _Tex:
+    pixels: npt.NDArray[np.uint8]
+    bpp: int = 8
+    indices: npt.NDArray[np.uint8] | None = None
+    words: npt.NDArray[np.uint16] | None = None  # (h, w) VRAM words
+    palette: npt.NDArray[np.uint16] | None = None
+    dither: bool = True
+    origin: tuple[int, int] | None = None  # the page it was decoded from (a splashpack image)
+    # placement
+    atlas: int = -1
+    x_words: int = 0
+    y: int = 0
+    clut: tuple[int, int] = (0, 0)
+
+
+# -- textures ---------------------------------------------------------------------------------
+class _Textures:
+    def __init__(self, scene: Scene, ctx: Context) -> None:
+        self.scene, self.ctx = scene, ctx
+        self.items: list[_Tex] = []
+        self.by_key: dict[Any, int] = {}
+        bpp = ctx.opt("bpp")
+        self.force_bpp = int(bpp) if bpp else None
+
+    def for_material(self, mat: Material | None) -> tuple[int, int]:
+        """(texture index, texcoord set) of a material; a 1-texel white texture when it has no
+        usable base-colour image."""
+        ref = mat.base_color_texture if mat is not None else None
+        px = None
+        if ref is not None and 0 <= ref.image < len(self.scene.images):
+            px = self._pixels(ref.image)
+        if ref is None or px is None:
+            return self._add("white", WHITE, {}, True), 0
+        dither = bool(_ext(mat).get("dither", True))
+        img = self.scene.images[ref.image]
+        return self._add(("image", ref.image), px, _ext(img), dither), ref.texcoord
+
+    def _pixels(self, i: int) -> npt.NDArray[np.uint8] | None:
+        img = self.scene.images[i]
+        if img.pixels is not None:
+            return np.asarray(img.pixels, dtype=np.uint8)
+        if img.data:
+            try:
+                return decode_image(img.data, FMT)
+            except ValueError:
+                pass
+        self.ctx.note("splashpack.image_missing",
+                      f"image {i} ({img.name!r}) has no pixels; a white texel is used")
+        return None
+
+    def _add(self, key: Any, px: npt.NDArray[np.uint8], info: dict[str, Any],
+             dither: bool) -> int:
+        if key in self.by_key:
+            return self.by_key[key]
+        px = self._fit(px, key)
+        tex = _Tex(pixels=px, dither=dither)
+        vram = info.get("vram")
+        if isinstance(vram, list) and len(vram) == 2 and px.shape[:2] == (psx.PAGE, psx.PAGE):
+            tex.origin = (int(vram[0]), int(vram[1]))
+        self._encode(tex, info, key)
+        self.items.append(tex)
+        self.by_key[key] = len(self.items) - 1
+        return len(self.items) - 1
+
+    def _fit(self, px: npt.NDArray[np.uint8], key: Any) -> npt.NDArray[np.uint8]:
+        if px.ndim != 3 or px.shape[2] != 4:
+            px = np.zeros((1, 1, 4), np.uint8) + 255
+        h, w = px.shape[:2]
+        if max(h, w) <= psx.PAGE:
+            return px
+        k = psx.PAGE / max(h, w)
+        size = (max(1, int(w * k)), max(1, int(h * k)))
+        self.ctx.note("splashpack.texture_resized",
+                      f"texture {key!r} {w}x{h} resized to {size[0]}x{size[1]} (at most 256)")
+        im = PILImage.fromarray(np.ascontiguousarray(px), "RGBA").resize(
+            size, PILImage.Resampling.LANCZOS)
+        return np.asarray(im, dtype=np.uint8)
+
+    def _encode(self, tex: _Tex, info: dict[str, Any], key: Any) -> None:
+        want = self.force_bpp or (int(info["bpp"]) if info.get("bpp") in (4, 8, 16) else None)
+        if want == 16:
+            tex.bpp, tex.words = 16, psx.rgba_to_words(tex.pixels)
+            return
+        pal = info.get("palette")
+        if want in (4, 8) and isinstance(pal, list) and 0 < len(pal) <= (1 << want):
+            idx = psx.index_with_palette(tex.pixels, np.asarray(pal, dtype=np.uint16))
+            if idx is not None:
+                tex.bpp, tex.indices = want, idx
+                tex.palette = np.asarray(pal, dtype=np.uint16)
+                self._pack(tex)
+                return
+        idx, palette, lossy = psx.quantize(tex.pixels, 16 if want == 4 else 256)
+        tex.bpp = want or (4 if len(palette) <= 16 else 8)
+        if tex.bpp == 4 and len(palette) > 16:
+            idx, palette, lossy = psx.quantize(tex.pixels, 16)
+        if lossy:
+            self.ctx.note("splashpack.texture_quantized",
+                          f"texture {key!r} has more colours than {tex.bpp} bpp holds; "
+                          f"quantized to {len(palette)} colours", "info")
+        tex.indices, tex.palette = idx, palette
+        self._pack(tex)
+
+    @staticmethod
+    def _pack(tex: _Tex) -> None:
+        assert tex.indices is not None and tex.palette is not None
+        tex.words = psx.pack_indices(tex.indices, tex.bpp)
+        if len(tex.palette) % 2:
+            # An odd CLUT upload is not a multiple of 4 bytes and crashes the runtime (PR #28).
+            tex.palette = np.concatenate([tex.palette, np.zeros(1, np.uint16)])
+
+
+def _merge_pages(textures: list[_Tex], objects: list[_Object]) -> None:
+    """Pages decoded from one atlas with different CLUTs (spec §b.7: one atlas may hold several
+    textures, each with its own CLUT) go back into one atlas: each texture keeps only the texels
+    its triangles reach (their UV bounding box), and when those regions agree the textures share
+    one index page, so the atlas and its CLUTs come back as they were."""
+    boxes: dict[int, tuple[int, int, int, int]] = {}
+    for o in objects:
+        for p in o.parts:
+            uv = np.clip(np.floor(np.nan_to_num(p.uvs) * psx.PAGE), 0, psx.PAGE - 1)
+            lo, hi = uv.reshape(-1, 2).min(axis=0), uv.reshape(-1, 2).max(axis=0)
+            b = (int(lo[0]), int(lo[1]), int(hi[0]), int(hi[1]))
+            old = boxes.get(p.texture, b)
+            boxes[p.texture] = (min(old[0], b[0]), min(old[1], b[1]), max(old[2], b[2]),
+                                max(old[3], b[3]))
+    groups: dict[tuple[int, int, int], list[int]] = {}
+    for i, t in enumerate(textures):
+        if t.origin is not None and i in boxes:
+            groups.setdefault((*t.origin, t.bpp), []).append(i)
+    for (_, _, bpp), members in groups.items():
+        if len(members) < 2:
+            continue
+        merged = _merged(textures, members, boxes, bpp)
+        if merged is None:
+            continue
+        for i in members:
+            t = textures[i]
+            if bpp == 16:
+                t.words = merged
+            else:
+                t.indices = merged.astype(np.uint8)
+                t.words = psx.pack_indices(t.indices, bpp)
+
+
+def _merged(textures: list[_Tex], members: list[int], boxes: dict[int, tuple[int, int, int, int]],
+            bpp: int) -> npt.NDArray[np.uint16] | None:
+    page = np.zeros((psx.PAGE, psx.PAGE), dtype=np.uint16)
+    seen = np.zeros((psx.PAGE, psx.PAGE), dtype=bool)
+    for i in members:
+        t = textures[i]
+        src = t.words if bpp == 16 else t.indices
+        if src is None or src.shape != (psx.PAGE, psx.PAGE):
+            return None
+        x0, y0, x1, y1 = boxes[i]
+        region = np.s_[y0:y1 + 1, x0:x1 + 1]
+        vals = src[region].astype(np.uint16)
+        clash = seen[region] & (page[region] != vals)
+        if clash.any():
+            return None
+        page[region] = vals
+        seen[region] = True
+    return page
+
+
+# -- VRAM placement -----------------------------------------------------------------------------
+def _page_words(bpp: int) -> int:
+    return {4: 64, 8: 128, 16: 256}[bpp]
+
+
+class _Vram:
+    """Page columns x = 320..960 step 64 in rows y = 0 and 256 (the framebuffers are x < 320),
+    and a word-level occupancy map for the CLUTs."""
+
+    def __init__(self) -> None:
+        self.free = {(col, row): True for row in (0, 1) for col in range(5, 16)}
+        self.occ = np.zeros((psx.VRAM_H, psx.VRAM_W), dtype=bool)
+        for x, y, w, h in FRAMEBUFFERS:
+            self.occ[y:y + h, x:x + w] = True
+        self.cluts: dict[bytes, tuple[int, int]] = {}
+
+    def atlas(self, bpp: int) -> tuple[int, int]:
+        cols = _page_words(bpp) // 64
+        for row in (0, 1):
+            for col in range(5, 17 - cols):
+                span = [(c, row) for c in range(col, col + cols)]
+                if all(self.free.get(s, False) for s in span):
+                    for s in span:
+                        self.free[s] = False
+                    x, y = col * 64, row * 256
+                    self.occ[y:y + 256, x:x + cols * 64] = True
+                    return x, y
+        msg = "the textures do not fit in VRAM next to the framebuffers"
+        raise LimitError(FMT, msg, field="atlases", expected="<= 22 page columns",
+                         actual=f"one more {bpp} bpp page")
+
+    def clut(self, words: npt.NDArray[np.uint16]) -> tuple[int, int]:
+        key = words.tobytes()
+        if key in self.cluts:
+            return self.cluts[key]
+        n = len(words)
+        # The exporter's order: x = 0, 16, 32, ... outer, y = 0..511 inner (spec §b.8).
+        for x in range(0, psx.VRAM_W - n + 1, 16):
+            busy = self.occ[:, x:x + n].any(axis=1)
+            if not busy.all():
+                y = int(np.argmin(busy))
+                self.occ[y, x:x + n] = True
+                self.cluts[key] = (x, y)
+                return x, y
+        msg = "no room left in VRAM for another CLUT"
+        raise LimitError(FMT, msg, field="cluts", expected="a free row", actual=f"{n} entries")
+
+
+def _place(textures: list[_Tex]) -> tuple[list[tuple[int, int, int]], list[_Tex]]:
+    """Shelf-pack the textures into atlases per depth; identical index data shares a place.
+    Returns the atlases as (x, y, bpp)."""
+    vram = _Vram()
+    atlases: list[tuple[int, int, int]] = []
+    shared: dict[tuple[int, bytes, tuple[int, ...]], _Tex] = {}
+    for bpp in (16, 8, 4):
+        group = [t for t in textures if t.bpp == bpp]
+        group.sort(key=lambda t: (-t.pixels.shape[0], -t.pixels.shape[1]))
+        cur = -1
+        shelf_y = shelf_h = cursor = 0
+        width = _page_words(bpp)
+        for tex in group:
+            assert tex.words is not None
+            k = (bpp, tex.words.tobytes(), tex.words.shape)
+            if k in shared:
+                src = shared[k]
+                tex.atlas, tex.x_words, tex.y = src.atlas, src.x_words, src.y
+                continue
+            h, w = tex.words.shape
+            if cur < 0 or cursor + w > width:
+                shelf_y, cursor, shelf_h = shelf_y + shelf_h, 0, 0
+            if cur < 0 or shelf_y + h > psx.PAGE:
+                x, y = vram.atlas(bpp)
+                atlases.append((x, y, bpp))
+                cur, shelf_y, shelf_h, cursor = len(atlases) - 1, 0, 0, 0
+            tex.atlas, tex.x_words, tex.y = cur, cursor, shelf_y
+            cursor += w
+            shelf_h = max(shelf_h, h)
+            shared[k] = tex
+    for tex in textures:
+        if tex.palette is not None:
+            tex.clut = vram.clut(tex.palette)
+    return atlases, textures
+
+
+def _atlas_pixels(atlases: list[tuple[int, int, int]],
+                  textures: list[_Tex]) -> list[npt.NDArray[np.uint16]]:
+    out = [np.zeros((psx.PAGE, _page_words(bpp)), dtype=np.uint16) for _, _, bpp in atlases]
+    for t in textures:
+        assert t.words is not None
+        h, w = t.words.shape
+        out[t.atlas][t.y:t.y + h, t.x_words:t.x_words + w] = t.words
+    return out
+
+
+# -- geometry -----------------------------------------------------------------------------------
+def _colors(prim: Primitive, n: int, mat: Material | None, scale: float) -> npt.NDArray[np.uint8]:
+    factor = np.asarray(mat.base_color_factor[:3] if mat is not None else (1, 1, 1), np.float64)
+    c = np.asarray(prim.colors[0], dtype=np.float64)[:, :3] if prim.colors else np.ones((n, 3))
+    return np.clip(np.rint(c * factor * scale), 0, 255).astype(np.uint8)
+
+
+def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, tex: int,
+          texcoord: int, scale: float, ctx: Context, where: str) -> _Part | None:
+    pos = np.asarray(prim.positions, dtype=np.float64).reshape(-1, 3)
+    tris = prim.triangles().astype(np.int64)
+    if len(tris) == 0 or len(pos) == 0:
+        return None
+    if tris.max() >= len(pos):
+        ctx.note("splashpack.bad_indices", f"{where}: indices out of range; skipped")
+        return None
+    if prim.normals is not None and len(prim.normals) == len(pos):
+        nrm = np.asarray(prim.normals, dtype=np.float64)
+    else:
+        nrm = vertex_normals(pos, tris).astype(np.float64)
+    inv_t = np.linalg.pinv(bake).T
+    nrm = nrm @ inv_t.T
+    ln = np.linalg.norm(nrm, axis=1, keepdims=True)
+    nrm = np.where(ln > 0, nrm / np.where(ln == 0, 1, ln), 0.0)
+    local = pos @ bake.T
+    uv = (np.asarray(prim.texcoords[texcoord], dtype=np.float64)
+          if texcoord < len(prim.texcoords) else np.zeros((len(pos), 2)))
+    if len(uv) != len(pos):
+        uv = np.zeros((len(pos), 2))
+    col = _colors(prim, len(pos), mat, scale)
+    return _Part(corners=local[tris], normals=nrm[tris[:, 0]], colors=col[tris],
+                 uvs=uv[tris], texture=tex)
+
+
+def _color_scale(scene: Scene, mat: Material | None) -> float:
+    for src in (_ext(mat) if mat is not None else {}, _ext(scene)):
+        v = src.get("color_scale")
+        if isinstance(v, int | float) and 0 < v <= 255:
+            return float(v)
+    # A scene from elsewhere: colour 1.0 means "unchanged texture", which is 128 on the PS1.
+    return 128.0
+
+
+def _is_navmesh(node: Node) -> bool:
+    flag = _ext(node).get("navmesh")
+    return (flag is not None and flag is not False) or node.name.lower().startswith("navmesh")
+
+
+def _gather(scene: Scene, ctx: Context, tex: _Textures) -> tuple[list[_Object],
+                                                                list[npt.NDArray[np.float64]]]:
+    worlds = world_matrices(scene)
+    objects: list[_Object] = []
+    navs: list[tuple[int, npt.NDArray[np.float64]]] = []
+    dropped: set[str] = set()
+    for i in scene.walk():
+        node = scene.nodes[i]
+        if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
+            continue
+        mesh = scene.meshes[node.mesh]
+        m = worlds[i]
+        if _is_navmesh(node):
+            for prim in mesh.primitives:
+                if prim.mode == 4 and len(prim.positions):
+                    p = np.asarray(prim.positions, np.float64) @ m[:3, :3].T + m[:3, 3]
+                    order = _ext(node).get("navmesh")
+                    navs.append((order if isinstance(order, int) else 1 << 30, p[prim.triangles()]))
+            continue
+        if node.skin is not None:
+            dropped.add("skinning (the bind pose is written)")
+        if any(p.targets for p in mesh.primitives):
+            dropped.add("morph targets")
+        rot = _object_rotation(node, m[:3, :3])
+        bake = rot.T @ m[:3, :3]
+        info = _ext(node)
+        obj = _Object(name=node.name or f"node_{i}", rotation=_raw_rotation(rot),
+                      position=m[:3, 3].copy(),
+                      lua_index=int(info.get("lua_index", -1)) if isinstance(
+                          info.get("lua_index", -1), int) else -1,
+                      flags=int(info.get("flags", 1)) if isinstance(info.get("flags", 1), int)
+                      else 1)
+        for pi, prim in enumerate(mesh.primitives):
+            where = f"node {node.name!r} primitive {pi}"
+            if prim.mode != 4:
+                dropped.add("points/lines (only triangles exist)")
+                continue
+            mat = scene.materials[prim.material] if prim.material is not None and \
+                0 <= prim.material < len(scene.materials) else None
+            t, texcoord = tex.for_material(mat)
+            part = _part(prim, bake, mat, t, texcoord, _color_scale(scene, mat), ctx, where)
+            if part is None:
+                continue
+            if not obj.parts:
+                objects.append(obj)
+            obj.parts.append(part)
+    for what in sorted(dropped):
+        ctx.note("splashpack.dropped", f"{what}: not in the format")
+    if scene.animations:
+        ctx.note("splashpack.dropped", "animations: not in the format")
+    navs.sort(key=lambda n: n[0])
+    return objects, [v for _, v in navs]
+
+
+def _object_rotation(node: Node, a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The world rotation; the stored fixed-point matrix when the node still has it (exact round
+    trip), else the nearest rotation of the world matrix."""
+    r = _nearest_rotation(a)
+    raw = _ext(node).get("rotation_raw")
+    if isinstance(raw, list) and len(raw) == 9:
+        stored = AXES[:, None] * (np.asarray(raw, np.float64).reshape(3, 3) / 4096) * AXES
+        near = _nearest_rotation(stored)
+        if np.allclose(near, r, atol=1e-5):
+            return np.asarray(stored, dtype=np.float64)
+    return r
+
+
+# -- fixed point ------------------------------------------------------------------------------
+class _Fixed:
+    """glTF units -> raw 4.12 GTE units; counts what had to be clamped."""
+
+    def __init__(self, gte: float) -> None:
+        self.gte = gte
+        self.s = gte / 4096.0
+        self.clamped = 0
+
+    def raw(self, v: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
+        r = np.rint(np.asarray(v, np.float64) * AXES / self.s)
+        r = np.nan_to_num(r, nan=0.0, posinf=RAW_MAX, neginf=-RAW_MAX)
+        over = np.abs(r) > RAW_MAX
+        self.clamped += int(over.sum())
+        out: npt.NDArray[np.int32] = np.clip(r, -RAW_MAX, RAW_MAX).astype(np.int32)
+        return out
+
+
+def _choose_gte(scene: Scene, ctx: Context, extent: float) -> float:
+    given = ctx.opt("gte_scaling")
+    if given is not None:
+        g = float(given)
+        if not np.isfinite(g) or g <= 0:
+            msg = "GTEScaling must be a positive number"
+            raise LimitError(FMT, msg, field="gte_scaling", expected="> 0", actual=given)
+        return g
+    stored = _ext(scene).get("gte_scaling")
+    if isinstance(stored, int | float) and stored > 0 and extent * 4096 / stored <= RAW_MAX:
+        return float(stored)
+    if extent <= 0 or not np.isfinite(extent):
+        return DEFAULT_GTE
+    g = float(f"{extent * 4096 / FIT:.3g}")
+    g = g if extent * 4096 / g <= RAW_MAX else extent * 4096 / FIT
+    ctx.note("splashpack.gte_scaling_chosen",
+             f"GTEScaling {g:g} chosen so the scene (extent {extent:g}) fits +-4 GTE units", "info")
+    return g
+
+
+def _extent(objects: list[_Object], navs: list[npt.NDArray[np.float64]],
+            player: npt.NDArray[np.float64] | None) -> float:
+    vals = [0.0]
+    for o in objects:
+        vals.append(float(np.abs(o.position).max()))
+        vals += [float(np.abs(p.corners).max()) for p in o.parts]
+    vals += [float(np.abs(v).max()) for v in navs if v.size]
+    if player is not None:
+        vals.append(float(np.abs(player).max()))
+    finite = [v for v in vals if np.isfinite(v)]
+    return max(finite) if finite else 0.0
+
+
+# -- navmesh, player, Lua -----------------------------------------------------------------------
+def _flat_quad(objects: list[_Object], ctx: Context) -> npt.NDArray[np.float64]:
+    pts = [p.corners.reshape(-1, 3) @ _rot_f(o).T + o.position for o in objects for p in o.parts]
+    allp = np.concatenate(pts) if pts else np.zeros((1, 3))
+    lo, hi = allp.min(axis=0), allp.max(axis=0)
+    pad = 0.05 * max(float((hi - lo).max()), 1e-3)
+    x0, x1, z0, z1, y = lo[0] - pad, hi[0] + pad, lo[2] - pad, hi[2] + pad, lo[1]
+    quad = np.array([[[x0, y, z0], [x0, y, z1], [x1, y, z1]],
+                     [[x0, y, z0], [x1, y, z1], [x1, y, z0]]])
+    ctx.note("splashpack.navmesh_added", "no node is flagged as a navmesh; a flat quad under the "
+             "scene is written (the v1 runtime needs one)")
+    return quad
+
+
+def _rot_f(o: _Object) -> npt.NDArray[np.float64]:
+    r = o.rotation.reshape(3, 3).astype(np.float64) / 4096
+    return np.asarray(AXES[:, None] * r * AXES[None, :])
+
+
+def _player(scene: Scene, navs: list[npt.NDArray[np.float64]],
+            ctx: Context) -> tuple[npt.NDArray[np.float64], list[int], float | None, int | None]:
+    """(position, raw rotation, height in units or None, raw height or None)."""
+    worlds = world_matrices(scene)
+    for i, node in enumerate(scene.nodes):
+        info = _ext(node)
+        if info.get("player"):
+            rot = info.get("rotation_raw")
+            rot = [int(x) for x in rot] if isinstance(rot, list) and len(rot) == 3 else [0, 0, 0]
+            h_raw = info.get("height_raw")
+            h = info.get("height")
+            return (worlds[i][:3, 3].copy(), rot,
+                    float(h) if isinstance(h, int | float) else None,
+                    int(h_raw) if isinstance(h_raw, int) else None)
+    tri = navs[0][0]
+    height = 1.7
+    ctx.note("splashpack.player_default", "no player_start node; the player starts over the "
+             f"navmesh's first triangle with an eye height of {height} units")
+    return tri.mean(axis=0) + np.array([0.0, height, 0.0]), [0, 0, 0], height, None
+
+
+def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
+    out: list[bytes] = []
+    entries = _ext(scene).get("lua")
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, dict) and isinstance(e.get("source"), str):
+            out.append(e["source"].encode("utf-8"))
+        elif isinstance(e, dict) and isinstance(e.get("base64"), str):
+            out.append(base64.b64decode(e["base64"]))
+    first_given = len(out)
+    files = ctx.opt("lua")
+    for f in [files] if isinstance(files, str | Path) else list(files or []):
+        out.append(Path(f).read_bytes())
+    idx = _ext(scene).get("scene_lua_index")
+    scene_lua = int(idx) if isinstance(idx, int) else -1
+    if scene_lua < 0 and first_given < len(out):
+        scene_lua = first_given
+    return out, scene_lua
+
+
+# -- the document -------------------------------------------------------------------------------
+def _tri_records(obj: _Object, parts: list[_Part], textures: list[_Tex],
+                 atlases: list[tuple[int, int, int]], fx: _Fixed) -> npt.NDArray[np.void]:
+    recs: list[npt.NDArray[np.void]] = []
+    for p in parts:
+        t = textures[p.texture]
+        ax, ay, _ = atlases[t.atlas]
+        r = np.zeros(len(p.corners), TRI)
+        r["v"] = fx.raw(p.corners[:, SWAP, :])
+        r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
+        r["color"][:, :, :3] = p.colors[:, SWAP, :]
+        th, tw = t.pixels.shape[:2]
+        per = 16 // t.bpp
+        u = np.clip(np.floor(p.uvs[:, SWAP, 0] * tw), 0, tw - 1) + t.x_words * per
+        v = np.clip(np.floor(p.uvs[:, SWAP, 1] * th), 0, th - 1) + t.y
+        r["uv"][:, :, 0] = np.nan_to_num(u).astype(np.uint8)
+        r["uv"][:, :, 1] = np.nan_to_num(v).astype(np.uint8)
+        depth = {4: 0, 8: 1, 16: 2}[t.bpp]
+        r["tpage"] = (ax // 64) | ((ay // 256) << 4) | (depth << 7) | (
+            TPAGE_DITHER if t.dither else 0)
+        if t.bpp < 16:
+            r["clut_x"], r["clut_y"] = t.clut[0] // 16, t.clut[1]
+        recs.append(r)
+    return np.concatenate(recs) if recs else np.zeros(0, TRI)
+
+
+def _uv_note(objects: list[_Object], ctx: Context) -> None:
+    outside = sum(int(((p.uvs < -1e-4) | (p.uvs > 1 + 1e-4)).any()) for o in objects
+                  for p in o.parts)
+    if outside:
+        ctx.note("splashpack.uv_clamped", f"{outside} primitive(s) have UVs outside 0..1; the "
+                 "PS1 texture window has no tiling here, so they are clamped")
+
+
+def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
+    # G unless asked; a scene read from an H file goes back to H (its flags, scene Lua).
+    layout = str(ctx.opt("layout") or _ext(scene).get("layout") or "G").upper()
+    if ctx.opt("layout") is None and layout not in ("G", "H"):
+        layout = "G"
+    if layout not in ("G", "H"):
+        msg = "new files are written in layout G or H"
+        raise LimitError(FMT, msg, field="layout", expected="G or H", actual=layout)
+    lay = LAYOUTS[layout]
+    tex = _Textures(scene, ctx)
+    objects, navs = _gather(scene, ctx, tex)
+    if not navs:
+        navs = [_flat_quad(objects, ctx)]
+    p_pos, p_rot, p_height, p_height_raw = _player(scene, navs, ctx)
+    gte = _choose_gte(scene, ctx, _extent(objects, navs, p_pos))
+    fx = _Fixed(gte)
+    _merge_pages(tex.items, objects)
+    atlases, textures = _place(tex.items)
+    _uv_note(objects, ctx)
+
+    doc = SplashpackDoc(layout=layout, header=np.zeros(1, lay.header))
+    doc.header["magic"], doc.header["version"] = MAGIC, VERSION
+    doc.header["player_pos"] = fx.raw(p_pos)
+    doc.header["player_rot"] = np.asarray(p_rot, dtype=np.int16)
+    h_raw = p_height_raw if p_height_raw is not None else int(
+        np.clip(np.rint((p_height or 0.0) / fx.s), 0, 0xFFFF))
+    doc.header["player_height"] = min(max(h_raw, 0), 0xFFFF)
+    lua, scene_lua = _lua(scene, ctx)
+    doc.lua = lua
+    doc.lua_desc = np.zeros(len(lua), LUA_DESC)
+    if layout == "H":
+        doc.header["scene_lua"] = scene_lua if -1 <= scene_lua < len(lua) else -1
+
+    recs: list[npt.NDArray[np.void]] = []
+    owners: list[_Object] = []
+    split = 0
+    for o in objects:
+        tris = _tri_records(o, o.parts, textures, atlases, fx)
+        chunks = [tris[k:k + MAX_TRIS] for k in range(0, len(tris), MAX_TRIS)] or [tris]
+        split += len(chunks) - 1
+        recs += chunks
+        owners += [o] * len(chunks)
+    if split:
+        ctx.note("splashpack.object_split", f"objects over {MAX_TRIS} triangles were split into "
+                 f"{split} extra GameObject(s)")
+    objs = np.zeros(len(recs), lay.go)
+    for k, o in enumerate(owners):
+        objs[k]["pos"] = fx.raw(o.position)
+        objs[k]["rot"] = o.rotation
+        lua_i = o.lua_index if -1 <= o.lua_index < len(lua) else -1
+        if lua_i != o.lua_index:
+            ctx.note("splashpack.lua_index", f"{o.name!r}: Lua index {o.lua_index} does not "
+                     "exist; none is attached")
+        objs[k]["lua_index"] = lua_i
+        if layout == "H":
+            objs[k]["flags"] = o.flags & 0xFFFFFFFF
+    doc.objects, doc.meshes = objs, recs
+    doc.navmeshes = [fx.raw(v[:, SWAP, :]).astype(np.int32) for v in navs]
+    doc.nav_desc = np.zeros(len(navs), NAV_DESC)
+    doc.atlases = np.zeros(len(atlases), ATLAS_DESC)
+    for k, (x, y, _) in enumerate(atlases):
+        doc.atlases[k]["x"], doc.atlases[k]["y"] = x, y
+    doc.atlas_pixels = _atlas_pixels(atlases, textures)
+    cluts: dict[tuple[int, int], npt.NDArray[np.uint16]] = {}
+    for t in textures:
+        if t.palette is not None:
+            cluts.setdefault(t.clut, t.palette)
+    doc.cluts = np.zeros(len(cluts), CLUT_DESC)
+    for k, (x, y) in enumerate(cluts):
+        doc.cluts[k]["clut_x"], doc.cluts[k]["clut_y"] = x // 16, y
+    doc.clut_words = list(cluts.values())
+    if fx.clamped:
+        ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
+                 f"at GTEScaling {gte:g} and were clamped")
+    scene_gte = _ext(scene).get("gte_scaling")
+    if scene_gte != gte:
+        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
+    return doc

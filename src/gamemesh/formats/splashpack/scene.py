@@ -1,0 +1,264 @@
+"""SplashpackDoc -> Scene (glTF conventions). The reverse lives in ``build.py``.
+
+Axes (spec §b.9): the file is Unity's left-handed frame with Y negated. glTF = s * (-X, -Y, Z)
+with s = GTEScaling / 4096; C = diag(-1, -1, 1) is a proper rotation, so the rotation matrices
+become C R C and, since the exporter's winding is opposite to its normals in PSX space, v1 and v2
+swap to give counter-clockwise front faces.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...registry import Context
+from ...scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
+from ...scene.math import matrix_to_quat
+from ...scene.model import CLAMP_TO_EDGE, NEAREST, Sampler
+from ...textures import psx
+from .document import SplashpackDoc
+from .layout import TRI
+
+FMT = "splashpack"
+AXES = np.array([-1.0, -1.0, 1.0])
+SWAP = [0, 2, 1]  # v0, v2, v1: the winding flip of the axis change
+DEFAULT_GTE = 100.0
+
+__all__ = ["AXES", "build_vram", "lua_files", "to_scene", "tris52", "vram_png"]
+
+
+def tris52(doc: SplashpackDoc, i: int) -> npt.NDArray[np.void]:
+    """Object i's triangles as 52-byte records; layout B's tpage and CLUT come from the object."""
+    tris = doc.meshes[i]
+    if tris.dtype == TRI:
+        return tris
+    out = np.zeros(len(tris), TRI)
+    for name in ("v", "normal", "uv", "uv_pad", "color"):
+        out[name] = tris[name]
+    obj = doc.objects[i]
+    out["tpage"], out["clut_x"], out["clut_y"] = obj["tpage"], obj["clut_x"], obj["clut_y"]
+    return out
+
+
+def build_vram(doc: SplashpackDoc) -> psx.U16:
+    """The 1024 x 512 VRAM after the runtime's uploads: atlases, then CLUTs."""
+    vram = np.zeros((psx.VRAM_H, psx.VRAM_W), dtype=np.uint16)
+    for d, px in zip(doc.atlases, doc.atlas_pixels, strict=False):
+        psx.blit(vram, int(d["x"]), int(d["y"]), px)
+    for x, y, words in doc.clut_entries():
+        psx.blit(vram, x, y, words)
+    return vram
+
+
+def vram_png(doc: SplashpackDoc, ctx: Context) -> dict[str, bytes]:
+    """The whole VRAM as a 1024 x 512 PNG, each word shown as 15-bit colour."""
+    from ...textures import encode_png
+
+    name = ctx.path.name if ctx.path is not None else "vram.png"
+    return {name: encode_png(psx.vram_to_rgba(build_vram(doc)))}
+
+
+def lua_files(doc: SplashpackDoc) -> dict[str, bytes]:
+    return {f"lua_{i}.lua": src for i, src in enumerate(doc.lua)}
+
+
+def _lua_extras(doc: SplashpackDoc) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, src in enumerate(doc.lua):
+        entry: dict[str, Any] = {"name": f"lua_{i}.lua"}
+        try:
+            entry["source"] = src.decode("utf-8")
+        except UnicodeDecodeError:
+            entry["base64"] = base64.b64encode(src).decode("ascii")
+        out.append(entry)
+    return out
+
+
+def _rotation(raw: npt.NDArray[Any]) -> tuple[tuple[float, float, float, float], float]:
+    """The stored 4.12 row-major matrix as a glTF quaternion, and how far it was from a
+    rotation (the fixed-point rounding makes it a few 1e-4 off)."""
+    r = np.asarray(raw, dtype=np.float64).reshape(3, 3) / 4096.0
+    r = AXES[:, None] * r * AXES[None, :]
+    u, _, vt = np.linalg.svd(r)
+    rot = u @ vt
+    if np.linalg.det(rot) < 0:
+        u[:, -1] = -u[:, -1]
+        rot = u @ vt
+    err = float(np.abs(rot - r).max())
+    q = matrix_to_quat(rot)
+    return (float(q[0]), float(q[1]), float(q[2]), float(q[3])), err
+
+
+def _normals(stored: npt.NDArray[Any], faces: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
+    """Unit normals: the stored one (v0's, spec §b.5), or the face's where it is zero."""
+    n = stored.astype(np.float64) * AXES
+    ln = np.linalg.norm(n, axis=1, keepdims=True)
+    fl = np.linalg.norm(faces, axis=1, keepdims=True)
+    face_unit = np.where(fl > 0, faces / np.where(fl == 0, 1, fl), np.array([0.0, 1.0, 0.0]))
+    return np.where(ln > 0, n / np.where(ln == 0, 1, ln), face_unit).astype(np.float32)
+
+
+def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
+    v = tris["v"][:, SWAP, :].astype(np.float64) * AXES * s  # (T, 3, 3)
+    faces = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+    normals = np.repeat(_normals(tris["normal"], faces), 3, axis=0)
+    uv = (tris["uv"][:, SWAP, :].astype(np.float32) + 0.5) / 256.0
+    col = tris["color"][:, SWAP, :3].astype(np.float32) / 255.0
+    return Primitive(positions=v.reshape(-1, 3).astype(np.float32), normals=normals,
+                     texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
+
+
+class _Textures:
+    """One image and material per (tpage, clutX, clutY), decoded from VRAM on first use."""
+
+    def __init__(self, doc: SplashpackDoc, scene: Scene) -> None:
+        self.doc, self.scene = doc, scene
+        self.vram = build_vram(doc)
+        self.counts = {(x // 16, y): len(w) for x, y, w in doc.clut_entries()}
+        self.materials: dict[tuple[int, int, int], int] = {}
+        self.pages: dict[tuple[int, int, int], npt.NDArray[np.uint8]] = {}
+
+    def material(self, key: tuple[int, int, int], uv: npt.NDArray[np.uint8]) -> int:
+        if key not in self.materials:
+            self.materials[key] = self._make(key)
+        mi = self.materials[key]
+        mat = self.scene.materials[mi]
+        if mat.alpha_mode == "OPAQUE" and len(uv):
+            # MASK when a texel the triangles can reach (their UV bounding box) is transparent.
+            lo = uv.min(axis=(0, 1)).astype(int)
+            hi = uv.max(axis=(0, 1)).astype(int)
+            alpha = self.pages[key][lo[1]:hi[1] + 1, lo[0]:hi[0] + 1, 3]
+            if (alpha == 0).any():
+                mat.alpha_mode = "MASK"
+        return mi
+
+    def _make(self, key: tuple[int, int, int]) -> int:
+        tpage, cx, cy = key
+        bpp = psx.tpage_depth(tpage)
+        count = self.counts.get((cx, cy)) if bpp < 16 else None
+        page = psx.decode_page(self.vram, tpage, cx * 16, cy, count)
+        self.pages[key] = page
+        info: dict[str, Any] = {"tpage": tpage, "clut": [cx, cy], "bpp": bpp,
+                                "vram": list(psx.page_origin(tpage))}
+        if bpp < 16:
+            n = min(count if count is not None else 1 << bpp, 1 << bpp)
+            pal = self.vram[cy % psx.VRAM_H, (cx * 16 + np.arange(n)) % psx.VRAM_W]
+            info["palette"] = [int(w) for w in pal]
+        name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
+        sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
+        img = self.scene.add_image(Image(name=name, pixels=page, sampler=sampler,
+                                         extras={FMT: info}))
+        mat = Material(name=name, base_color_texture=TextureRef(img), unlit=True,
+                       extras={FMT: {"tpage": tpage, "clut": [cx, cy], "color_scale": 255,
+                                     "dither": bool(tpage & 0x0200)}})
+        return self.scene.add_material(mat)
+
+
+def _object_node(doc: SplashpackDoc, i: int, s: float, tex: _Textures, scene: Scene,
+                 ctx: Context) -> None:
+    obj = doc.objects[i]
+    tris = tris52(doc, i)
+    rot, err = _rotation(obj["rot"])
+    if err > 0.01:
+        ctx.note("splashpack.rotation_not_orthonormal",
+                 f"object {i}: the stored matrix is {err:.3f} off a rotation; its nearest "
+                 "rotation is used", "warning")
+    pos = obj["pos"].astype(np.float64) * AXES * s
+    extras: dict[str, Any] = {"object": i, "rotation_raw": [int(x) for x in obj["rot"]],
+                              "position_raw": [int(x) for x in obj["pos"]]}
+    names = obj.dtype.names or ()
+    for field in ("lua_index", "flags"):
+        if field in names:
+            extras[field] = int(obj[field])
+    if not doc.spec_layout.has_lua and "lua_index" in extras:
+        # Before layout G this field was "reserved"; keep it, but it names no Lua file.
+        extras["reserved"] = extras.pop("lua_index")
+    node = Node(name=f"object_{i}", translation=(float(pos[0]), float(pos[1]), float(pos[2])),
+                rotation=rot, extras={FMT: extras})
+    if len(tris):
+        mesh = Mesh(name=f"object_{i}")
+        keys = np.stack([tris["tpage"], tris["clut_x"], tris["clut_y"]], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for k, key in enumerate(uniq):
+            sel = tris[inverse == k]
+            prim = _primitive(sel, s)
+            t = (int(key[0]), int(key[1]), int(key[2]))
+            prim.material = tex.material(t, sel["uv"])
+            mesh.primitives.append(prim)
+        node.mesh = scene.add_mesh(mesh)
+    scene.add_node(node)
+
+
+def _navmesh_nodes(doc: SplashpackDoc, s: float, scene: Scene) -> None:
+    if not doc.navmeshes:
+        return
+    mat = scene.add_material(Material(name="navmesh", base_color_factor=(0.2, 0.8, 0.3, 1.0),
+                                      unlit=True, double_sided=True,
+                                      extras={FMT: {"navmesh": True}}))
+    for k, tris in enumerate(doc.navmeshes):
+        v = np.asarray(tris)[:, SWAP, :].astype(np.float64) * AXES * s
+        mesh = Mesh(name=f"navmesh_{k}", primitives=[
+            Primitive(positions=v.reshape(-1, 3).astype(np.float32), material=mat)]
+            if len(v) else [])
+        node = Node(name=f"navmesh_{k}", extras={FMT: {"navmesh": k}})
+        if len(v):
+            node.mesh = scene.add_mesh(mesh)
+        scene.add_node(node)
+
+
+def _player_node(doc: SplashpackDoc, s: float, scene: Scene) -> None:
+    if not doc.spec_layout.has_player:
+        return
+    pos = np.asarray(doc.hfield("player_pos"), dtype=np.float64) * AXES * s
+    height = int(doc.hfield("player_height"))
+    info = {"player": True, "position_raw": [int(x) for x in doc.hfield("player_pos")],
+            "rotation_raw": [int(x) for x in doc.hfield("player_rot")],
+            "height_raw": height, "height": height * s}
+    scene.add_node(Node(name="player_start",
+                        translation=(float(pos[0]), float(pos[1]), float(pos[2])),
+                        extras={FMT: info}))
+
+
+def _extract(doc: SplashpackDoc, ctx: Context) -> None:
+    folder = ctx.opt("extract")
+    if not folder or not doc.lua:
+        return
+    from ...api import write_files
+
+    write_files(Path(folder), lua_files(doc))
+    ctx.note("splashpack.lua_extracted", f"{len(doc.lua)} Lua file(s) written to {folder}",
+             "info")
+
+
+def to_scene(doc: SplashpackDoc, ctx: Context) -> Scene:
+    gte = float(ctx.opt("gte_scaling", DEFAULT_GTE))
+    if not np.isfinite(gte) or gte <= 0:
+        gte = DEFAULT_GTE
+    s = gte / 4096.0
+    scene = Scene(name=f"splashpack_v1_{doc.layout}")
+    tex = _Textures(doc, scene)
+    for i in range(len(doc.meshes)):
+        _object_node(doc, i, s, tex, scene, ctx)
+    _navmesh_nodes(doc, s, scene)
+    _player_node(doc, s, scene)
+    info: dict[str, Any] = {"layout": doc.layout, "version": doc.version, "gte_scaling": gte,
+                            "color_scale": 255, "lua": _lua_extras(doc)}
+    if doc.layout == "H":
+        info["scene_lua_index"] = int(doc.hfield("scene_lua"))
+    scene.extras.update({"format": FMT, "version": doc.version, "variant": f"v1-{doc.layout}",
+                         FMT: info})
+    ctx.note("splashpack.gte_scaling", f"GTEScaling is not stored in the file; {gte:g} assumed "
+             "(raw / 4096 x GTEScaling = units)", "info")
+    ctx.note("splashpack.vertex_colors", "COLOR_0 = byte / 255; the PS1 modulates texture x "
+             "colour / 128, so 128 is neutral and lit scenes look darker in glTF", "info")
+    if doc.meshes and any(len(m) for m in doc.meshes):
+        ctx.note("splashpack.normals", "the file stores one normal per triangle (v0's); it is "
+                 "used for all three corners", "info")
+    _extract(doc, ctx)
+    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    return scene

@@ -1,0 +1,183 @@
+"""PlayStation 1 VRAM: 15-bit colour words, CLUTs, 4/8/16 bpp texture pages, palette
+quantization. Everything is vectorized with numpy (no loop per texel).
+
+VRAM is 1024 x 512 16-bit words. A colour word is R in bits 0-4, G in 5-9, B in 10-14 and the
+semi-transparency bit (STP) in 15. The word 0x0000 is never drawn (transparent); any other word,
+0x8000 (black with STP) included, is opaque on an opaque polygon. Texture pages are 256 x 256
+texels at x = 64 * n, y = 0 or 256; a 4 bpp texel is a nibble (low nibble leftmost), an 8 bpp
+texel a byte (low byte leftmost), both indices into a CLUT row; a 16 bpp texel is a colour word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from PIL import Image as PILImage
+
+U16 = npt.NDArray[np.uint16]
+U8 = npt.NDArray[np.uint8]
+
+VRAM_W, VRAM_H = 1024, 512
+PAGE = 256
+TRANSPARENT = 0x0000
+OPAQUE_BLACK = 0x8000  # black that the GPU still draws: STP set
+
+__all__ = ["OPAQUE_BLACK", "PAGE", "TRANSPARENT", "VRAM_H", "VRAM_W", "blit", "decode_page",
+           "index_with_palette", "pack_indices", "page_origin", "quantize", "rgba_to_words",
+           "tpage_depth", "unpack_indices", "vram_to_rgba", "words_per_row", "words_to_rgba"]
+
+
+def words_to_rgba(words: npt.ArrayLike) -> U8:
+    """Colour words (any shape) to RGBA (shape + (4,)); alpha is 0 only for 0x0000."""
+    w = np.asarray(words, dtype=np.uint16)
+    out = np.empty((*w.shape, 4), dtype=np.uint8)
+    for ch, shift in enumerate((0, 5, 10)):
+        c5 = ((w >> shift) & 0x1F).astype(np.uint8)
+        out[..., ch] = (c5 << 3) | (c5 >> 2)
+    out[..., 3] = np.where(w == TRANSPARENT, 0, 255).astype(np.uint8)
+    return out
+
+
+def rgba_to_words(rgba: npt.ArrayLike, alpha_cutoff: int = 128) -> U16:
+    """RGBA (…, 4) to colour words. Rounded to 5 bits (the exact inverse of
+    :func:`words_to_rgba`), alpha below the cutoff becomes 0x0000, and opaque black becomes
+    0x8000 so that it is not dropped as transparent (the v1 exporter's bug, spec §b.8)."""
+    a = np.asarray(rgba, dtype=np.uint32)
+    c5 = (a[..., :3] * 31 + 127) // 255
+    w = c5[..., 0] | (c5[..., 1] << 5) | (c5[..., 2] << 10)
+    w = np.where(w == 0, OPAQUE_BLACK, w)
+    w = np.where(a[..., 3] < alpha_cutoff, TRANSPARENT, w)
+    return w.astype(np.uint16)
+
+
+def words_per_row(width_texels: int, bpp: int) -> int:
+    return (width_texels * bpp + 15) // 16
+
+
+def tpage_depth(tpage: int) -> int:
+    """Bits per texel of a tpage attribute (mode 3 is 15-bit on hardware too)."""
+    return {0: 4, 1: 8}.get((tpage >> 7) & 3, 16)
+
+
+def page_origin(tpage: int) -> tuple[int, int]:
+    return (tpage & 0xF) * 64, ((tpage >> 4) & 1) * 256
+
+
+def blit(vram: U16, x: int, y: int, words: npt.ArrayLike) -> None:
+    """Copy a (h, w) block of words into VRAM at (x, y), clipped to VRAM (as an upload of a
+    rectangle crossing the edge would be cut)."""
+    block = np.asarray(words, dtype=np.uint16)
+    if block.ndim == 1:
+        block = block[None, :]
+    h = max(0, min(block.shape[0], VRAM_H - y))
+    w = max(0, min(block.shape[1], VRAM_W - x))
+    if h and w and x >= 0 and y >= 0:
+        vram[y:y + h, x:x + w] = block[:h, :w]
+
+
+def unpack_indices(words: npt.ArrayLike, bpp: int) -> U8:
+    """(h, w) words to (h, w * 16 / bpp) palette indices, leftmost texel in the low bits."""
+    w = np.asarray(words, dtype=np.uint16)
+    per = 16 // bpp
+    shifts = (np.arange(per, dtype=np.uint16) * bpp)
+    idx = (w[..., None] >> shifts) & ((1 << bpp) - 1)
+    return idx.reshape(*w.shape[:-1], w.shape[-1] * per).astype(np.uint8)
+
+
+def pack_indices(indices: npt.ArrayLike, bpp: int) -> U16:
+    """(h, w) palette indices to (h, ceil(w * bpp / 16)) words (the inverse of unpack)."""
+    idx = np.asarray(indices, dtype=np.uint32)
+    per = 16 // bpp
+    pad = (-idx.shape[-1]) % per
+    if pad:
+        idx = np.pad(idx, ((0, 0), (0, pad)))
+    grouped = idx.reshape(idx.shape[0], -1, per) & ((1 << bpp) - 1)
+    shifts = np.arange(per, dtype=np.uint32) * bpp
+    words: U16 = np.bitwise_or.reduce(grouped << shifts, axis=-1).astype(np.uint16)
+    return words
+
+
+def decode_page(vram: U16, tpage: int, clut_x: int, clut_y: int,
+                clut_count: int | None = None) -> U8:
+    """The 256 x 256 texture page a tpage and CLUT select, as RGBA, sampled the way the GPU
+    samples it (coordinates wrap around VRAM). ``clut_x`` is in words (not /16). CLUT entries at
+    or past ``clut_count`` read as transparent: what lies there in VRAM is not the palette's."""
+    px0, py0 = page_origin(tpage)
+    bpp = tpage_depth(tpage)
+    rows = (py0 + np.arange(PAGE)) % VRAM_H
+    u = np.arange(PAGE)
+    if bpp == 16:
+        words = vram[rows[:, None], ((px0 + u) % VRAM_W)[None, :]]
+        return words_to_rgba(words)
+    per = 16 // bpp
+    raw = vram[rows[:, None], ((px0 + u // per) % VRAM_W)[None, :]]
+    idx = (raw >> ((u % per) * bpp).astype(np.uint16)[None, :]) & ((1 << bpp) - 1)
+    palette = vram[clut_y % VRAM_H, (clut_x + np.arange(1 << bpp)) % VRAM_W].copy()
+    if clut_count is not None:
+        palette[min(clut_count, len(palette)):] = TRANSPARENT
+    return words_to_rgba(palette[idx])
+
+
+def vram_to_rgba(vram: U16) -> U8:
+    """The whole VRAM read as 16 bpp colour, fully opaque: what a VRAM viewer shows (index data
+    of 4/8 bpp pages appears as coloured noise)."""
+    out = words_to_rgba(vram)
+    out[..., 3] = 255
+    return out
+
+
+def _keys(words: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """What a texel looks like once decoded: the 15-bit colour, plus 0x8000 for transparent."""
+    w = np.asarray(words, dtype=np.int64)
+    return np.where(w == TRANSPARENT, 0x8000, w & 0x7FFF)
+
+
+def index_with_palette(rgba: npt.ArrayLike, palette: npt.ArrayLike) -> U8 | None:
+    """Indices that reproduce ``rgba`` exactly through ``palette`` (the first matching entry),
+    or None when some texel's colour is not in it."""
+    pal = np.asarray(palette, dtype=np.uint16)
+    if len(pal) == 0 or len(pal) > 256:
+        return None
+    lut = np.full(0x10000, -1, dtype=np.int64)
+    keys, first = np.unique(_keys(pal), return_index=True)
+    lut[keys] = first
+    idx = lut[_keys(rgba_to_words(rgba))]
+    if np.any(idx < 0):
+        return None
+    return idx.astype(np.uint8)
+
+
+def quantize(rgba: npt.ArrayLike, max_colors: int) -> tuple[U8, U16, bool]:
+    """Indices (h, w) and a palette of at most ``max_colors`` colour words for an RGBA image.
+
+    Transparent texels (alpha < 128) share entry 0 = 0x0000. Images with few enough distinct
+    colours get an exact palette (sorted words); others go through Pillow's median cut, whose
+    result is returned with ``True`` (lossy)."""
+    px = np.asarray(rgba, dtype=np.uint8)
+    words = rgba_to_words(px)
+    clear = words == TRANSPARENT
+    reserve = 1 if clear.any() else 0
+    room = max_colors - reserve
+    solid = np.unique(words[~clear])
+    if len(solid) <= room:
+        palette = np.concatenate([np.zeros(reserve, np.uint16), solid]).astype(np.uint16)
+        idx = index_with_palette(px, palette)
+        assert idx is not None
+        return idx, palette, False
+    rgb = px[..., :3].copy()
+    if reserve:
+        rgb[clear] = rgb[~clear][0]
+    im = PILImage.fromarray(rgb, "RGB").quantize(
+        colors=room, method=PILImage.Quantize.MEDIANCUT, dither=PILImage.Dither.NONE)
+    q = np.asarray(im, dtype=np.uint8)
+    used = int(q.max()) + 1
+    flat = im.getpalette() or []
+    pal_rgb = np.asarray(flat[: used * 3], dtype=np.uint8).reshape(-1, 3)
+    pal_rgba = np.concatenate([pal_rgb, np.full((used, 1), 255, np.uint8)], axis=1)
+    pal_words = rgba_to_words(pal_rgba)
+    if reserve:
+        palette = np.concatenate([np.zeros(1, np.uint16), pal_words]).astype(np.uint16)
+        idx = np.where(clear, 0, q.astype(np.uint16) + 1).astype(np.uint8)
+    else:
+        palette, idx = pal_words, q
+    return idx, palette, True
