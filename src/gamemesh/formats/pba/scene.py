@@ -1,0 +1,547 @@
+"""PBA document -> Scene (spec ``pba.md`` b.10/b.12).
+
+Axes: the file is Direct3D left-handed, Y up. Positions, normals and translations get z negated,
+quaternions (w, x, y, z) become glTF [-x, -y, z, w], and triangle winding is reversed so that
+the front faces stay front faces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import CorruptDataError, FormatError
+from ...registry import Context
+from ...scene import (
+    Animation,
+    Channel,
+    Image,
+    Material,
+    Mesh,
+    MorphTarget,
+    Node,
+    Primitive,
+    Scene,
+    Skin,
+    TextureRef,
+)
+from ...scene.math import trs_to_matrix
+from ..ptx.read import read as read_ptx
+from .layout import (
+    ALPHA_BLEND,
+    ALPHA_NAMES,
+    ALPHA_NONE,
+    ALPHA_SHADOW,
+    ALPHA_TEST,
+    ANIM_ROT,
+    ANIMATED,
+    FLEXIBLE,
+    MESH_TYPES,
+    NODES,
+    RIGID,
+    UNVERIFIED_TYPES,
+    VERTEX,
+    FaceGroup,
+    PbaDoc,
+    PbaMesh,
+    Sequence,
+    VertexTrack,
+    name_str,
+)
+from .textures import TextureFinder
+
+F32 = npt.NDArray[np.float32]
+_FLIP = np.array([1.0, 1.0, -1.0], dtype=np.float32)
+# glTF has no "alpha test at 0.2 plus blend"; MASK at glTF's default cutoff is the closest.
+ALPHA_CUTOFF = 0.5
+FMT = "pba"
+STATES = ("BASE", "DETERIORADO", "DESTRUIDO", "RUINA")
+
+
+# -- conversions ----------------------------------------------------------------------------
+def lh_points(p: npt.ArrayLike) -> F32:
+    """Left-handed file axes <-> glTF axes (its own inverse): negate z."""
+    return np.asarray(np.asarray(p, dtype=np.float32).reshape(-1, 3) * _FLIP, dtype=np.float32)
+
+
+def lh_quats(wxyz: npt.ArrayLike) -> F32:
+    """(..., 4) file quaternions (w, x, y, z) -> unit glTF (x, y, z, w) = [-x, -y, z, w]."""
+    q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
+    out = np.stack([-q[:, 1], -q[:, 2], q[:, 3], q[:, 0]], axis=1)
+    n = np.linalg.norm(out, axis=1, keepdims=True)
+    ok = np.isfinite(n) & (n > 1e-12)
+    out = np.where(ok, out / np.where(ok, n, 1.0), np.array([0.0, 0.0, 0.0, 1.0]))
+    return out.astype(np.float32)
+
+
+def flip_winding(idx: npt.ArrayLike) -> npt.NDArray[np.uint32]:
+    tri = np.asarray(idx, dtype=np.uint32).reshape(-1, 3)
+    return np.ascontiguousarray(tri[:, [0, 2, 1]]).reshape(-1)
+
+
+def state_of(name: str) -> str:
+    """The damage state a mesh name stands for (BASE, DETERIORADO_n, DESTRUIDO, RUINA)."""
+    up = name.upper()
+    return up if up.startswith(STATES) else ""
+
+
+# -- the conversion state -------------------------------------------------------------------
+@dataclass
+class _Build:
+    doc: PbaDoc
+    ctx: Context
+    scene: Scene
+    finder: TextureFinder | None
+    bone_nodes: list[int] = field(default_factory=list)
+    materials: dict[tuple[int, int, tuple[str, ...]], int] = field(default_factory=dict)
+    images: dict[int, int] = field(default_factory=dict)
+    mesh_nodes: dict[int, int] = field(default_factory=dict)  # pba mesh index -> node
+    mesh_targets: dict[int, int] = field(default_factory=dict)  # pba mesh index -> targets
+
+    def note(self, code: str, message: str) -> None:
+        self.ctx.note(code, message)
+
+
+def to_scene(doc: PbaDoc, ctx: Context) -> Scene:
+    scene = Scene(name=doc.label)
+    finder = TextureFinder.for_context(ctx) if (ctx.path is not None or
+                                                ctx.opt("texture_dir")) else None
+    b = _Build(doc, ctx, scene, finder)
+    _bones(b)
+    tracks = match_tracks(doc)
+    _meshes(b, tracks)
+    _animations(b, tracks)
+    scene.extras.update({
+        "format": "pba",
+        "pba_version": doc.version,
+        "pba_civ_lists": doc.civ_lists,
+        "pba_textures": [name_str(t) for t in doc.textures.tolist()],
+        "pba_mesh_types": [MESH_TYPES.get(m.mesh_type, str(m.mesh_type)) for m in doc.meshes],
+    })
+    if finder is None and len(doc.textures):
+        ctx.note("pba.textures_not_searched", "read from bytes: PTX textures are referenced "
+                 "by name only", "info")
+    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    return scene
+
+
+# -- bones ----------------------------------------------------------------------------------
+def _hierarchical(doc: PbaDoc) -> bool:
+    """Parent the bones only when composing changes nothing (every parent is the identity):
+    the public readers place by each bone alone (spec b.4)."""
+    n = len(doc.bones)
+    parents = doc.bones["parent"].astype(np.int64)
+    used = parents[parents >= 0]
+    if np.any(parents < -1) or np.any(used >= n) or np.any(parents == np.arange(n)):
+        return False
+    if not len(used):
+        return False
+    pb = doc.bones[np.unique(used)]
+    ident = (np.all(np.abs(pb["pos"]) < 1e-6, axis=1)
+             & np.all(np.abs(np.abs(pb["rot"]) - [1, 0, 0, 0]) < 1e-6, axis=1))
+    return bool(np.all(ident)) and _acyclic(parents)
+
+
+def _acyclic(parents: npt.NDArray[np.int64]) -> bool:
+    state = np.zeros(len(parents), dtype=np.int8)  # 0 new, 1 on the current path, 2 done
+    for start in range(len(parents)):
+        path = []
+        i = start
+        while i >= 0 and state[i] == 0:
+            state[i] = 1
+            path.append(i)
+            i = int(parents[i])
+        if i >= 0 and state[i] == 1:
+            return False
+        state[path] = 2
+    return True
+
+
+def _bones(b: _Build) -> None:
+    bones = b.doc.bones
+    if not len(bones):
+        return
+    hier = _hierarchical(b.doc)
+    t = lh_points(bones["pos"])
+    q = lh_quats(bones["rot"])
+    parents = bones["parent"].tolist()
+    names = [name_str(n) for n in bones["name"].tolist()]
+    b.bone_nodes = [b.scene.add_node(Node(name=names[i], translation=_t3(t[i]),
+                                          rotation=_t4(q[i]),
+                                          extras={"pba_bone": i, "pba_parent": parents[i]}))
+                    for i in range(len(bones))]
+    if hier:
+        # Re-parent in one pass: roots stay, the others move under their parent.
+        b.scene.roots = [b.bone_nodes[i] for i, p in enumerate(parents) if p < 0]
+        for i, p in enumerate(parents):
+            if p >= 0:
+                b.scene.nodes[b.bone_nodes[p]].children.append(b.bone_nodes[i])
+    b.scene.extras["pba_bone_hierarchy"] = "parented" if hier else "flat"
+
+
+def _t3(v: Any) -> tuple[float, float, float]:
+    return (float(v[0]), float(v[1]), float(v[2]))
+
+
+def _t4(v: Any) -> tuple[float, float, float, float]:
+    return (float(v[0]), float(v[1]), float(v[2]), float(v[3]))
+
+
+def _bone_index(doc: PbaDoc, name: bytes) -> int | None:
+    target = name_str(name)
+    for i, n in enumerate(doc.bones["name"].tolist()):
+        if name_str(n) == target:
+            return i
+    return None
+
+
+# -- materials and textures -----------------------------------------------------------------
+def _image(b: _Build, tex: int) -> int:
+    if tex in b.images:
+        return b.images[tex]
+    name = name_str(b.doc.textures[tex])
+    img = Image(name=name, uri=f"{name}.ptx", extras={"pba_texture": name})
+    path = b.finder.find(name) if b.finder is not None else None
+    if path is None:
+        if b.finder is not None:
+            b.note("pba.texture_missing", f"texture {name}.ptx not found beside the model, in "
+                   "texturas/ or the --texture-dir folders")
+    else:
+        try:
+            ptx = read_ptx(path.read_bytes(), Context(path))
+            img.pixels = ptx.rgba()
+            img.extras["ptx_bpp"] = ptx.bpp
+        except (OSError, FormatError) as e:
+            b.note("pba.texture_unreadable", f"texture {path.name}: {e}")
+    b.images[tex] = b.scene.add_image(img)
+    return b.images[tex]
+
+
+def _material(b: _Build, g: FaceGroup, civ: tuple[str, ...]) -> int | None:
+    tex = g.texture_id if 0 <= g.texture_id < len(b.doc.textures) else -1
+    if g.texture_id != tex:
+        b.note("pba.texture_id", f"texture id {g.texture_id} out of range for "
+               f"{len(b.doc.textures)} textures; untextured")
+    key = (tex, g.alpha_flags, civ)
+    if key in b.materials:
+        return b.materials[key]
+    tex_name = name_str(b.doc.textures[tex]) if tex >= 0 else ""
+    mat = Material(name=f"{tex_name or 'untextured'}#{g.alpha_flags}" if g.alpha_flags
+                   else tex_name or "untextured", double_sided=True,
+                   extras={"pba_texture": tex_name, "pba_alpha_flags": g.alpha_flags})
+    if tex >= 0:
+        mat.base_color_texture = TextureRef(_image(b, tex))
+    if civ:
+        mat.extras["pba_civ_textures"] = list(civ)
+    if g.alpha_flags in (ALPHA_BLEND, ALPHA_SHADOW):
+        mat.alpha_mode = "BLEND"
+    elif g.alpha_flags == ALPHA_TEST:
+        mat.alpha_mode, mat.alpha_cutoff = "MASK", ALPHA_CUTOFF
+    elif g.alpha_flags != ALPHA_NONE:
+        b.note("pba.alpha_flags", f"alpha flags {g.alpha_flags} unknown; drawn opaque")
+    if g.alpha_flags == ALPHA_SHADOW:
+        mat.extras["pba_shadow"] = True
+    mat.extras["pba_alpha_name"] = ALPHA_NAMES.get(g.alpha_flags, "unknown")
+    b.materials[key] = b.scene.add_material(mat)
+    return b.materials[key]
+
+
+def _civ(names: Any) -> tuple[str, ...]:
+    return tuple(name_str(n) for n in names.tolist()) if names is not None else ()
+
+
+# -- geometry -------------------------------------------------------------------------------
+def _primitive(verts: npt.NDArray[Any], idx: npt.ArrayLike, where: str) -> Primitive:
+    ind = np.asarray(idx, dtype=np.uint32)
+    if len(ind) and int(ind.max()) >= len(verts):
+        msg = "vertex index out of range"
+        raise CorruptDataError(FMT, msg, field=f"{where}.indices",
+                               expected=f"< {len(verts)}", actual=int(ind.max()))
+    for part in ("pos", "normal", "uv"):
+        if not np.all(np.isfinite(verts[part])):
+            msg = f"vertex {part} holds NaN or infinity"
+            raise CorruptDataError(FMT, msg, field=f"{where}.vertices.{part}",
+                                   expected="finite numbers", actual="NaN/inf")
+    ind = ind[: len(ind) // 3 * 3]
+    color = verts["color"][:, [2, 1, 0, 3]].astype(np.float32) / np.float32(255)
+    return Primitive(positions=lh_points(verts["pos"]), normals=lh_points(verts["normal"]),
+                     texcoords=[np.ascontiguousarray(verts["uv"], dtype=np.float32)],
+                     colors=[color], indices=flip_winding(ind))
+
+
+def _slices(mesh: PbaMesh, total: int, where: str) -> list[tuple[int, int]]:
+    """Consecutive per-group slices of a shared vertex array (types 3 and 4)."""
+    sizes = np.array([g.num_vertices for g in mesh.groups], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    if len(ends) and int(ends[-1]) > total:
+        msg = "face groups use more vertices than the mesh has"
+        raise CorruptDataError(FMT, msg, field=f"{where}.groups.num_vertices",
+                               expected=f"sum <= {total}", actual=int(ends[-1]))
+    starts = ends - sizes
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def _build_mesh(b: _Build, mi: int, mesh: PbaMesh, drop_shadows: bool) -> Mesh | None:
+    where = f"meshes[{mi}]"
+    out = Mesh(name=mesh.label)
+    verts: npt.NDArray[Any] = np.zeros(0, VERTEX)
+    parts: list[tuple[FaceGroup, npt.NDArray[Any]]] = []
+    if mesh.mesh_type == RIGID:
+        parts = [(g, g.vertices if g.vertices is not None else verts) for g in mesh.groups]
+    elif mesh.mesh_type == FLEXIBLE:
+        verts = mesh.vertices if mesh.vertices is not None else verts
+        parts = [(g, verts) for g in mesh.groups]
+    else:
+        if mesh.mesh_type == NODES:
+            verts = _node_vertices(mesh)
+        elif mesh.vertices is not None:
+            verts = mesh.vertices
+        parts = [(g, verts[s:e]) for g, (s, e) in zip(mesh.groups, _slices(mesh, len(verts),
+                                                                           where), strict=True)]
+    for gi, (g, gv) in enumerate(parts):
+        if drop_shadows and g.alpha_flags == ALPHA_SHADOW:
+            b.note("pba.shadow_dropped", f"mesh {mesh.label!r} group {gi}: shadow group "
+                   "dropped (--drop-shadows)")
+            continue
+        prim = _primitive(gv, g.indices, f"{where}.groups[{gi}]")
+        civ = _civ(g.civ_textures if mesh.mesh_type != NODES else mesh.civ_textures)
+        prim.material = _material(b, g, civ)
+        prim.extras = {"pba_group": gi}
+        if g.alpha_flags == ALPHA_SHADOW:
+            prim.extras["pba_shadow"] = True
+        out.primitives.append(prim)
+    return out if out.primitives else None
+
+
+def _node_vertices(mesh: PbaMesh) -> npt.NDArray[Any]:
+    if not mesh.vertex_groups:
+        return np.zeros(0, VERTEX)
+    return np.concatenate([vg.vertices for vg in mesh.vertex_groups])
+
+
+def _meshes(b: _Build, tracks: dict[tuple[int, int], int]) -> None:
+    want = b.ctx.opt("state")
+    drop = bool(b.ctx.opt("drop_shadows", False))
+    kept = 0
+    for mi, mesh in enumerate(b.doc.meshes):
+        label = mesh.label
+        if mesh.raw is not None:
+            b.note("pba.mesh_skipped", f"mesh {mi} ({label!r}, type {mesh.mesh_type}) was kept "
+                   "as raw bytes and is not converted")
+            continue
+        if want and label.upper() != str(want).upper():
+            continue
+        built = _build_mesh(b, mi, mesh, drop)
+        if built is None:
+            continue
+        if mesh.mesh_type in UNVERIFIED_TYPES:
+            b.note("pba.unverified_mesh_type", f"mesh {label!r} is type {mesh.mesh_type} "
+                   f"({MESH_TYPES[mesh.mesh_type]}), whose layout only the seed describes")
+        built.extras = {"pba_mesh_type": MESH_TYPES[mesh.mesh_type],
+                        "pba_center": lh_points(mesh.center)[0].tolist(),
+                        "pba_radius": float(np.asarray(mesh.radius).reshape(-1)[0])}
+        if mesh.mesh_type == ANIMATED:
+            _morph_targets(b, mi, mesh, built, tracks)
+        m = b.scene.add_mesh(built)
+        b.mesh_nodes[mi] = _place(b, mesh, m)
+        kept += 1
+    if want and not kept:
+        names = sorted({m.label for m in b.doc.meshes})
+        b.note("pba.state_missing", f"no mesh is named {want!r} (meshes: {', '.join(names)})")
+
+
+def _place(b: _Build, mesh: PbaMesh, m: int) -> int:
+    """Rigid (and flexible) meshes sit on the bone of the same name, as every reader places
+    them; animated and node meshes are in model space (no reader applies a bone to them)."""
+    extras = {"pba_state": state_of(mesh.label) or mesh.label,
+              "pba_mesh_type": MESH_TYPES[mesh.mesh_type]}
+    bi = _bone_index(b.doc, mesh.name) if mesh.mesh_type in (RIGID, FLEXIBLE) else None
+    if bi is not None:
+        host = b.bone_nodes[bi]
+        if b.scene.nodes[host].mesh is None:
+            b.scene.nodes[host].mesh = m
+            b.scene.nodes[host].extras.update(extras)
+            return host
+        return b.scene.add_node(Node(name=mesh.label, mesh=m, extras=extras), host)
+    node = b.scene.add_node(Node(name=mesh.label, mesh=m, extras=extras))
+    if mesh.mesh_type == NODES:
+        _node_skin(b, mesh, node)
+    return node
+
+
+def _node_skin(b: _Build, mesh: PbaMesh, node: int) -> None:
+    """Type 4: each named vertex group follows the bone of its name (weight 1). [SEED only:
+    vertices are assumed in model space, bound at the bones' initial transforms]."""
+    joints: list[int] = []
+    per_vertex: list[int] = []
+    for vg in mesh.vertex_groups:
+        bi = _bone_index(b.doc, vg.name)
+        if bi is None:
+            b.note("pba.node_group_unbound", f"mesh {mesh.label!r}: vertex group "
+                   f"{name_str(vg.name)!r} names no bone; left unskinned")
+            return
+        if bi not in joints:
+            joints.append(bi)
+        per_vertex.append(joints.index(bi))
+    if not joints:
+        return
+    counts = [len(vg.vertices) for vg in mesh.vertex_groups]
+    jidx = np.repeat(np.array(per_vertex, dtype=np.uint16), counts)
+    mesh_i = b.scene.nodes[node].mesh
+    assert mesh_i is not None
+    slices = _slices(mesh, len(jidx), mesh.label)
+    for prim in b.scene.meshes[mesh_i].primitives:
+        s, e = slices[prim.extras["pba_group"]]
+        j = np.zeros((e - s, 4), dtype=np.uint16)
+        j[:, 0] = jidx[s:e]
+        w = np.zeros((e - s, 4), dtype=np.float32)
+        w[:, 0] = 1.0
+        prim.joints, prim.weights = j, w
+    ibm = np.stack([np.linalg.inv(_bone_matrix(b, bi)) for bi in joints]).astype(np.float32)
+    skin = b.scene.add_skin(Skin(joints=[b.bone_nodes[bi] for bi in joints],
+                                 inverse_bind_matrices=ibm, name=mesh.label))
+    b.scene.nodes[node].skin = skin
+
+
+def _bone_matrix(b: _Build, bi: int) -> npt.NDArray[np.float64]:
+    n = b.scene.nodes[b.bone_nodes[bi]]
+    return trs_to_matrix(n.translation, n.rotation, n.scale)
+
+
+# -- animations -----------------------------------------------------------------------------
+def match_tracks(doc: PbaDoc) -> dict[tuple[int, int], int]:
+    """(sequence, vertex track) -> mesh index, as the spec recommends: ``node_id`` when it names
+    an animated mesh of the track's vertex count, else the track's order, else the first
+    animated mesh with that count."""
+    out: dict[tuple[int, int], int] = {}
+    animated = [i for i, m in enumerate(doc.meshes)
+                if m.mesh_type == ANIMATED and m.raw is None and m.vertices is not None]
+    sizes = {i: len(doc.meshes[i].vertices) for i in animated}  # type: ignore[arg-type]
+    for si, seq in enumerate(doc.sequences):
+        for k, t in enumerate(seq.vertex_tracks):
+            if not (np.all(np.isfinite(t.box_min)) and np.all(np.isfinite(t.box_max))):
+                continue  # a broken box matches nothing: noted and dropped by the caller
+            for cand in (t.node_id, k):
+                if cand in sizes and sizes[cand] == t.num_vertices:
+                    out[(si, k)] = cand
+                    break
+            else:
+                same = [i for i in animated if sizes[i] == t.num_vertices]
+                if same:
+                    out[(si, k)] = same[0]
+    return out
+
+
+def key_times(times: npt.NDArray[Any], duration: int) -> tuple[F32, bool]:
+    """Key times in seconds: the stored milliseconds when they increase strictly and end within
+    the duration, else evenly spaced over the duration (what the model viewer does)."""
+    t = np.asarray(times, dtype=np.float64)
+    if len(t) and np.all(np.diff(t) > 0) and (duration == 0 or t[-1] <= duration):
+        return (t / 1000.0).astype(np.float32), True
+    span = duration / 1000.0 if duration > 0 else max(len(t) - 1, 1) / 24.0
+    return np.linspace(0.0, span, len(t), dtype=np.float32), False
+
+
+def _morph_targets(b: _Build, mi: int, mesh: PbaMesh, out: Mesh,
+                   tracks: dict[tuple[int, int], int]) -> None:
+    """One morph target per key of every vertex track that drives this mesh."""
+    assert mesh.vertices is not None
+    mine = [(si, k) for (si, k), m in sorted(tracks.items()) if m == mi]
+    if not mine:
+        return
+    base = mesh.vertices["pos"]
+    keys = [b.doc.sequences[si].vertex_tracks[k].positions() for si, k in mine]
+    deltas = lh_points(np.concatenate(keys) - base[None]).reshape(-1, len(base), 3)
+    slices = _slices(mesh, len(base), mesh.label)
+    for prim in out.primitives:
+        s, e = slices[prim.extras["pba_group"]]
+        prim.targets = [MorphTarget(positions=np.ascontiguousarray(d[s:e])) for d in deltas]
+    out.weights = [0.0] * len(deltas)
+    names = []
+    for si, k in mine:
+        t = b.doc.sequences[si].vertex_tracks[k]
+        names += [f"{b.doc.sequences[si].label}_{j}" for j in range(len(t.keys))]
+    out.target_names = names
+    b.mesh_targets[mi] = len(deltas)
+
+
+def _animations(b: _Build, tracks: dict[tuple[int, int], int]) -> None:
+    offsets: dict[int, int] = {}
+    for si, seq in enumerate(b.doc.sequences):
+        if seq.raw is not None:
+            b.note("pba.sequence_skipped", f"sequence {si} was kept as raw bytes and is not "
+                   "converted")
+            continue
+        anim = Animation(name=seq.label, extras={"pba_duration_ms": seq.duration})
+        _node_channels(b, seq, anim)
+        for k, t in enumerate(seq.vertex_tracks):
+            mi = tracks.get((si, k))
+            if mi is None or mi not in b.mesh_nodes:
+                if mi is None:
+                    b.note("pba.track_unmatched", f"sequence {seq.label!r} vertex track {k} "
+                           f"({t.num_vertices} vertices) matches no animated mesh; dropped")
+                continue
+            start = offsets.get(mi, 0)
+            offsets[mi] = start + len(t.keys)
+            _weights_channel(b, seq, t, mi, start, anim)
+        if anim.channels:
+            b.scene.animations.append(anim)
+
+
+def _weights_channel(b: _Build, seq: Sequence, t: VertexTrack, mi: int, start: int,
+                     anim: Animation) -> None:
+    if not len(t.keys):
+        return
+    times, exact = key_times(t.keys["time"], seq.duration)
+    if not exact:
+        b.note("pba.key_times", f"sequence {seq.label!r}: vertex key times are not increasing "
+               "milliseconds within the duration; spaced evenly")
+    total = b.mesh_targets[mi]
+    values = np.zeros((len(times), total), dtype=np.float32)
+    values[np.arange(len(times)), start + np.arange(len(times))] = 1.0
+    anim.channels.append(Channel(b.mesh_nodes[mi], "weights", times, values))
+
+
+def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
+    for k, t in enumerate(seq.node_tracks):
+        if t.raw is not None or not len(t.keys):
+            continue
+        if not 0 <= t.node_id < len(b.bone_nodes):
+            b.note("pba.node_track_target", f"sequence {seq.label!r} node track {k}: node "
+                   f"{t.node_id} is not a bone; dropped")
+            continue
+        node = b.bone_nodes[t.node_id]
+        times, exact = key_times(t.keys["time"], seq.duration)
+        if not exact:
+            b.note("pba.key_times", f"sequence {seq.label!r} node track {k}: key times are "
+                   "not increasing milliseconds within the duration; spaced evenly")
+        anim.channels.append(Channel(node, "rotation", times, lh_quats(t.keys["rot"])))
+        if t.anim_type == ANIM_ROT:
+            pos = np.repeat(lh_points(t.position if t.position is not None else np.zeros(3)),
+                            len(times), axis=0)
+        else:
+            pos = lh_points(t.keys["pos"])
+        anim.channels.append(Channel(node, "translation", times, pos))
+
+
+def load(data: bytes, ctx: Context) -> Scene:
+    from .read import read
+
+    return to_scene(read(data, ctx), ctx)
+
+
+def siblings(path: Path) -> list[Path]:
+    """The PTX files a load of ``path`` would read."""
+    from .read import read
+    from .textures import sibling_textures
+
+    try:
+        doc = read(path.read_bytes(), Context(path))
+    except (OSError, FormatError):
+        return []
+    return sibling_textures(path, [name_str(t) for t in doc.textures.tolist()])
+
