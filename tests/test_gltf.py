@@ -15,7 +15,6 @@ from gamemesh.registry import by_name
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Animation, Channel, Mesh, MorphTarget, Node, Primitive, Scene
 from gamemesh.scene.math import face_normals
-
 from gltf_fixtures import features_gltf, glb_bytes
 from helpers import assert_mutations_fail_cleanly, assert_truncations_fail_cleanly
 

@@ -53,8 +53,8 @@ def _read_source(src: Source) -> tuple[bytes, Path | None]:
     path = Path(src)
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
-        raise FormatError("gamemesh", "file too large", expected=f"<= {MAX_INPUT_BYTES} bytes",
-                          actual=size, path=str(path))
+        raise FormatError(format="gamemesh", message="file too large",
+                          expected=f"<= {MAX_INPUT_BYTES} bytes", actual=size, path=str(path))
     return path.read_bytes(), path
 
 
@@ -63,9 +63,8 @@ def _spec_for(data: bytes, path: Path | None, format: str | None) -> FormatSpec:
         return registry.by_name(format)
     spec = registry.sniff(data[: registry.SNIFF_BYTES], path)
     if spec is None:
-        err = FormatError("gamemesh", "unknown file format (no format recognises its content "
-                          "or extension)", path=str(path) if path else "<bytes>")
-        raise err
+        msg = "unknown file format (no format recognises its content or extension)"
+        raise FormatError(format="gamemesh", message=msg, path=str(path) if path else "<bytes>")
     return spec
 
 
@@ -188,11 +187,11 @@ def write_files(folder: Path, files: dict[str, bytes]) -> list[str]:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             staged.append((str(target), Path(tmp)))
-        for target, tmp in staged:
-            os.replace(tmp, target)
+        for final, part in staged:
+            os.replace(part, final)
     except BaseException:
-        for _, tmp in staged:
+        for _, part in staged:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                part.unlink()
         raise
     return [t for t, _ in staged]

@@ -8,6 +8,7 @@ that are patched once the value is known (offsets, sizes, counts).
 
 from __future__ import annotations
 
+import builtins
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ class Reader:
 
     def seek(self, pos: int, field: str | None = None) -> None:
         if not self.start <= pos <= self.end:
-            raise self.corrupt("offset out of range", expected=f"{self.start}..{self.end}",
+            raise self.corrupt(message="offset out of range", expected=f"{self.start}..{self.end}",
                                actual=pos, field=field)
         self.pos = pos
 
@@ -78,7 +79,7 @@ class Reader:
 
     def sub(self, length: int, field: str | None = None) -> Reader:
         """A reader over the next ``length`` bytes; the parent skips past them."""
-        with self.field(field) if field else _nullcontext():
+        with self.field(field) if field else _NullContext():
             self._need(length)
         child = Reader(self._view, self.fmt, self.pos, self.pos + length)
         child._fields = list(self._fields) + ([field] if field else [])
@@ -132,7 +133,8 @@ class Reader:
 
     def _need(self, n: int) -> None:
         if n < 0 or self.pos + n > self.end:
-            raise self.truncated(expected=f"{n} bytes", actual=f"{max(0, self.end - self.pos)} left")
+            left = max(0, self.end - self.pos)
+            raise self.truncated(expected=f"{n} bytes", actual=f"{left} left")
 
     # -- scalars -----------------------------------------------------------------------------
     def _scalar(self, kind: str, field: str | None) -> Any:
@@ -185,19 +187,19 @@ class Reader:
 
     def bytes(self, n: int, field: str | None = None) -> bytes:
         if n < 0 or self.pos + n > self.end:
-            raise self.truncated(expected=f"{n} bytes", actual=f"{max(0, self.end - self.pos)} left",
-                                 field=field)
+            left = max(0, self.end - self.pos)
+            raise self.truncated(expected=f"{n} bytes", actual=f"{left} left", field=field)
         b = bytes(self._view[self.pos:self.pos + n])
         self.pos += n
         return b
 
-    def rest(self) -> bytes:
+    def rest(self) -> builtins.bytes:
         return self.bytes(self.end - self.pos)
 
-    def peek(self, n: int) -> bytes:
+    def peek(self, n: int) -> builtins.bytes:
         return bytes(self._view[self.pos:min(self.end, self.pos + n)])
 
-    def magic(self, expected: bytes, field: str = "magic") -> bytes:
+    def magic(self, expected: builtins.bytes, field: str = "magic") -> builtins.bytes:
         got = self.peek(len(expected))
         if got != expected:
             raise self._err(BadMagicError, None, repr(expected), repr(got), field, None)
@@ -235,7 +237,7 @@ class Reader:
         return raw.split(b"\0", 1)[0].decode(encoding, errors="replace")
 
 
-class _nullcontext:
+class _NullContext:
     def __enter__(self) -> None:
         return None
 
@@ -322,8 +324,8 @@ class Writer:
     def cstring(self, s: str | bytes, size: int, encoding: str = "ascii") -> None:
         raw = s.encode(encoding) if isinstance(s, str) else s
         if len(raw) > size:
-            raise CorruptDataError("writer", "string too long", expected=f"<= {size} bytes",
-                                   actual=len(raw))
+            raise CorruptDataError(format="writer", message="string too long",
+                                   expected=f"<= {size} bytes", actual=len(raw))
         self.buf += raw + b"\0" * (size - len(raw))
 
     def reserve(self, kind: str | struct.Struct) -> Slot:

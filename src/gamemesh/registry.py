@@ -24,7 +24,8 @@ from .scene import Scene
 
 SNIFF_BYTES = 64
 
-__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "Option", "by_name", "for_document", "formats", "sniff"]
+__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "Option", "by_name", "for_document",
+           "formats", "sniff"]
 
 
 @dataclass
@@ -121,24 +122,31 @@ class FormatSpec:
 
     # -- guarded entry points --------------------------------------------------------------
     def read_doc(self, data: bytes, ctx: Context) -> Any:
-        if self.read is None:
-            raise FormatError(self.name, "this format cannot be read")
-        return guarded(self.name, ctx, lambda: self.read(data, ctx))  # type: ignore[misc]
+        read = self.read
+        if read is None:
+            msg = "this format cannot be read"
+            raise FormatError(self.name, msg)
+        return guarded(self.name, ctx, lambda: read(data, ctx))
 
     def load_scene(self, data: bytes, ctx: Context) -> Scene:
-        if self.load is not None:
-            return guarded(self.name, ctx, lambda: self.load(data, ctx))  # type: ignore[misc]
-        if self.to_scene is None:
-            raise FormatError(self.name, "this format cannot be converted to a scene")
+        load, to_scene = self.load, self.to_scene
+        if load is not None:
+            scene: Scene = guarded(self.name, ctx, lambda: load(data, ctx))
+            return scene
+        if to_scene is None:
+            msg = "this format cannot be converted to a scene"
+            raise FormatError(self.name, msg)
         doc = self.read_doc(data, ctx)
-        return guarded(self.name, ctx, lambda: self.to_scene(doc, ctx))  # type: ignore[misc]
+        converted: Scene = guarded(self.name, ctx, lambda: to_scene(doc, ctx))
+        return converted
 
     def save_scene(self, scene: Scene, ctx: Context) -> Files:
         name = ctx.path.name if ctx.path else f"out{self.extensions[0]}"
         if self.save is not None:
             return self.save(scene, ctx)
         if self.from_scene is None or self.write is None:
-            raise FormatError(self.name, "this format cannot be written from a scene")
+            msg = "this format cannot be written from a scene"
+            raise FormatError(self.name, msg)
         doc = self.from_scene(scene, ctx)
         return {name: self.write(doc, ctx)}
 
@@ -154,7 +162,7 @@ def guarded(fmt: str, ctx: Context, fn: Callable[[], Any]) -> Any:
     except FormatError as e:
         raise e.with_path(str(ctx.path) if ctx.path else "<bytes>") from None
     except MemoryError as e:
-        err = CorruptDataError(fmt, "the file asks for more memory than it can hold")
+        err = CorruptDataError(fmt, message="the file asks for more memory than it can hold")
         raise err.with_path(ctx.name) from e
     except _INTERNAL as e:
         err = CorruptDataError(fmt, f"malformed data ({type(e).__name__}: {e})")

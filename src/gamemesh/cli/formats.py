@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..registry import formats
 from ._common import emit_json
@@ -15,8 +16,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = [{"name": s.name, "title": s.title, "extensions": list(s.extensions),
-             **s.capabilities(), "options": [o.flag for o in s.options]} for s in formats()]
+    rows: list[dict[str, Any]] = [
+        {"name": s.name, "title": s.title, "extensions": list(s.extensions),
+         **s.capabilities(), "options": [o.flag for o in s.options]} for s in formats()]
     if args.json:
         emit_json(rows)
         return 0

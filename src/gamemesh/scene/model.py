@@ -134,14 +134,14 @@ class Primitive:
 
     @property
     def vertex_count(self) -> int:
-        return int(len(self.positions))
+        return len(self.positions)
 
     @property
     def triangle_count(self) -> int:
         if self.mode != 4:
             return 0
         n = len(self.indices) if self.indices is not None else len(self.positions)
-        return int(n // 3)
+        return n // 3
 
     def triangles(self) -> npt.NDArray[np.uint32]:
         """(T, 3) vertex indices of a TRIANGLES primitive."""

@@ -102,9 +102,9 @@ def _prim_problems(scene: Scene, p: Primitive) -> list[str]:
             out.append(f"{name} has {len(a)} rows for {n} positions")
     if (p.joints is None) != (p.weights is None):
         out.append("joints and weights must come together")
-    elif p.joints is not None and p.weights is not None:
-        if p.joints.shape != p.weights.shape or p.joints.shape[1] % 4:
-            out.append(f"joints {p.joints.shape} and weights {p.weights.shape} must be (N, 4k)")
+    elif p.joints is not None and p.weights is not None and (
+            p.joints.shape != p.weights.shape or p.joints.shape[1] % 4):
+        out.append(f"joints {p.joints.shape} and weights {p.weights.shape} must be (N, 4k)")
     if p.indices is not None and len(p.indices):
         hi = int(np.max(p.indices))
         if hi >= n:
@@ -133,8 +133,11 @@ def _skin_problems(scene: Scene, skin: object) -> list[str]:
     used = [i for i, n in enumerate(scene.nodes) if n.skin is not None and
             scene.skins[n.skin] is skin] if skin in scene.skins else []
     for ni in used:
-        mesh = scene.meshes[scene.nodes[ni].mesh] if scene.nodes[ni].mesh is not None else None
-        for prim in mesh.primitives if mesh else []:
+        mi = scene.nodes[ni].mesh
+        if mi is None or not 0 <= mi < len(scene.meshes):
+            continue
+        mesh = scene.meshes[mi]
+        for prim in mesh.primitives:
             if prim.joints is not None and len(prim.joints):
                 hi = int(np.max(prim.joints))
                 if hi >= len(skin.joints):

@@ -52,8 +52,8 @@ def decode_bcn(data: bytes, width: int, height: int, n: int) -> RGBA:
     pw, ph = max(4, (width + 3) // 4 * 4), max(4, (height + 3) // 4 * 4)
     need = bcn_size(width, height, n)
     if len(data) < need:
-        raise CorruptDataError("bcn", "texture data too short", expected=f"{need} bytes",
-                               actual=len(data))
+        raise CorruptDataError(format="bcn", message="texture data too short",
+                               expected=f"{need} bytes", actual=len(data))
     im = PILImage.frombytes("RGBA", (pw, ph), bytes(data[:need]), "bcn", n)
     return np.asarray(im, dtype=np.uint8)[:height, :width].copy()
 

@@ -19,8 +19,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import BadMagicError, CorruptDataError, FormatError, TruncatedError, \
-    UnsupportedVersionError
+from ...errors import (
+    BadMagicError,
+    CorruptDataError,
+    FormatError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
 from ...registry import Context
 from ...scene import (
     Animation,
@@ -39,11 +44,11 @@ from ...scene import (
 from ...textures import decode_image
 
 FMT = "gltf"
-_COMPONENTS = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5125: np.uint32,
-               5126: np.float32}
+_COMPONENTS: dict[Any, Any] = {5120: np.int8, 5121: np.uint8, 5122: np.int16,
+                               5123: np.uint16, 5125: np.uint32, 5126: np.float32}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-_NORM_DIV = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0, np.uint16: 65535.0,
-             np.uint32: 4294967295.0}
+_NORM_DIV: dict[Any, float] = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0,
+                                np.uint16: 65535.0, np.uint32: 4294967295.0}
 
 
 @dataclass
@@ -57,9 +62,9 @@ class GltfDocument:
     _cache: dict[int, npt.NDArray[Any]] = field(default_factory=dict, repr=False)
 
 
-def _err(message: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
+def _err(what: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
          offset: int | None = None, cls: type[FormatError] = CorruptDataError) -> FormatError:
-    return cls(FMT, message, field=field, expected=expected, actual=actual, offset=offset)
+    return cls(FMT, what, field=field, expected=expected, actual=actual, offset=offset)
 
 
 # -- container -------------------------------------------------------------------------------
@@ -72,12 +77,12 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
     try:
         doc = json.loads(js.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _err(f"JSON does not parse ({e})", field="json") from None
+        raise _err(what=f"JSON does not parse ({e})", field="json") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
-        raise _err("not a glTF document", field="asset", expected="an object", actual=None)
+        raise _err(what="not a glTF document", field="asset", expected="an object", actual=None)
     version = str(doc["asset"].get("version", ""))
     if not version.startswith("2."):
-        raise _err("only glTF 2.x is read", field="asset.version", expected="2.x",
+        raise _err(what="only glTF 2.x is read", field="asset.version", expected="2.x",
                    actual=version, cls=UnsupportedVersionError)
     buffers = [_load_buffer(b, i, bin_chunk, ctx) for i, b in enumerate(_list(doc, "buffers"))]
     return GltfDocument(doc, buffers, glb, ctx.path)
@@ -85,20 +90,20 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
 
 def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
     if len(data) < 20:
-        raise _err("GLB header", field="header", expected=">= 20 bytes", actual=len(data),
+        raise _err(what="GLB header", field="header", expected=">= 20 bytes", actual=len(data),
                    cls=TruncatedError)
-    magic, version, length = struct.unpack_from("<III", data, 0)
+    _, version, length = struct.unpack_from("<III", data, 0)
     if version != 2:
-        raise _err("GLB version", field="header.version", expected=2, actual=version,
+        raise _err(what="GLB version", field="header.version", expected=2, actual=version,
                    offset=4, cls=UnsupportedVersionError)
     if length > len(data) or length < 20:
-        raise _err("GLB length", field="header.length", expected=f"<= {len(data)}",
+        raise _err(what="GLB length", field="header.length", expected=f"<= {len(data)}",
                    actual=length, offset=8, cls=TruncatedError)
     pos, js, binary = 12, None, None
     while pos + 8 <= length:
         clen, ctype = struct.unpack_from("<II", data, pos)
         if pos + 8 + clen > length:
-            raise _err("chunk runs past the end", field=f"chunk@{pos}.length",
+            raise _err(what="chunk runs past the end", field=f"chunk@{pos}.length",
                        expected=f"<= {length - pos - 8}", actual=clen, offset=pos,
                        cls=TruncatedError)
         body = data[pos + 8:pos + 8 + clen]
@@ -108,25 +113,25 @@ def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
             binary = body
         pos += 8 + clen
     if js is None:
-        raise _err("no JSON chunk", field="chunk[0]", expected="JSON", actual="none", offset=12,
-                   cls=BadMagicError)
+        raise _err(what="no JSON chunk", field="chunk[0]", expected="JSON", actual="none",
+                   offset=12, cls=BadMagicError)
     return js, binary
 
 
 def _load_buffer(b: Any, i: int, bin_chunk: bytes | None, ctx: Context) -> bytes:
     if not isinstance(b, dict):
-        raise _err("buffer is not an object", field=f"buffers[{i}]")
+        raise _err(what="buffer is not an object", field=f"buffers[{i}]")
     length = _int(b.get("byteLength"), f"buffers[{i}].byteLength")
     uri = b.get("uri")
     if uri is None:
         data = bin_chunk if (i == 0 and bin_chunk is not None) else None
         if data is None:
-            raise _err("buffer has no uri and there is no GLB binary chunk",
+            raise _err(what="buffer has no uri and there is no GLB binary chunk",
                        field=f"buffers[{i}]")
     else:
         data = _fetch_uri(str(uri), ctx, f"buffers[{i}].uri")
     if len(data) < length:
-        raise _err("buffer shorter than declared", field=f"buffers[{i}].byteLength",
+        raise _err(what="buffer shorter than declared", field=f"buffers[{i}].byteLength",
                    expected=f"<= {len(data)}", actual=length, cls=TruncatedError)
     return data[:length]
 
@@ -139,27 +144,27 @@ def _fetch_uri(uri: str, ctx: Context, where: str) -> bytes:
                 return base64.b64decode(payload, validate=False)
             return urllib.parse.unquote_to_bytes(payload)
         except (binascii.Error, ValueError) as e:
-            raise _err(f"bad data URI ({e})", field=where) from None
+            raise _err(what=f"bad data URI ({e})", field=where) from None
     if ctx.path is None:
-        raise _err("external file but the glTF was given as bytes", field=where, actual=uri)
+        raise _err(what="external file but the glTF was given as bytes", field=where, actual=uri)
     target = (ctx.path.parent / urllib.parse.unquote(uri)).resolve()
     try:
         return target.read_bytes()
     except OSError as e:
-        raise _err(f"cannot read {uri!r} ({e.strerror})", field=where) from None
+        raise _err(what=f"cannot read {uri!r} ({e.strerror})", field=where) from None
 
 
 def _list(doc: dict[str, Any], key: str) -> list[Any]:
     v = doc.get(key, [])
     if not isinstance(v, list):
-        raise _err("must be an array", field=key, actual=type(v).__name__)
+        raise _err(what="must be an array", field=key, actual=type(v).__name__)
     return v
 
 
 def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v >= hi):
         rng = f"integer in [{lo}, {hi})" if hi is not None else f"integer >= {lo}"
-        raise _err("bad value", field=where, expected=rng, actual=v)
+        raise _err(what="bad value", field=where, expected=rng, actual=v)
     return v
 
 
@@ -177,27 +182,27 @@ def accessor(doc: GltfDocument, index: int) -> npt.NDArray[Any]:
     _int(index, "accessor", 0, len(accs))
     a = accs[index]
     where = f"accessors[{index}]"
-    comp = _COMPONENTS.get(a.get("componentType"))  # type: ignore[call-overload]
+    comp: Any = _COMPONENTS.get(a.get("componentType"))
     if comp is None:
-        raise _err("unknown componentType", field=f"{where}.componentType",
+        raise _err(what="unknown componentType", field=f"{where}.componentType",
                    expected=sorted(_COMPONENTS), actual=a.get("componentType"))
-    width = _WIDTH.get(a.get("type"))  # type: ignore[arg-type]
+    width = _WIDTH.get(str(a.get("type")))
     if width is None:
-        raise _err("unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
+        raise _err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
                    actual=a.get("type"))
     count = _int(a.get("count"), f"{where}.count")
     if "bufferView" in a:
         arr = _view_data(doc, a, comp, width, count, where).copy()
     else:
         if count > 1 << 28:
-            raise _err("accessor too large", field=f"{where}.count", expected="<= 2^28",
+            raise _err(what="accessor too large", field=f"{where}.count", expected="<= 2^28",
                        actual=count)
         arr = np.zeros((count, width), dtype=comp)
     if "sparse" in a:
         _apply_sparse(doc, a["sparse"], arr, comp, width, f"{where}.sparse")
     out: npt.NDArray[Any] = arr
     if a.get("normalized") and comp is not np.float32:
-        out = np.maximum(arr.astype(np.float32) / np.float32(_NORM_DIV[comp]), -1.0)
+        out = np.maximum(arr.astype(np.float32) / _NORM_DIV[comp], -1.0).astype(np.float32)
     doc._cache[index] = out
     return out
 
@@ -213,7 +218,7 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     vstart = _int(v.get("byteOffset", 0), f"bufferViews[{vi}].byteOffset")
     vlen = _int(v.get("byteLength"), f"bufferViews[{vi}].byteLength")
     if vstart + vlen > len(buf):
-        raise _err("view runs past its buffer", field=f"bufferViews[{vi}]",
+        raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
                    expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
     item = np.dtype(comp).itemsize
     elem = item * width
@@ -224,27 +229,29 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
         return np.zeros((0, width), dtype=comp)
     need = start + stride * (count - 1) + elem
     if stride < elem or need > vstart + vlen:
-        raise _err("accessor runs past its view", field=where, expected=f"end <= {vstart + vlen}",
-                   actual=need, cls=TruncatedError)
+        raise _err(what="accessor runs past its view", field=where,
+                   expected=f"end <= {vstart + vlen}", actual=need, cls=TruncatedError)
     raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
     if stride == elem:
-        return raw.view(comp).reshape(count, width)
+        packed: npt.NDArray[Any] = raw.view(comp).reshape(count, width)
+        return packed
     rows = np.lib.stride_tricks.as_strided(raw, shape=(count, elem), strides=(stride, 1))
-    return np.ascontiguousarray(rows).view(comp).reshape(count, width)
+    strided: npt.NDArray[Any] = np.ascontiguousarray(rows).view(comp).reshape(count, width)
+    return strided
 
 
 def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], comp: Any,
                   width: int, where: str) -> None:
     n = _int(sp.get("count"), f"{where}.count", 1, len(arr) + 1)
     ind, val = sp.get("indices", {}), sp.get("values", {})
-    icomp = _COMPONENTS.get(ind.get("componentType"))  # type: ignore[call-overload]
+    icomp: Any = _COMPONENTS.get(ind.get("componentType"))
     if icomp not in (np.uint8, np.uint16, np.uint32):
-        raise _err("bad sparse index type", field=f"{where}.indices.componentType",
+        raise _err(what="bad sparse index type", field=f"{where}.indices.componentType",
                    expected=[5121, 5123, 5125], actual=ind.get("componentType"))
     idx = _view_data(doc, ind, icomp, 1, n, f"{where}.indices").reshape(-1).astype(np.int64)
     vals = _view_data(doc, val, comp, width, n, f"{where}.values")
     if idx.size and (idx.max() >= len(arr)):
-        raise _err("sparse index out of range", field=f"{where}.indices",
+        raise _err(what="sparse index out of range", field=f"{where}.indices",
                    expected=f"< {len(arr)}", actual=int(idx.max()))
     arr[idx] = vals
 
@@ -252,7 +259,7 @@ def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], 
 def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
     a = accessor(doc, index)
     if a.shape[1] != width:
-        raise _err("accessor width", field=where, expected=width, actual=a.shape[1])
+        raise _err(what="accessor width", field=where, expected=width, actual=a.shape[1])
     return np.asarray(a, dtype=np.float32)
 
 
@@ -310,7 +317,7 @@ def _check_graph(scene: Scene) -> None:
     for i, n in enumerate(scene.nodes):
         for c in n.children:
             if c in parent or c == i:
-                raise _err("node has two parents or is its own child",
+                raise _err(what="node has two parents or is its own child",
                            field=f"nodes[{i}].children", actual=c)
             parent[c] = i
     # Every node must hang below a parentless one; whatever does not sits on a cycle.
@@ -318,7 +325,7 @@ def _check_graph(scene: Scene) -> None:
     reached = Scene(nodes=scene.nodes, roots=tops).walk()
     if len(reached) != len(scene.nodes):
         stuck = sorted(set(range(len(scene.nodes))) - set(reached))[:5]
-        raise _err("node hierarchy has a cycle", field="nodes", expected="a tree",
+        raise _err(what="node hierarchy has a cycle", field="nodes", expected="a tree",
                    actual=f"cycle through nodes {stuck}")
 
 
@@ -448,7 +455,7 @@ def _mesh(doc: GltfDocument, m: dict[str, Any], i: int, n_mats: int) -> Mesh:
 def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) -> Primitive:
     attrs = p.get("attributes", {}) or {}
     if "POSITION" not in attrs:
-        raise _err("primitive without POSITION", field=f"{where}.attributes")
+        raise _err(what="primitive without POSITION", field=f"{where}.attributes")
     pos = _floats(doc, attrs["POSITION"], 3, f"{where}.POSITION")
     n = len(pos)
 
@@ -458,7 +465,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
         a = np.asarray(accessor(doc, attrs[name]), dtype=np.float32)
         widths = (width,) if isinstance(width, int) else width
         if a.shape[1] not in widths or len(a) != n:
-            raise _err("attribute shape", field=f"{where}.{name}",
+            raise _err(what="attribute shape", field=f"{where}.{name}",
                        expected=f"({n}, {widths})", actual=a.shape)
         return a
 
@@ -477,7 +484,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
         j = accessor(doc, attrs[f"JOINTS_{k}"])
         w = attr(f"WEIGHTS_{k}", 4)
         if j.shape != (n, 4) or j.dtype.kind == "f":
-            raise _err("JOINTS shape", field=f"{where}.JOINTS_{k}", expected=f"({n}, 4) ints",
+            raise _err(what="JOINTS shape", field=f"{where}.JOINTS_{k}", expected=f"({n}, 4) ints",
                        actual=f"{j.shape} {j.dtype}")
         joints.append(j.astype(np.uint16))
         weights.append(w)
@@ -488,7 +495,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     if "indices" in p:
         idx = accessor(doc, p["indices"]).reshape(-1)
         if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
-            raise _err("index out of range", field=f"{where}.indices", expected=f"< {n}",
+            raise _err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
                        actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
         prim.indices = idx.astype(np.uint32)
     prim.mode = _int(p.get("mode", 4), f"{where}.mode", 0, 7)
@@ -512,7 +519,7 @@ def _target_attr(doc: GltfDocument, index: Any, n: int, width: int,
                  where: str) -> npt.NDArray[np.float32]:
     a = _floats(doc, index, width, where)
     if len(a) != n:
-        raise _err("morph target length", field=where, expected=n, actual=len(a))
+        raise _err(what="morph target length", field=where, expected=n, actual=len(a))
     return a
 
 
@@ -522,7 +529,8 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int) ->
     if "matrix" in n:
         m = np.asarray(n["matrix"], dtype=np.float64)
         if m.shape != (16,):
-            raise _err("matrix", field=f"{where}.matrix", expected="16 numbers", actual=m.shape)
+            raise _err(what="matrix", field=f"{where}.matrix", expected="16 numbers",
+                       actual=m.shape)
         node.matrix = m.reshape(4, 4).T.astype(np.float32)
     node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), where)  # type: ignore[assignment]
     node.rotation = _vec(n.get("rotation"), 4, (0.0, 0.0, 0.0, 1.0), where)  # type: ignore[assignment]
@@ -542,7 +550,7 @@ def _vec(v: Any, k: int, default: tuple[float, ...], where: str) -> tuple[float,
     if v is None:
         return default
     if not isinstance(v, list) or len(v) != k:
-        raise _err("vector", field=where, expected=f"{k} numbers", actual=v)
+        raise _err(what="vector", field=where, expected=f"{k} numbers", actual=v)
     return tuple(float(x) for x in v)
 
 
@@ -554,7 +562,7 @@ def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
     if "inverseBindMatrices" in s:
         m = _floats(doc, s["inverseBindMatrices"], 16, f"{where}.inverseBindMatrices")
         if len(m) != len(joints):
-            raise _err("one matrix per joint", field=f"{where}.inverseBindMatrices",
+            raise _err(what="one matrix per joint", field=f"{where}.inverseBindMatrices",
                        expected=len(joints), actual=len(m))
         skin.inverse_bind_matrices = m.reshape(-1, 4, 4).transpose(0, 2, 1).copy()
     return skin
@@ -572,11 +580,11 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int) -> An
         node = _int(target.get("node"), f"{cw}.target.node", 0, n_nodes)
         path = target.get("path")
         if path not in ("translation", "rotation", "scale", "weights"):
-            raise _err("unknown path", field=f"{cw}.target.path", actual=path)
+            raise _err(what="unknown path", field=f"{cw}.target.path", actual=path)
         s = samplers[_int(c.get("sampler"), f"{cw}.sampler", 0, len(samplers))]
         interp = s.get("interpolation", "LINEAR")
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
-            raise _err("unknown interpolation", field=f"{cw}.interpolation", actual=interp)
+            raise _err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
         times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
         vals = np.asarray(accessor(doc, s.get("output")), dtype=np.float32)
         if path == "weights":

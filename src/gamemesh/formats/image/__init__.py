@@ -95,7 +95,7 @@ def _save(scene: Scene, ctx: Context) -> dict[str, bytes]:
     fmt = {".jpg": "JPEG", ".jpeg": "JPEG", ".tga": "TGA", ".bmp": "BMP"}.get(suffix)
     if fmt is None:
         msg = f"cannot write images as {suffix or 'no extension'}"
-        raise LimitError("image", msg, expected=".png .jpg .tga .bmp", actual=suffix)
+        raise LimitError(format="image", message=msg, expected=".png .jpg .tga .bmp", actual=suffix)
     im = PILImage.fromarray(px, "RGBA")
     if fmt in ("JPEG", "BMP"):
         if (px[..., 3] < 255).any():
