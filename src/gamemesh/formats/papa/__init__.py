@@ -17,7 +17,7 @@ from typing import Any
 
 from ...registry import Context, FormatSpec, Option
 from ...textures import encode_png
-from . import layout as L
+from . import layout as lay
 from .document import PapaDocument
 from .from_scene import from_scene, save
 from .read import read, sniff
@@ -48,10 +48,10 @@ def info(doc: PapaDocument) -> dict[str, Any]:
     if sig:
         out["signature"] = sig.decode("ascii", errors="replace")
     if doc.vertex_buffers:
-        out["vertex_formats"] = sorted({f"{vb.format} {L.VERTEX_FORMATS[vb.format][0]}"
+        out["vertex_formats"] = sorted({f"{vb.format} {lay.VERTEX_FORMATS[vb.format][0]}"
                                         for vb in doc.vertex_buffers})
     if doc.index_buffers:
-        out["index_formats"] = sorted({L.INDEX_FORMATS[ib.format][0] for ib in doc.index_buffers})
+        out["index_formats"] = sorted({lay.INDEX_FORMATS[ib.format][0] for ib in doc.index_buffers})
     if doc.textures:
         out["texture_list"] = [
             {"name": doc.string(t.name), "format": format_name(t.format), "width": t.width,
@@ -77,7 +77,7 @@ def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
         from ...errors import FormatError
 
         msg = "the file holds no texture that can be decoded to PNG"
-        raise FormatError("papa", msg)
+        raise FormatError(lay.FMT, msg)
     for n, k in enumerate(usable):
         name = f"{stem}.png" if n == 0 else f"{stem}_{n}.png"
         files[name] = encode_png(decode(doc.textures[k], f"textures[{k}]"))

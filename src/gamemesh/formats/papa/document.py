@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import layout as L
+from . import layout as lay
 
 Arr = npt.NDArray[Any]
 NONE16 = 0xFFFF
@@ -80,9 +80,9 @@ class IndexBuffer:
 @dataclass
 class Material:
     shader: int
-    vectors: Arr = field(default_factory=lambda: _empty(L.VECTOR_PARAM))
-    textures: Arr = field(default_factory=lambda: _empty(L.TEXTURE_PARAM))
-    matrices: Arr = field(default_factory=lambda: _empty(L.MATRIX_PARAM))
+    vectors: Arr = field(default_factory=lambda: _empty(lay.VECTOR_PARAM))
+    textures: Arr = field(default_factory=lambda: _empty(lay.TEXTURE_PARAM))
+    matrices: Arr = field(default_factory=lambda: _empty(lay.MATRIX_PARAM))
     vector_stride: int = 20
     matrix_stride: int = 68
 
@@ -91,13 +91,13 @@ class Material:
 class Mesh:
     vertex_buffer: int
     index_buffer: int
-    groups: Arr = field(default_factory=lambda: _empty(L.MATERIAL_GROUP))
+    groups: Arr = field(default_factory=lambda: _empty(lay.MATERIAL_GROUP))
     pad: int = 0
 
 
 @dataclass
 class Skeleton:
-    bones: Arr = field(default_factory=lambda: _empty(L.BONE))
+    bones: Arr = field(default_factory=lambda: _empty(lay.BONE))
     pad: tuple[int, int, int] = (0, 0, 0)
 
 
@@ -145,7 +145,7 @@ class PapaDocument:
     skeletons: list[Skeleton] = field(default_factory=list)
     models: list[Model] = field(default_factory=list)
     animations: list[Animation] = field(default_factory=list)
-    version: tuple[int, int] = L.VERSION  # (minor, major)
+    version: tuple[int, int] = lay.VERSION  # (minor, major)
     signature: bytes = b"\0" * 6  # header padding: zeros, or an exporter's credit
     # Where each block sat in the file read ({key: (offset, size)}), its total size, and the
     # non-zero bytes between blocks; None for documents built in code (papatran layout).

@@ -22,12 +22,18 @@ import numpy.typing as npt
 from ...errors import LimitError
 from ...registry import Context
 from ...scene import Channel, Image, Primitive, Scene
-from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
+from ...scene.math import (
+    local_matrix,
+    matrix_to_quat,
+    matrix_to_trs,
+    quat_to_matrix,
+    vertex_normals,
+    world_matrices,
+)
 from ...textures import decode_image
-from . import layout as L
-from . import textures as T
+from . import layout as lay
+from . import textures as tx
 from .document import (
-    IDENTITY16,
     NONE16,
     Animation,
     IndexBuffer,
@@ -157,7 +163,7 @@ class _Exporter:
         order = [i for i in self.scene.walk() if i in joints]
         if len(order) > MAX_BONES:
             msg = "PA skeletons hold at most 256 bones"
-            raise LimitError("papa", msg, field="skeleton.num_bones", expected=f"<= {MAX_BONES}",
+            raise LimitError(lay.FMT, msg, field="skeleton.num_bones", expected=f"<= {MAX_BONES}",
                              actual=len(order))
         return order
 
@@ -200,7 +206,7 @@ class _Exporter:
 
     def skeleton(self, doc: PapaDocument) -> Skeleton:
         n = len(self.joints)
-        bones = np.zeros(n, dtype=L.BONE)
+        bones = np.zeros(n, dtype=lay.BONE)
         locals_ = np.stack([self._rest_local(b) for b in range(n)]) if n else np.zeros((0, 4, 4))
         t, q, s = _decompose(locals_)
         bones["name"] = [doc.add_string(self.scene.nodes[j].name or f"bone{b}")
@@ -228,7 +234,6 @@ class _Exporter:
                 for sub, bone_map in self._split(part):
                     self._emit(doc, model, sub, bone_map)
         doc.models.append(model)
-        _string_order(doc)
         return doc
 
     def _materials(self, doc: PapaDocument) -> dict[int | None, int]:
@@ -257,7 +262,7 @@ class _Exporter:
             self.note("shader_texture_params", f"shader {shader!r}: texture parameters are not "
                       "written (unit textures go to the _diffuse/_mask/_material files)", "info")
         vec = extra_vec or {"DiffuseColor": color}
-        arr = np.zeros(len(vec), dtype=L.VECTOR_PARAM)
+        arr = np.zeros(len(vec), dtype=lay.VECTOR_PARAM)
         arr["name"] = [doc.add_string(k) for k in vec]
         arr["value"] = list(vec.values())
         return Material(doc.add_string(shader), arr)
@@ -274,7 +279,7 @@ class _Exporter:
         for p in prims:
             if p.mode != 4:
                 msg = "PA meshes hold triangles only"
-                raise LimitError("papa", msg, field=f"meshes[{node.mesh}] ({mesh.name!r})",
+                raise LimitError(lay.FMT, msg, field=f"meshes[{node.mesh}] ({mesh.name!r})",
                                  expected="mode 4 (TRIANGLES)", actual=f"mode {p.mode}")
         if not prims:
             return []
@@ -368,7 +373,7 @@ class _Exporter:
                 bset = {int(x) for x in np.unique(part.bones[verts][w[verts] > 0])}
                 if len(bset) > MAX_BINDING_BONES:
                     msg = "triangles around one bone use more than 32 weighted bones"
-                    raise LimitError("papa", msg, field=f"mesh {part.name!r}",
+                    raise LimitError(lay.FMT, msg, field=f"mesh {part.name!r}",
                                      expected=f"<= {MAX_BINDING_BONES}", actual=len(bset))
                 for pack in packs:
                     if len(pack[0] | bset) <= MAX_BINDING_BONES:
@@ -393,7 +398,7 @@ class _Exporter:
             fmt = 7
         else:
             fmt = 5
-        v = np.zeros(n, dtype=L.VERTEX_FORMATS[fmt][1])
+        v = np.zeros(n, dtype=lay.VERTEX_FORMATS[fmt][1])
         v["position"] = part.positions
         v["normal"] = part.normals
         v["texcoord0"] = part.uv0
@@ -409,8 +414,8 @@ class _Exporter:
             v["bones"] = np.where(q > 0, slot_of[part.bones], 0)
         flat = np.concatenate([g for _, g in part.groups]) if part.groups else np.zeros(0, int)
         ifmt = 1 if n > 0xFFFF else 0
-        ib = IndexBuffer(ifmt, flat.astype(L.INDEX_FORMATS[ifmt][1]))
-        groups = np.zeros(len(part.groups), dtype=L.MATERIAL_GROUP)
+        ib = IndexBuffer(ifmt, flat.astype(lay.INDEX_FORMATS[ifmt][1]))
+        groups = np.zeros(len(part.groups), dtype=lay.MATERIAL_GROUP)
         first = 0
         for g, (mat, idx) in enumerate(part.groups):
             groups[g] = (NONE16, mat, first, len(idx) // 3, 2, (0, 0, 0))
@@ -444,7 +449,7 @@ class _Exporter:
         for c in anim.channels:
             by_node.setdefault(c.node, []).append(c)
         n = len(self.joints)
-        tr = np.zeros((frames, n), dtype=L.TRANSFORM)
+        tr = np.zeros((frames, n), dtype=lay.TRANSFORM)
         scaled = False
         for b, node in enumerate(self.joints):
             mats = self._local_track(b, node, by_node.get(node, []), times)
@@ -472,8 +477,6 @@ class _Exporter:
         if not channels:
             mats = np.broadcast_to(prefix @ rest, (f, 4, 4))
         else:
-            from ...scene.math import matrix_to_trs
-
             t0, r0, s0 = matrix_to_trs(rest)
             t = np.tile(t0, (f, 1))
             r = np.tile(r0, (f, 1))
@@ -525,10 +528,10 @@ class _Exporter:
         h, w = px.shape[:2]
         if w > 0xFFFF or h > 0xFFFF:
             msg = "texture side larger than a u16"
-            raise LimitError("papa", msg, field=f"image {image.name!r}", expected="<= 65535",
+            raise LimitError(lay.FMT, msg, field=f"image {image.name!r}", expected="<= 65535",
                              actual=f"{w}x{h}")
-        code = L.TEX_DXT5 if role == "diffuse" else L.TEX_DXT1
-        data, mips = T.encode(px, code)
+        code = lay.TEX_DXT5 if role == "diffuse" else lay.TEX_DXT1
+        data, mips = tx.encode(px, code)
         doc = PapaDocument()
         unit = stem[: -len(role) - 1] if stem.endswith(f"_{role}") else stem
         name = str(image.extras.get("papa_name") or f"{unit}_{role}.png")
@@ -538,11 +541,6 @@ class _Exporter:
 
 
 # -- helpers --------------------------------------------------------------------------------
-def _string_order(doc: PapaDocument) -> None:
-    """Nothing to reorder: strings are added in first-use order, as Blender-PAPA-IO does."""
-    del doc
-
-
 def _colors(c: Any, n: int) -> npt.NDArray[np.uint8]:
     a = np.asarray(c, dtype=np.float64)
     out = np.full((n, 4), 255, dtype=np.uint8)
@@ -555,8 +553,8 @@ def _quantize(w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Weights (sorted descending) to u8 values summing to exactly 255, largest first."""
     total = w.sum(axis=1, keepdims=True)
     empty = total[:, 0] <= 0
-    w = np.where(empty[:, None], np.array([1.0, 0.0, 0.0, 0.0]), w / np.where(empty, 1.0,
-                                                                               total[:, 0])[:, None])
+    safe = np.where(empty, 1.0, total[:, 0])[:, None]
+    w = np.where(empty[:, None], np.array([1.0, 0.0, 0.0, 0.0]), w / safe)
     q = np.floor(w * 255.0)
     q[:, 0] += 255.0 - q.sum(axis=1)
     return np.asarray(q)
@@ -588,8 +586,6 @@ def _decompose(m: F64) -> tuple[F64, F64, F64]:
 
 
 def _trs_batch(t: F64, r: F64, s: F64) -> F64:
-    from ...scene.math import quat_to_matrix
-
     out = np.zeros((len(t), 4, 4))
     out[:, :3, :3] = quat_to_matrix(r) * s[:, None, :]
     out[:, :3, 3] = t
@@ -641,5 +637,3 @@ def _slerp(a: F64, b: F64, u: F64) -> F64:
     wb = np.where(small, u, np.sin(u * theta) / np.where(small, 1.0, sin))
     return np.asarray(wa[:, None] * a + wb[:, None] * b)
 
-
-IDENTITY = IDENTITY16

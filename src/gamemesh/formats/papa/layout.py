@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+FMT = "papa"
 MAGIC = b"apaP"  # the u32 0x50617061 ("Papa") as it sits on disk
 VERSION = (0, 3)  # (minor, major)
 HEADER_SIZE = 104
@@ -81,7 +82,7 @@ ENTRY_DTYPES = (STRING_ENTRY, TEXTURE_ENTRY, BUFFER_ENTRY, BUFFER_ENTRY, MATERIA
                 MESH_ENTRY, SKELETON_ENTRY, MODEL_ENTRY, ANIMATION_ENTRY)
 
 
-def _vertex(*fields: tuple[str, Any]) -> np.dtype[Any]:
+def _vertex(*fields: tuple[Any, ...]) -> np.dtype[Any]:
     return np.dtype(list(fields))
 
 

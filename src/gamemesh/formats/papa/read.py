@@ -15,7 +15,7 @@ import numpy as np
 from ...binary import Reader
 from ...errors import CorruptDataError, TruncatedError, UnsupportedVersionError
 from ...registry import Context
-from . import layout as L
+from . import layout as lay
 from .document import (
     Animation,
     IndexBuffer,
@@ -35,7 +35,7 @@ Layout = dict[Key, tuple[int, int]]
 
 
 def sniff(prefix: bytes) -> bool:
-    return prefix[:4] == L.MAGIC
+    return prefix[:4] == lay.MAGIC
 
 
 def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
@@ -44,33 +44,34 @@ def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     header = _header(r)
     minor, major = header[1], header[2]
     counts, offsets = header[3:12], header[13:22]
-    lay: Layout = {("header",): (0, L.HEADER_SIZE)}
-    tables = [_table(r, s, counts[s], offsets[s], lay) for s in range(9)]
+    blocks: Layout = {("header",): (0, lay.HEADER_SIZE)}
+    tables = [_table(r, s, counts[s], offsets[s], blocks) for s in range(9)]
     doc = PapaDocument(version=(minor, major), signature=header[12], file_size=len(data))
-    doc.strings = _strings(r, data, tables[L.S_STRING], lay)
-    doc.textures = _textures(r, data, tables[L.S_TEXTURE], lay)
-    doc.vertex_buffers = _vertex_buffers(r, tables[L.S_VB], lay)
-    doc.index_buffers = _index_buffers(r, tables[L.S_IB], lay)
-    doc.meshes = _meshes(r, tables[L.S_MESH], lay)
-    doc.skeletons = _skeletons(r, tables[L.S_SKELETON], lay)
-    doc.models = _models(r, tables[L.S_MODEL], lay)
-    doc.animations = _animations(r, tables[L.S_ANIMATION], lay)
-    doc.materials = _materials(r, tables[L.S_MATERIAL], lay, len(data))
-    doc.layout = lay
-    doc.gaps = _gaps(data, lay)
+    doc.strings = _strings(r, data, tables[lay.S_STRING], blocks)
+    doc.textures = _textures(r, data, tables[lay.S_TEXTURE], blocks)
+    doc.vertex_buffers = _vertex_buffers(r, tables[lay.S_VB], blocks)
+    doc.index_buffers = _index_buffers(r, tables[lay.S_IB], blocks)
+    doc.meshes = _meshes(r, tables[lay.S_MESH], blocks)
+    doc.skeletons = _skeletons(r, tables[lay.S_SKELETON], blocks)
+    doc.models = _models(r, tables[lay.S_MODEL], blocks)
+    doc.animations = _animations(r, tables[lay.S_ANIMATION], blocks)
+    doc.materials = _materials(r, tables[lay.S_MATERIAL], blocks, len(data))
+    doc.layout = blocks
+    doc.gaps = _gaps(data, blocks)
     return doc
 
 
 def _header(r: Reader) -> tuple[Any, ...]:
-    if r.remaining() < L.HEADER_SIZE:
-        if r.peek(4) != L.MAGIC[: r.remaining()]:
-            r.magic(L.MAGIC)
-        raise r.truncated(expected=f"{L.HEADER_SIZE}-byte header", actual=f"{r.remaining()} bytes",
+    if r.remaining() < lay.HEADER_SIZE:
+        if r.peek(4) != lay.MAGIC[: r.remaining()]:
+            r.magic(lay.MAGIC)
+        raise r.truncated(expected=f"{lay.HEADER_SIZE}-byte header",
+                          actual=f"{r.remaining()} bytes",
                           field="header")
-    r.magic(L.MAGIC, "header.magic")
+    r.magic(lay.MAGIC, "header.magic")
     r.seek(0)
-    header = r.unpack(L.HEADER, "header")
-    if (header[1], header[2]) != L.VERSION:
+    header = r.unpack(lay.HEADER, "header")
+    if (header[1], header[2]) != lay.VERSION:
         raise r.error(UnsupportedVersionError, "only Papa version 3.0 is read (2013 alpha files "
                       "had another layout)", expected="minor 0, major 3",
                       actual=f"minor {header[1]}, major {header[2]}", field="header.version",
@@ -78,33 +79,33 @@ def _header(r: Reader) -> tuple[Any, ...]:
     return header
 
 
-def _table(r: Reader, s: int, count: int, offset: int, lay: Layout) -> Any:
-    dt = L.ENTRY_DTYPES[s]
-    name = L.SECTIONS[s]
+def _table(r: Reader, s: int, count: int, offset: int, blocks: Layout) -> Any:
+    dt = lay.ENTRY_DTYPES[s]
+    name = lay.SECTIONS[s]
     if count == 0 or offset < 0:
         # Absent (the spec: "count == 0 OR offset < 0"); the offset is kept as found.
-        lay[("table", s)] = (offset, 0)
+        blocks[("table", s)] = (offset, 0)
         return np.zeros(0, dtype=dt)
     with r.field(f"header.{name}"):
         arr = r.window(offset).array(dt, count, field=f"{name}[]")
-    lay[("table", s)] = (offset, dt.itemsize * count)
+    blocks[("table", s)] = (offset, dt.itemsize * count)
     return arr
 
 
 def _block(r: Reader, offset: int, size: int, field: str) -> Reader:
     if offset < 0 or offset + size > r.end:
-        raise TruncatedError("papa", "block outside the file", offset=offset, field=field,
+        raise TruncatedError(lay.FMT, "block outside the file", offset=offset, field=field,
                              expected=f"0..0x{r.end:X}", actual=f"0x{offset:X}+{size}")
     return r.window(offset, size)
 
 
-def _strings(r: Reader, data: bytes, table: Any, lay: Layout) -> list[PapaString]:
+def _strings(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[PapaString]:
     out: list[PapaString] = []
     size = len(data)
     for i, (length, pad, off) in enumerate(table.tolist()):
         end = off + length
         if off < 0 or end > size:
-            raise TruncatedError("papa", "string data outside the file", offset=off,
+            raise TruncatedError(lay.FMT, "string data outside the file", offset=off,
                                  field=f"strings[{i}]", expected=f"<= 0x{size:X}",
                                  actual=f"0x{off:X}+{length}")
         if end < size and data[end] == 0:
@@ -117,71 +118,72 @@ def _strings(r: Reader, data: bytes, table: Any, lay: Layout) -> list[PapaString
                 s = PapaString(data[off:end], length, pad, False)
             else:
                 s = PapaString(data[off:nul], length, pad, True)
-        lay[("str", i)] = (off, len(s.raw) + int(s.terminated))
+        blocks[("str", i)] = (off, len(s.raw) + int(s.terminated))
         out.append(s)
     return out
 
 
-def _textures(r: Reader, data: bytes, table: Any, lay: Layout) -> list[Texture]:
+def _textures(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[Texture]:
     out: list[Texture] = []
     for i, (name, fmt, ms, w, h, size, off) in enumerate(table.tolist()):
         field = f"textures[{i}]"
-        if fmt not in L.TEXTURE_FORMATS:
-            raise UnsupportedVersionError("papa", "unknown texture format", field=f"{field}.format",
+        if fmt not in lay.TEXTURE_FORMATS:
+            msg = "unknown texture format"
+            raise UnsupportedVersionError(lay.FMT, msg, field=f"{field}.format",
                                           expected="0..32", actual=fmt)
         tex = Texture(name, fmt, w, h, ms & 0x7F, bool(ms & 0x80), None, size)
         if off >= 0:
             _block(r, off, size, f"{field}.data")
             tex.data = data[off:off + size]
             tex.linked_size = 0
-        lay[("tex", i)] = (off, 0 if tex.data is None else size)
+        blocks[("tex", i)] = (off, 0 if tex.data is None else size)
         out.append(tex)
     return out
 
 
-def _vertex_buffers(r: Reader, table: Any, lay: Layout) -> list[VertexBuffer]:
+def _vertex_buffers(r: Reader, table: Any, blocks: Layout) -> list[VertexBuffer]:
     out: list[VertexBuffer] = []
     for i, row in enumerate(table):
         fmt, count, size, off = int(row["format"]), int(row["count"]), int(row["data_size"]), \
             int(row["offset"])
         field = f"vertex_buffers[{i}]"
-        if fmt in L.UNSUPPORTED_VERTEX_FORMATS:
-            name = L.UNSUPPORTED_VERTEX_FORMATS[fmt]
+        if fmt in lay.UNSUPPORTED_VERTEX_FORMATS:
+            name = lay.UNSUPPORTED_VERTEX_FORMATS[fmt]
             stride = size / count if count else 0
             msg = (f"vertex format {fmt} ({name}) has no known layout (stride from the file: "
                    f"{stride:g} bytes)")
-            raise UnsupportedVersionError("papa", msg, field=f"{field}.format",
+            raise UnsupportedVersionError(lay.FMT, msg, field=f"{field}.format",
                                           expected="0..11", actual=fmt)
-        if fmt not in L.VERTEX_FORMATS:
-            raise CorruptDataError("papa", "unknown vertex format", field=f"{field}.format",
+        if fmt not in lay.VERTEX_FORMATS:
+            raise CorruptDataError(lay.FMT, "unknown vertex format", field=f"{field}.format",
                                    expected="0..11", actual=fmt)
-        dt = L.VERTEX_FORMATS[fmt][1]
+        dt = lay.VERTEX_FORMATS[fmt][1]
         if size != dt.itemsize * count:
-            raise CorruptDataError("papa", "data_size is not stride x num_vertices",
+            raise CorruptDataError(lay.FMT, "data_size is not stride x num_vertices",
                                    field=f"{field}.data_size", expected=dt.itemsize * count,
                                    actual=size)
         verts = _block(r, off, size, field).array(dt, count) if count else np.zeros(0, dt)
-        lay[("vb", i)] = (off, size)
+        blocks[("vb", i)] = (off, size)
         out.append(VertexBuffer(fmt, verts, bytes(row["pad"])))
     return out
 
 
-def _index_buffers(r: Reader, table: Any, lay: Layout) -> list[IndexBuffer]:
+def _index_buffers(r: Reader, table: Any, blocks: Layout) -> list[IndexBuffer]:
     out: list[IndexBuffer] = []
     for i, row in enumerate(table):
         fmt, count, size, off = int(row["format"]), int(row["count"]), int(row["data_size"]), \
             int(row["offset"])
         field = f"index_buffers[{i}]"
-        if fmt not in L.INDEX_FORMATS:
-            raise UnsupportedVersionError("papa", "unknown index format", field=f"{field}.format",
+        if fmt not in lay.INDEX_FORMATS:
+            raise UnsupportedVersionError(lay.FMT, "unknown index format", field=f"{field}.format",
                                           expected="0 (UInt16) or 1 (UInt32)", actual=fmt)
-        dt = L.INDEX_FORMATS[fmt][1]
+        dt = lay.INDEX_FORMATS[fmt][1]
         if size != dt.itemsize * count:
-            raise CorruptDataError("papa", "data_size is not index size x num_indices",
+            raise CorruptDataError(lay.FMT, "data_size is not index size x num_indices",
                                    field=f"{field}.data_size", expected=dt.itemsize * count,
                                    actual=size)
         idx = _block(r, off, size, field).array(dt, count) if count else np.zeros(0, dt)
-        lay[("ib", i)] = (off, size)
+        blocks[("ib", i)] = (off, size)
         out.append(IndexBuffer(fmt, idx, bytes(row["pad"])))
     return out
 
@@ -192,37 +194,37 @@ def _array(r: Reader, offset: int, dt: np.dtype[Any], count: int, field: str) ->
     return _block(r, offset, dt.itemsize * count, field).array(dt, count)
 
 
-def _meshes(r: Reader, table: Any, lay: Layout) -> list[Mesh]:
+def _meshes(r: Reader, table: Any, blocks: Layout) -> list[Mesh]:
     out: list[Mesh] = []
     for i, (vb, ib, n, pad, off) in enumerate(table.tolist()):
-        groups = _array(r, off, L.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
-        lay[("groups", i)] = (off, groups.nbytes)
+        groups = _array(r, off, lay.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
+        blocks[("groups", i)] = (off, groups.nbytes)
         out.append(Mesh(vb, ib, groups, pad))
     return out
 
 
-def _skeletons(r: Reader, table: Any, lay: Layout) -> list[Skeleton]:
+def _skeletons(r: Reader, table: Any, blocks: Layout) -> list[Skeleton]:
     out: list[Skeleton] = []
     for i, row in enumerate(table):
         n, off = int(row["num_bones"]), int(row["offset"])
-        bones = _array(r, off, L.BONE, n, f"skeletons[{i}].bones")
-        lay[("bones", i)] = (off, bones.nbytes)
+        bones = _array(r, off, lay.BONE, n, f"skeletons[{i}].bones")
+        blocks[("bones", i)] = (off, bones.nbytes)
         p = [int(x) for x in row["pad"]]
         out.append(Skeleton(bones, (p[0], p[1], p[2])))
     return out
 
 
-def _models(r: Reader, table: Any, lay: Layout) -> list[Model]:
+def _models(r: Reader, table: Any, blocks: Layout) -> list[Model]:
     out: list[Model] = []
     for i, row in enumerate(table):
         n, off = int(row["num_bindings"]), int(row["offset"])
         field = f"models[{i}]"
-        recs = _array(r, off, L.MESH_BINDING, n, f"{field}.mesh_bindings")
-        lay[("bindings", i)] = (off, recs.nbytes)
+        recs = _array(r, off, lay.MESH_BINDING, n, f"{field}.mesh_bindings")
+        blocks[("bindings", i)] = (off, recs.nbytes)
         bindings = []
         for j, (name, mesh, nmap, pad, m2m, moff) in enumerate(recs.tolist()):
             bmap = _array(r, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
-            lay[("bonemap", i, j)] = (moff, bmap.nbytes)
+            blocks[("bonemap", i, j)] = (moff, bmap.nbytes)
             b = MeshBinding(name, mesh, np.asarray(m2m, dtype="<f4"), bmap, pad)
             if len(bmap) != nmap:
                 b.num_bone_mappings = nmap
@@ -232,46 +234,46 @@ def _models(r: Reader, table: Any, lay: Layout) -> list[Model]:
     return out
 
 
-def _animations(r: Reader, table: Any, lay: Layout) -> list[Animation]:
+def _animations(r: Reader, table: Any, blocks: Layout) -> list[Animation]:
     out: list[Animation] = []
     for i, (name, nb, nf, num, den, boff, toff) in enumerate(table.tolist()):
         field = f"animations[{i}]"
         bones = _array(r, boff, np.dtype("<u2"), nb, f"{field}.bone_table")
         if nb and nf and toff < 0:
-            raise CorruptDataError("papa", "animation has tracks but no transforms",
+            raise CorruptDataError(lay.FMT, "animation has tracks but no transforms",
                                    field=f"{field}.transforms_offset", expected=">= 0",
                                    actual=toff)
         if nb == 0:
-            tr = np.zeros((nf, 0), dtype=L.TRANSFORM)
+            tr = np.zeros((nf, 0), dtype=lay.TRANSFORM)
         else:
             with r.field(field):
-                r.count(nf, L.TRANSFORM.itemsize * nb, "num_frames")
-            tr = _array(r, toff, L.TRANSFORM, nf * nb, f"{field}.transforms").reshape(nf, nb)
-        lay[("abones", i)] = (boff, bones.nbytes)
-        lay[("atrans", i)] = (toff, tr.nbytes)
+                r.count(nf, lay.TRANSFORM.itemsize * nb, "num_frames")
+            tr = _array(r, toff, lay.TRANSFORM, nf * nb, f"{field}.transforms").reshape(nf, nb)
+        blocks[("abones", i)] = (boff, bones.nbytes)
+        blocks[("atrans", i)] = (toff, tr.nbytes)
         out.append(Animation(name, bones, tr, num, den))
     return out
 
 
-def _materials(r: Reader, table: Any, lay: Layout, size: int) -> list[Material]:
+def _materials(r: Reader, table: Any, blocks: Layout, size: int) -> list[Material]:
     # Blender-PAPA-IO writes vector/matrix params at 24/72 bytes each; papatran (and every
     # reader) at 20/68. With more than one param the distance to the next block tells.
-    starts = sorted({off for off, _ in lay.values() if off >= 0} | {size}
+    starts = sorted({off for off, _ in blocks.values() if off >= 0} | {size}
                     | {int(x) for x in table["vector_offset"]}
                     | {int(x) for x in table["texture_offset"]}
                     | {int(x) for x in table["matrix_offset"]})
     out: list[Material] = []
     for i, (shader, nv, nt, nm, voff, toff, moff) in enumerate(table.tolist()):
         field = f"materials[{i}]"
-        vdt = L.VECTOR_PARAM_24 if _wide(starts, voff, nv, 20, 24) else L.VECTOR_PARAM
-        mdt = L.MATRIX_PARAM_72 if _wide(starts, moff, nm, 68, 72) else L.MATRIX_PARAM
+        vdt = lay.VECTOR_PARAM_24 if _wide(starts, voff, nv, 20, 24) else lay.VECTOR_PARAM
+        mdt = lay.MATRIX_PARAM_72 if _wide(starts, moff, nm, 68, 72) else lay.MATRIX_PARAM
         vec = _array(r, voff, vdt, nv, f"{field}.vector_params")
-        tex = _array(r, toff, L.TEXTURE_PARAM, nt, f"{field}.texture_params")
+        tex = _array(r, toff, lay.TEXTURE_PARAM, nt, f"{field}.texture_params")
         mat = _array(r, moff, mdt, nm, f"{field}.matrix_params")
-        lay[("vec", i)] = (voff, vec.nbytes)
-        lay[("texp", i)] = (toff, tex.nbytes)
-        lay[("mat", i)] = (moff, mat.nbytes)
-        out.append(Material(shader, vec.astype(L.VECTOR_PARAM), tex, mat.astype(L.MATRIX_PARAM),
+        blocks[("vec", i)] = (voff, vec.nbytes)
+        blocks[("texp", i)] = (toff, tex.nbytes)
+        blocks[("mat", i)] = (moff, mat.nbytes)
+        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM), tex, mat.astype(lay.MATRIX_PARAM),
                             vdt.itemsize, mdt.itemsize))
     return out
 
@@ -281,12 +283,12 @@ def _wide(starts: list[int], off: int, n: int, narrow: int, wide: int) -> bool:
         return False
     k = bisect.bisect_right(starts, off)
     nxt = starts[k] if k < len(starts) else off
-    return nxt == L.align8(off + wide * n) and nxt != L.align8(off + narrow * n)
+    return nxt == lay.align8(off + wide * n) and nxt != lay.align8(off + narrow * n)
 
 
-def _gaps(data: bytes, lay: Layout) -> list[tuple[int, bytes]]:
+def _gaps(data: bytes, blocks: Layout) -> list[tuple[int, bytes]]:
     """Non-zero bytes outside every block (papatran leaves zeros; keep anything else)."""
-    spans = sorted((off, off + n) for off, n in lay.values() if off >= 0 and n > 0)
+    spans = sorted((off, off + n) for off, n in blocks.values() if off >= 0 and n > 0)
     out: list[tuple[int, bytes]] = []
     cursor = 0
     for a, b in [*spans, (len(data), len(data))]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layout as L
+from . import layout as lay
 from .document import (
     NONE16,
     IndexBuffer,
@@ -26,7 +26,7 @@ def make_sample(size_bytes: int = 1 << 20) -> bytes:
     side = max(2, int(np.sqrt(max(size_bytes, 1024) / 64.0)))
     n = side * side
     u, v = np.meshgrid(np.linspace(0.0, 1.0, side), np.linspace(0.0, 1.0, side))
-    verts = np.zeros(n, dtype=L.VERTEX_FORMATS[8][1])
+    verts = np.zeros(n, dtype=lay.VERTEX_FORMATS[8][1])
     x, y = (u.reshape(-1) - 0.5) * 10.0, (v.reshape(-1) - 0.5) * 10.0
     z = 0.3 * np.sin(x) * np.cos(y)
     verts["position"] = np.stack([x, y, z], 1)
@@ -42,14 +42,14 @@ def make_sample(size_bytes: int = 1 << 20) -> bytes:
     ifmt = 1 if n > 0xFFFF else 0
     doc = PapaDocument()
     doc.vertex_buffers.append(VertexBuffer(8, verts))
-    doc.index_buffers.append(IndexBuffer(ifmt, quads.astype(L.INDEX_FORMATS[ifmt][1])))
-    groups = np.zeros(1, dtype=L.MATERIAL_GROUP)
+    doc.index_buffers.append(IndexBuffer(ifmt, quads.astype(lay.INDEX_FORMATS[ifmt][1])))
+    groups = np.zeros(1, dtype=lay.MATERIAL_GROUP)
     groups[0] = (NONE16, 0, 0, len(quads) // 3, 2, (0, 0, 0))
     doc.meshes.append(Mesh(0, 0, groups))
-    vec = np.zeros(1, dtype=L.VECTOR_PARAM)
+    vec = np.zeros(1, dtype=lay.VECTOR_PARAM)
     vec[0] = (doc.add_string("DiffuseColor"), 0, (0.8, 0.8, 0.8, 1.0))
     doc.materials.append(Material(doc.add_string("solid"), vec))
-    bones = np.zeros(4, dtype=L.BONE)
+    bones = np.zeros(4, dtype=lay.BONE)
     bones["parent"] = [-1, 0, 1, 2]
     bones["translation"] = [[-5.0, 0, 0], [2.5, 0, 0], [2.5, 0, 0], [2.5, 0, 0]]
     bones["rotation"] = [0, 0, 0, 1]

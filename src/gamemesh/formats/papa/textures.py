@@ -15,12 +15,12 @@ from PIL import Image as PILImage
 
 from ...errors import CorruptDataError, UnsupportedVersionError
 from ...textures import decode_bcn, encode_bcn
-from . import layout as L
+from . import layout as lay
 from .document import Texture
 
 RGBA = npt.NDArray[np.uint8]
 
-_BCN = {L.TEX_DXT1: 1, L.TEX_DXT3: 2, L.TEX_DXT5: 3}
+_BCN = {lay.TEX_DXT1: 1, lay.TEX_DXT3: 2, lay.TEX_DXT5: 3}
 # Uncompressed layouts: (numpy dtype of one channel, channel order).
 _PLAIN: dict[int, tuple[str, str]] = {
     1: ("u1", "RGBA"), 2: ("u1", "RGBX"), 3: ("u1", "BGRA"), 13: ("u1", "R"), 14: ("u1", "RG"),
@@ -30,7 +30,7 @@ _PLAIN: dict[int, tuple[str, str]] = {
 
 
 def format_name(code: int) -> str:
-    return L.TEXTURE_FORMATS.get(code, f"unknown({code})")
+    return lay.TEXTURE_FORMATS.get(code, f"unknown({code})")
 
 
 def can_decode(code: int) -> bool:
@@ -41,20 +41,20 @@ def decode(tex: Texture, field: str = "texture") -> RGBA:
     """The top mip level as (H, W, 4) RGBA uint8."""
     if tex.data is None:
         msg = "linked texture has no pixel data"
-        raise CorruptDataError("papa", msg, field=field)
+        raise CorruptDataError(lay.FMT, msg, field=field)
     if not can_decode(tex.format):
         msg = f"texture format {tex.format} ({format_name(tex.format)}) is a render-target " \
               "format with no pixel decoder"
-        raise UnsupportedVersionError("papa", msg, field=f"{field}.format")
+        raise UnsupportedVersionError(lay.FMT, msg, field=f"{field}.format")
     w, h = tex.width, tex.height
     if w == 0 or h == 0:
         msg = "texture has no pixels"
-        raise CorruptDataError("papa", msg, field=f"{field}.width", expected="> 0",
+        raise CorruptDataError(lay.FMT, msg, field=f"{field}.width", expected="> 0",
                                actual=f"{w}x{h}")
-    need = L.level_size(tex.format, w, h)
+    need = lay.level_size(tex.format, w, h)
     if len(tex.data) < need:
         msg = "texture data shorter than its top mip level"
-        raise CorruptDataError("papa", msg, field=f"{field}.data_size", expected=f">= {need}",
+        raise CorruptDataError(lay.FMT, msg, field=f"{field}.data_size", expected=f">= {need}",
                                actual=len(tex.data))
     if tex.format in _BCN:
         return decode_bcn(tex.data[:need], w, h, _BCN[tex.format])
@@ -105,18 +105,18 @@ def encode(pixels: npt.ArrayLike, code: int, mips: int | None = None) -> tuple[b
 def _encode_level(px: Any, code: int) -> bytes:
     if code in _BCN:
         return encode_bcn(px, _BCN[code])
-    if code == L.TEX_RGBA8:
+    if code == lay.TEX_RGBA8:
         return bytes(np.ascontiguousarray(px).tobytes())
-    if code == L.TEX_RGBX8:
+    if code == lay.TEX_RGBX8:
         out = np.array(px, dtype=np.uint8)
         out[..., 3] = 255
         return bytes(out.tobytes())
-    if code == L.TEX_BGRA8:
+    if code == lay.TEX_BGRA8:
         return bytes(np.ascontiguousarray(px[..., [2, 1, 0, 3]]).tobytes())
-    if code == L.TEX_R8:
+    if code == lay.TEX_R8:
         return bytes(np.ascontiguousarray(px[..., 0]).tobytes())
     msg = f"writing texture format {code} ({format_name(code)}) is not supported"
-    raise UnsupportedVersionError("papa", msg)
+    raise UnsupportedVersionError(lay.FMT, msg)
 
 
 def normal_from_dxt5nm(px: RGBA) -> RGBA:

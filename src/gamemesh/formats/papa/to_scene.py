@@ -2,7 +2,7 @@
 
 Axes: PA is right-handed, Z-up, facing -Y; glTF is Y-up facing +Z. Every point and direction goes
 through C = a -90 degree rotation about X, (x, y, z) -> (x, z, -y); rotations keep their angle
-and turn their axis the same way; matrices become C M C^T. C is a proper rotation, so winding
+and turn their axis the same way; matrices become C M C^tx. C is a proper rotation, so winding
 and handedness survive and the conversion is exactly reversible (from_scene applies C^T).
 
 A unit is several documents: the model, up to three texture files and any number of animation
@@ -23,8 +23,8 @@ from ...registry import Context
 from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive, Scene, Skin
 from ...scene.math import matrix_to_trs, normalize_rows, trs_to_matrix
 from ...scene.model import TextureRef
-from . import layout as L
-from . import textures as T
+from . import layout as lay
+from . import textures as tx
 from .document import NONE16, PapaDocument
 
 F32 = npt.NDArray[np.float32]
@@ -141,17 +141,17 @@ class _Builder:
     def _image_from(self, tdoc: PapaDocument, k: int, role: str) -> int | None:
         tex = tdoc.textures[k]
         tname = tdoc.string(tex.name, f"texture{k}")
-        extras: dict[str, Any] = {"papa_name": tname, "papa_format": T.format_name(tex.format),
+        extras: dict[str, Any] = {"papa_name": tname, "papa_format": tx.format_name(tex.format),
                                   "srgb": tex.srgb, "mips": tex.mips,
                                   "mip_sizes": [[w, h] for w, h, _ in
-                                                L.mip_sizes(tex.format, tex.width, tex.height,
+                                                lay.mip_sizes(tex.format, tex.width, tex.height,
                                                             tex.mips)]}
         if role:
             extras["role"] = role
         if tex.linked:
             return self._linked_image(tname, role)
         try:
-            px = T.decode(tex, f"textures[{k}]")
+            px = tx.decode(tex, f"textures[{k}]")
         except FormatError as e:
             self.note("texture_not_decoded", f"texture {tname!r}: {e}")
             return None
@@ -173,7 +173,7 @@ class _Builder:
         if k not in self.tex_images:
             if not 0 <= k < len(self.doc.textures):
                 msg = "texture parameter points past the texture table"
-                raise CorruptDataError("papa", msg, field="materials.texture_params",
+                raise CorruptDataError(lay.FMT, msg, field="materials.texture_params",
                                        expected=f"< {len(self.doc.textures)}", actual=k)
             self.tex_images[k] = self._image_from(self.doc, k, role)
         return self.tex_images[k]
@@ -276,7 +276,7 @@ class _Builder:
             elif role == "normal":
                 image = self.scene.images[img]
                 if image.pixels is not None and not image.extras.get("normal_converted"):
-                    image.pixels = T.normal_from_dxt5nm(image.pixels)
+                    image.pixels = tx.normal_from_dxt5nm(image.pixels)
                     image.extras["normal_converted"] = "x from alpha, y from green, z derived"
                 mat.normal_texture = TextureRef(img)
             else:
@@ -295,14 +295,15 @@ class _Builder:
         if model.skeleton >= 0:
             if model.skeleton >= len(doc.skeletons):
                 msg = "skeleton index out of range"
-                raise CorruptDataError("papa", msg, field=f"{field}.skeleton_index",
+                raise CorruptDataError(lay.FMT, msg, field=f"{field}.skeleton_index",
                                        expected=f"< {len(doc.skeletons)}", actual=model.skeleton)
             bones = self._skeleton(model.skeleton, mnode)
         elif model.skeleton != -1:
             msg = "negative skeleton index other than -1"
-            raise CorruptDataError("papa", msg, field=f"{field}.skeleton_index", actual=model.skeleton)
+            raise CorruptDataError(lay.FMT, msg, field=f"{field}.skeleton_index",
+                                   actual=model.skeleton)
         skins: dict[bytes, int] = {}
-        for j, binding in enumerate(model.bindings):
+        for j in range(len(model.bindings)):
             self._binding(i, j, mnode, bones, skins)
 
     def _set_transform(self, node: Node, m: F64, what: str) -> None:
@@ -326,7 +327,7 @@ class _Builder:
         if bad.any():
             j = int(np.argmax(bad))
             msg = "bone parent must come before the bone (-1 for a root)"
-            raise CorruptDataError("papa", msg, field=f"skeletons[{k}].bones[{j}].parent_bone",
+            raise CorruptDataError(lay.FMT, msg, field=f"skeletons[{k}].bones[{j}].parent_bone",
                                    expected=f"-1..{j - 1}", actual=int(parents[j]))
         t = to_gl(bones["translation"])
         r = quat_to_gl(bones["rotation"])
@@ -349,14 +350,15 @@ class _Builder:
             self.bone_nodes.setdefault(name, idx)
         return out
 
-    def _binding(self, i: int, j: int, mnode: int, bones: list[int], skins: dict[bytes, int]) -> None:
+    def _binding(self, i: int, j: int, mnode: int, bones: list[int],
+                 skins: dict[bytes, int]) -> None:
         doc, scene = self.doc, self.scene
         model = doc.models[i]
         binding = model.bindings[j]
         field = f"models[{i}].mesh_bindings[{j}]"
         if binding.mesh >= len(doc.meshes):
             msg = "mesh index out of range"
-            raise CorruptDataError("papa", msg, field=f"{field}.mesh_index",
+            raise CorruptDataError(lay.FMT, msg, field=f"{field}.mesh_index",
                                    expected=f"< {len(doc.meshes)}", actual=binding.mesh)
         name = doc.string(binding.name, f"mesh{binding.mesh}")
         vb = doc.vertex_buffers[self._vb_index(binding.mesh)]
@@ -391,12 +393,12 @@ class _Builder:
         m = self.doc.meshes[mesh]
         if m.vertex_buffer >= len(self.doc.vertex_buffers):
             msg = "vertex buffer index out of range"
-            raise CorruptDataError("papa", msg, field=f"meshes[{mesh}].vertex_buffer_index",
+            raise CorruptDataError(lay.FMT, msg, field=f"meshes[{mesh}].vertex_buffer_index",
                                    expected=f"< {len(self.doc.vertex_buffers)}",
                                    actual=m.vertex_buffer)
         if m.index_buffer >= len(self.doc.index_buffers):
             msg = "index buffer index out of range"
-            raise CorruptDataError("papa", msg, field=f"meshes[{mesh}].index_buffer_index",
+            raise CorruptDataError(lay.FMT, msg, field=f"meshes[{mesh}].index_buffer_index",
                                    expected=f"< {len(self.doc.index_buffers)}",
                                    actual=m.index_buffer)
         return m.vertex_buffer
@@ -411,7 +413,7 @@ class _Builder:
         indices = np.asarray(ib.indices)
         if len(indices) and int(indices.max()) >= nv:
             msg = "index past the end of the vertex buffer"
-            raise CorruptDataError("papa", msg, field=f"index_buffers[{mesh.index_buffer}]",
+            raise CorruptDataError(lay.FMT, msg, field=f"index_buffers[{mesh.index_buffer}]",
                                    expected=f"< {nv}", actual=int(indices.max()))
         attrs = _attributes(v, vb.format)
         if bone_map is not None:
@@ -421,19 +423,19 @@ class _Builder:
             _name, mat, first, count, ptype, _pad = grp
             if ptype not in _MODES:
                 msg = "unknown primitive type"
-                raise CorruptDataError("papa", msg,
+                raise CorruptDataError(lay.FMT, msg,
                                        field=f"meshes[{k}].material_groups[{g}].primitive_type",
                                        expected="0, 1 or 2", actual=ptype)
             n = count * _PER_PRIM[ptype]
             if first + n > len(indices):
                 msg = "material group runs past the index buffer"
-                raise CorruptDataError("papa", msg, field=f"meshes[{k}].material_groups[{g}]",
+                raise CorruptDataError(lay.FMT, msg, field=f"meshes[{k}].material_groups[{g}]",
                                        expected=f"<= {len(indices)}", actual=first + n)
             if count == 0:
                 continue  # stock models carry an empty second group
             if mat >= len(doc.materials):
                 msg = "material index out of range"
-                raise CorruptDataError("papa", msg,
+                raise CorruptDataError(lay.FMT, msg,
                                        field=f"meshes[{k}].material_groups[{g}].material_index",
                                        expected=f"< {len(doc.materials)}", actual=mat)
             prims.append(Primitive(indices=indices[first:first + n].astype(np.uint32),
@@ -446,11 +448,11 @@ class _Builder:
         used = w > 0
         if len(bone_map) and used.any() and int(slots[used].max()) >= len(bone_map):
             msg = "vertex bone slot past the mesh binding's bone map"
-            raise CorruptDataError("papa", msg, field=f"{field}.bone_map",
+            raise CorruptDataError(lay.FMT, msg, field=f"{field}.bone_map",
                                    expected=f"< {len(bone_map)}", actual=int(slots[used].max()))
         if len(bone_map) and int(bone_map.max()) >= num_bones:
             msg = "bone map entry past the skeleton"
-            raise CorruptDataError("papa", msg, field=f"{field}.bone_map",
+            raise CorruptDataError(lay.FMT, msg, field=f"{field}.bone_map",
                                    expected=f"< {num_bones}", actual=int(bone_map.max()))
         joints = np.where(used, bone_map[np.minimum(slots, len(bone_map) - 1)], 0).astype(np.uint16)
         total = w.sum(axis=1, keepdims=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import LimitError
 from ...registry import Context
-from . import layout as L
+from . import layout as lay
 from .document import Material, PapaDocument
 
 Key = tuple[Any, ...]
@@ -39,7 +39,7 @@ def write(doc: PapaDocument, ctx: Context | None = None) -> bytes:
     for i in range(len(doc.models)):
         payloads[("bindings", i)] = _bindings(doc, i, offsets)
     buf = bytearray(end)
-    buf[:L.HEADER_SIZE] = _header(doc, offsets)
+    buf[:lay.HEADER_SIZE] = _header(doc, offsets)
     for k in order:
         off, data = offsets[k], payloads[k]
         if off >= 0 and data:
@@ -60,24 +60,24 @@ def _check_limits(doc: PapaDocument) -> None:
     for name, n in counts.items():
         if n > 0xFFFF:
             msg = f"too many {name} for a u16 count"
-            raise LimitError("papa", msg, field=f"header.num_{name}", expected="<= 65535",
+            raise LimitError(lay.FMT, msg, field=f"header.num_{name}", expected="<= 65535",
                              actual=n)
     for i, vb in enumerate(doc.vertex_buffers):
         if len(vb.vertices) > 0xFFFFFFFF:
             msg = "too many vertices"
-            raise LimitError("papa", msg, field=f"vertex_buffers[{i}]", expected="< 2**32",
+            raise LimitError(lay.FMT, msg, field=f"vertex_buffers[{i}]", expected="< 2**32",
                              actual=len(vb.vertices))
 
 
 # -- payload blocks --------------------------------------------------------------------------
 def _params(m: Material) -> tuple[bytes, bytes, bytes]:
-    vec = np.asarray(m.vectors, dtype=L.VECTOR_PARAM)
-    mat = np.asarray(m.matrices, dtype=L.MATRIX_PARAM)
+    vec = np.asarray(m.vectors, dtype=lay.VECTOR_PARAM)
+    mat = np.asarray(m.matrices, dtype=lay.MATRIX_PARAM)
     if m.vector_stride == 24:
-        vec = _widen(vec, L.VECTOR_PARAM_24)
+        vec = _widen(vec, lay.VECTOR_PARAM_24)
     if m.matrix_stride == 72:
-        mat = _widen(mat, L.MATRIX_PARAM_72)
-    return vec.tobytes(), np.asarray(m.textures, dtype=L.TEXTURE_PARAM).tobytes(), mat.tobytes()
+        mat = _widen(mat, lay.MATRIX_PARAM_72)
+    return vec.tobytes(), np.asarray(m.textures, dtype=lay.TEXTURE_PARAM).tobytes(), mat.tobytes()
 
 
 def _widen(a: Any, dt: np.dtype[Any]) -> Any:
@@ -93,22 +93,22 @@ def _payloads(doc: PapaDocument) -> dict[Key, bytes]:
         for j, b in enumerate(model.bindings):
             p[("bonemap", i, j)] = np.asarray(b.bone_map, dtype="<u2").tobytes()
     for i, mesh in enumerate(doc.meshes):
-        p[("groups", i)] = np.asarray(mesh.groups, dtype=L.MATERIAL_GROUP).tobytes()
+        p[("groups", i)] = np.asarray(mesh.groups, dtype=lay.MATERIAL_GROUP).tobytes()
     for i, mat in enumerate(doc.materials):
         p[("vec", i)], p[("texp", i)], p[("mat", i)] = _params(mat)
     for i, tex in enumerate(doc.textures):
         p[("tex", i)] = b"" if tex.data is None else bytes(tex.data)
     for i, vb in enumerate(doc.vertex_buffers):
-        dt = L.VERTEX_FORMATS[vb.format][1]
+        dt = lay.VERTEX_FORMATS[vb.format][1]
         p[("vb", i)] = np.ascontiguousarray(vb.vertices, dtype=dt).tobytes()
     for i, ib in enumerate(doc.index_buffers):
-        p[("ib", i)] = np.ascontiguousarray(ib.indices, dtype=L.INDEX_FORMATS[ib.format][1]) \
+        p[("ib", i)] = np.ascontiguousarray(ib.indices, dtype=lay.INDEX_FORMATS[ib.format][1]) \
             .tobytes()
     for i, sk in enumerate(doc.skeletons):
-        p[("bones", i)] = np.asarray(sk.bones, dtype=L.BONE).tobytes()
+        p[("bones", i)] = np.asarray(sk.bones, dtype=lay.BONE).tobytes()
     for i, anim in enumerate(doc.animations):
         p[("abones", i)] = np.asarray(anim.bones, dtype="<u2").tobytes()
-        p[("atrans", i)] = np.ascontiguousarray(anim.transforms, dtype=L.TRANSFORM).tobytes()
+        p[("atrans", i)] = np.ascontiguousarray(anim.transforms, dtype=lay.TRANSFORM).tobytes()
     for i, s in enumerate(doc.strings):
         p[("str", i)] = s.raw + (b"\0" if s.terminated else b"")
     return p
@@ -117,21 +117,22 @@ def _payloads(doc: PapaDocument) -> dict[Key, bytes]:
 def _order(doc: PapaDocument, p: dict[Key, bytes]) -> list[Key]:
     """Every block in papatran's order."""
     per_section: dict[int, list[Key]] = {
-        L.S_MODEL: [k for i, m in enumerate(doc.models)
-                    for k in [("bindings", i), *[("bonemap", i, j) for j in range(len(m.bindings))]]],
-        L.S_MESH: [("groups", i) for i in range(len(doc.meshes))],
-        L.S_MATERIAL: [(kind, i) for i in range(len(doc.materials))
+        lay.S_MODEL: [k for i, m in enumerate(doc.models)
+                      for k in [("bindings", i),
+                                *[("bonemap", i, j) for j in range(len(m.bindings))]]],
+        lay.S_MESH: [("groups", i) for i in range(len(doc.meshes))],
+        lay.S_MATERIAL: [(kind, i) for i in range(len(doc.materials))
                        for kind in ("vec", "texp", "mat")],
-        L.S_TEXTURE: [("tex", i) for i in range(len(doc.textures))],
-        L.S_VB: [("vb", i) for i in range(len(doc.vertex_buffers))],
-        L.S_IB: [("ib", i) for i in range(len(doc.index_buffers))],
-        L.S_SKELETON: [("bones", i) for i in range(len(doc.skeletons))],
-        L.S_ANIMATION: [(kind, i) for i in range(len(doc.animations))
+        lay.S_TEXTURE: [("tex", i) for i in range(len(doc.textures))],
+        lay.S_VB: [("vb", i) for i in range(len(doc.vertex_buffers))],
+        lay.S_IB: [("ib", i) for i in range(len(doc.index_buffers))],
+        lay.S_SKELETON: [("bones", i) for i in range(len(doc.skeletons))],
+        lay.S_ANIMATION: [(kind, i) for i in range(len(doc.animations))
                         for kind in ("abones", "atrans")],
-        L.S_STRING: [("str", i) for i in range(len(doc.strings))],
+        lay.S_STRING: [("str", i) for i in range(len(doc.strings))],
     }
     order: list[Key] = []
-    for s in L.BUILD_ORDER:
+    for s in lay.BUILD_ORDER:
         order.append(("table", s))
         order.extend(per_section[s])
     return order
@@ -144,9 +145,9 @@ def _count(doc: PapaDocument, s: int) -> int:
 
 def _size(doc: PapaDocument, k: Key, p: dict[Key, bytes]) -> int:
     if k[0] == "table":
-        return _count(doc, k[1]) * L.ENTRY_DTYPES[k[1]].itemsize
+        return _count(doc, k[1]) * lay.ENTRY_DTYPES[k[1]].itemsize
     if k[0] == "bindings":
-        return len(doc.models[k[1]].bindings) * L.MESH_BINDING.itemsize
+        return len(doc.models[k[1]].bindings) * lay.MESH_BINDING.itemsize
     return len(p[k])
 
 
@@ -166,37 +167,37 @@ def _kept_offsets(doc: PapaDocument, order: list[Key], sizes: dict[Key, int]) ->
 
 def _fresh_offsets(order: list[Key], sizes: dict[Key, int]) -> tuple[dict[Key, int], int]:
     out: dict[Key, int] = {}
-    pos = L.HEADER_SIZE
+    pos = lay.HEADER_SIZE
     for k in order:
         n = sizes[k]
         # Empty blocks are absent (-1), except buffers whose data pointer papatran always sets.
         if n == 0 and k[0] not in ("vb", "ib"):
-            out[k] = L.ABSENT
+            out[k] = lay.ABSENT
             continue
-        pos = L.align8(pos)
+        pos = lay.align8(pos)
         out[k] = pos
         pos += n
-    return out, L.align8(pos)
+    return out, lay.align8(pos)
 
 
 # -- tables ----------------------------------------------------------------------------------
 def _header(doc: PapaDocument, off: dict[Key, int]) -> bytes:
     counts = [_count(doc, s) for s in range(9)]
     offsets = [off[("table", s)] for s in range(9)]
-    return L.HEADER.pack(L.MAGIC, doc.version[0], doc.version[1], *counts,
+    return lay.HEADER.pack(lay.MAGIC, doc.version[0], doc.version[1], *counts,
                          bytes(doc.signature[:6]).ljust(6, b"\0"), *offsets)
 
 
 def _table(doc: PapaDocument, s: int, off: dict[Key, int]) -> bytes:
     n = _count(doc, s)
-    t = np.zeros(n, dtype=L.ENTRY_DTYPES[s])
+    t = np.zeros(n, dtype=lay.ENTRY_DTYPES[s])
     if n == 0:
         return b""
-    if s == L.S_STRING:
+    if s == lay.S_STRING:
         t["length"] = [x.length for x in doc.strings]
         t["pad"] = [x.pad for x in doc.strings]
         t["offset"] = [off[("str", i)] for i in range(n)]
-    elif s == L.S_TEXTURE:
+    elif s == lay.S_TEXTURE:
         tx = doc.textures
         t["name"] = [x.name for x in tx]
         t["format"] = [x.format for x in tx]
@@ -204,18 +205,18 @@ def _table(doc: PapaDocument, s: int, off: dict[Key, int]) -> bytes:
         t["width"] = [x.width for x in tx]
         t["height"] = [x.height for x in tx]
         t["data_size"] = [x.linked_size if x.data is None else len(x.data) for x in tx]
-        t["offset"] = [L.ABSENT if x.data is None else off[("tex", i)] for i, x in enumerate(tx)]
-    elif s in (L.S_VB, L.S_IB):
-        bufs: list[Any] = doc.vertex_buffers if s == L.S_VB else doc.index_buffers
-        key = "vb" if s == L.S_VB else "ib"
+        t["offset"] = [lay.ABSENT if x.data is None else off[("tex", i)] for i, x in enumerate(tx)]
+    elif s in (lay.S_VB, lay.S_IB):
+        bufs: list[Any] = doc.vertex_buffers if s == lay.S_VB else doc.index_buffers
+        key = "vb" if s == lay.S_VB else "ib"
         t["format"] = [b.format for b in bufs]
         t["pad"] = [list(b.pad[:3].ljust(3, b"\0")) for b in bufs]
-        arrays = [b.vertices if s == L.S_VB else b.indices for b in bufs]
+        arrays = [b.vertices if s == lay.S_VB else b.indices for b in bufs]
         t["count"] = [len(a) for a in arrays]
         t["data_size"] = [len(a) * _itemsize(s, b.format) for a, b in zip(arrays, bufs,
                                                                           strict=True)]
         t["offset"] = [off[(key, i)] for i in range(n)]
-    elif s == L.S_MATERIAL:
+    elif s == lay.S_MATERIAL:
         ms = doc.materials
         t["shader"] = [m.shader for m in ms]
         t["num_vector"] = [len(m.vectors) for m in ms]
@@ -224,17 +225,17 @@ def _table(doc: PapaDocument, s: int, off: dict[Key, int]) -> bytes:
         t["vector_offset"] = [off[("vec", i)] for i in range(n)]
         t["texture_offset"] = [off[("texp", i)] for i in range(n)]
         t["matrix_offset"] = [off[("mat", i)] for i in range(n)]
-    elif s == L.S_MESH:
+    elif s == lay.S_MESH:
         t["vertex_buffer"] = [m.vertex_buffer for m in doc.meshes]
         t["index_buffer"] = [m.index_buffer for m in doc.meshes]
         t["num_groups"] = [len(m.groups) for m in doc.meshes]
         t["pad"] = [m.pad for m in doc.meshes]
         t["offset"] = [off[("groups", i)] for i in range(n)]
-    elif s == L.S_SKELETON:
+    elif s == lay.S_SKELETON:
         t["num_bones"] = [len(sk.bones) for sk in doc.skeletons]
         t["pad"] = [list(sk.pad) for sk in doc.skeletons]
         t["offset"] = [off[("bones", i)] for i in range(n)]
-    elif s == L.S_MODEL:
+    elif s == lay.S_MODEL:
         t["name"] = [m.name for m in doc.models]
         t["skeleton"] = [m.skeleton for m in doc.models]
         t["num_bindings"] = [len(m.bindings) for m in doc.models]
@@ -254,12 +255,12 @@ def _table(doc: PapaDocument, s: int, off: dict[Key, int]) -> bytes:
 
 
 def _itemsize(s: int, fmt: int) -> int:
-    return (L.VERTEX_FORMATS[fmt][1] if s == L.S_VB else L.INDEX_FORMATS[fmt][1]).itemsize
+    return (lay.VERTEX_FORMATS[fmt][1] if s == lay.S_VB else lay.INDEX_FORMATS[fmt][1]).itemsize
 
 
 def _bindings(doc: PapaDocument, i: int, off: dict[Key, int]) -> bytes:
     bs = doc.models[i].bindings
-    t = np.zeros(len(bs), dtype=L.MESH_BINDING)
+    t = np.zeros(len(bs), dtype=lay.MESH_BINDING)
     for j, b in enumerate(bs):
         t[j]["name"] = b.name
         t[j]["mesh"] = b.mesh
