@@ -181,7 +181,7 @@ def model_animated_v2() -> PbaDoc:
     doc.textures = names("tre_molino", "tre_aspas")
     anim = animated_mesh("ASPAS", civ=True)
     doc.meshes = [anim, rigid_mesh("BASE", [(0, 1, ("TRE_MOLINO", "TGE_MOLINO"))])]
-    doc.sequences = [Sequence(nm("girar"), 200, [rot_track(2), rotpos_track(1)],
+    doc.sequences = [Sequence(nm("girar"), 500, [rot_track(2), rotpos_track(1)],
                               [vertex_track(anim, 0)])]
     return doc
 
@@ -335,7 +335,7 @@ def test_hand_packed_sequence_layout() -> None:
     assert sid == 0x0305 and pos + 4 + slen == len(data)
     body = pos + 10
     assert data[body:body + 32] == nm("girar")
-    assert struct.unpack_from("<II", data, body + 32) == (200, 2)
+    assert struct.unpack_from("<II", data, body + 32) == (500, 2)
     # ROT track: chunk header, node id, key count, type 1, fixed position, 3 x 20-byte keys
     tid, tlen = struct.unpack_from("<HI", data, body + 40)
     assert (tid, tlen) == (0x0307, 6 + 12 + 12 + 3 * 20)
@@ -474,7 +474,7 @@ def test_info_reports_version_layout_counts() -> None:
     assert info["bones"] == 3 and info["textures"] == ["tre_molino", "tre_aspas"]
     assert [(m["name"], m["kind"], m["vertices"], m["triangles"]) for m in info["meshes"]] == [
         ("ASPAS", "animated", 48, 18), ("BASE", "rigid", 24, 12)]
-    assert info["sequences"][0] == {"name": "girar", "duration_ms": 200, "node_tracks": 2,
+    assert info["sequences"][0] == {"name": "girar", "duration_ms": 500, "node_tracks": 2,
                                     "vertex_tracks": 1, "node_track_types": ["ROT", "ROTPOS"]}
 
 

@@ -68,6 +68,8 @@ class _Out:
     tex_names: list[bytes] = field(default_factory=list)
     bone_names: set[str] = field(default_factory=set)
     tex_used: set[str] = field(default_factory=set)
+    # Animated meshes are placed by no bone, so they may share a bone's name (as in the game).
+    anim_names: set[str] = field(default_factory=set)
     cut_names: int = 0
 
 
@@ -167,7 +169,9 @@ def to_file_quat(xyzw: F64) -> F64:
 def _bones(out: _Out, morph: set[int]) -> None:
     scene = out.scene
     parents = scene.parents()
-    order = [n for n in scene.walk() if n not in morph]
+    # The model root to_scene adds is no bone: its children become roots again.
+    order = [n for n in scene.walk() if n not in morph
+             and not scene.nodes[n].extras.get("pba_root")]
     recs = np.zeros(len(order), dtype=BONE)
     scaled = False
     for b, n in enumerate(order):
@@ -286,7 +290,7 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
     # Rigid meshes are stored in their bone's space; animated ones in model space.
     m = np.linalg.inv(out.bone_mats[n]) @ world if kind == RIGID else world
     name = out.doc.bones["name"][out.bone_of[n]] if kind == RIGID else _name(
-        out, out.bone_names, node.name or smesh.name or f"mesh{n}")
+        out, out.anim_names, node.name or smesh.name or f"mesh{n}")
     mesh = PbaMesh(mesh_type=kind, name=bytes(name).ljust(NAME_SIZE, b"\0"))
     sels: list[npt.NDArray[np.int64]] = []
     shared: list[npt.NDArray[Any]] = []

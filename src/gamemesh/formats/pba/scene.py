@@ -96,6 +96,7 @@ class _Build:
     ctx: Context
     scene: Scene
     finder: TextureFinder | None
+    root: int = 0  # one node for the model: the skins' common root
     bone_nodes: list[int] = field(default_factory=list)
     materials: dict[tuple[int, int, tuple[str, ...]], int] = field(default_factory=dict)
     images: dict[int, int] = field(default_factory=dict)
@@ -110,7 +111,8 @@ def to_scene(doc: PbaDoc, ctx: Context) -> Scene:
     scene = Scene(name=doc.label)
     finder = TextureFinder.for_context(ctx) if (ctx.path is not None or
                                                 ctx.opt("texture_dir")) else None
-    b = _Build(doc, ctx, scene, finder)
+    root = scene.add_node(Node(name=doc.label or "pba", extras={"pba_root": True}))
+    b = _Build(doc, ctx, scene, finder, root)
     _bones(b)
     tracks = match_tracks(doc)
     _meshes(b, tracks)
@@ -172,14 +174,14 @@ def _bones(b: _Build) -> None:
     names = [name_str(n) for n in bones["name"].tolist()]
     b.bone_nodes = [b.scene.add_node(Node(name=names[i], translation=_t3(t[i]),
                                           rotation=_t4(q[i]),
-                                          extras={"pba_bone": i, "pba_parent": parents[i]}))
+                                          extras={"pba_bone": i, "pba_parent": parents[i]}),
+                                     None if hier and parents[i] >= 0 else b.root)
                     for i in range(len(bones))]
     if hier:
-        # Re-parent in one pass: roots stay, the others move under their parent.
-        b.scene.roots = [b.bone_nodes[i] for i, p in enumerate(parents) if p < 0]
         for i, p in enumerate(parents):
             if p >= 0:
                 b.scene.nodes[b.bone_nodes[p]].children.append(b.bone_nodes[i])
+                b.scene.roots.remove(b.bone_nodes[i])
     b.scene.extras["pba_bone_hierarchy"] = "parented" if hier else "flat"
 
 
@@ -367,7 +369,9 @@ def _place(b: _Build, mesh: PbaMesh, m: int) -> int:
             b.scene.nodes[host].extras.update(extras)
             return host
         return b.scene.add_node(Node(name=mesh.label, mesh=m, extras=extras), host)
-    node = b.scene.add_node(Node(name=mesh.label, mesh=m, extras=extras))
+    # A skinned mesh's node is a scene root (glTF ignores its transform anyway).
+    parent = None if mesh.mesh_type == NODES else b.root
+    node = b.scene.add_node(Node(name=mesh.label, mesh=m, extras=extras), parent)
     if mesh.mesh_type == NODES:
         _node_skin(b, mesh, node)
     return node
