@@ -37,7 +37,7 @@ from gamemesh.scene import (
 from gamemesh.scene.math import face_normals, world_matrices
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_pba import FILES, box_vertices, model_animated_v2, model_rigid_v1  # noqa: E402
+from test_pba import FILES, box_vertices, model_animated_v2
 
 
 def ctx(**options: Any) -> Context:
@@ -350,7 +350,7 @@ def test_gltf_rigid_textured_and_morph_to_pba_ptx_and_back(tmp_path: Path,
     prim = back.meshes[back.nodes[sign].mesh].primitives[0]  # type: ignore[index]
     pts = prim.positions @ worlds[sign][:3, :3].T + worlds[sign][:3, 3]
     assert sorted(map(tuple, np.round(pts, 5).tolist())) == sorted(
-        map(tuple, (src.meshes[0].primitives[0].positions + [2, 0, 1]).tolist()))
+        map(tuple, (src.meshes[0].primitives[0].positions + np.array([2, 0, 1])).tolist()))
     # the morph key poses within the 1/255 box quantization
     blob = next(i for i, nd in enumerate(back.nodes) if nd.name == "blob" and nd.mesh is not None)
     bprim = back.meshes[back.nodes[blob].mesh].primitives[0]  # type: ignore[index]
