@@ -429,3 +429,39 @@ def test_empty_scene_makes_a_valid_file() -> None:
     assert write(doc) == FILES["empty_v2"]
     assert any(n.code == "pba.no_meshes" for n in c.notes)
     assert isinstance(doc, PbaDoc) and doc.textures.dtype == NAME
+
+
+# -- a real glTF consumer: three.js in Chromium plays the morph animation ---------------------
+def test_morph_targets_animate_in_threejs(tmp_path: Path) -> None:
+    """The converted vertex animation drives morphTargetInfluences in three.js's GLTFLoader
+    (the lead's viewer page and playwright driver, tests/js/view_check.mjs)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    from gamemesh.viewer.server import ViewerServer, prepare
+
+    root = Path(__file__).resolve().parent.parent
+    chromium = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    if shutil.which("node") is None or not chromium.exists() or not (
+            root / "node_modules" / "playwright-core").is_dir():
+        pytest.skip("node, playwright-core or Chromium is missing")
+    # Vertex animation only (no node tracks), so any pose change comes from the morphs.
+    doc = model_animated_v2()
+    doc.sequences[0].node_tracks = []
+    src = tmp_path / "molino.pba"
+    src.write_bytes(write(doc))
+    glb = tmp_path / "molino.glb"
+    gamemesh.convert(src, glb)
+    with ViewerServer(prepare(glb)) as srv:
+        jobs = [{"url": srv.url, "clip": "girar", "time": 0.15, "play_ms": 300}]
+        (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+        run = subprocess.run(["node", str(root / "tests" / "js" / "view_check.mjs"),
+                              str(tmp_path / "jobs.json")], cwd=root, capture_output=True,
+                             text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout)[0]
+    assert not res.get("error"), res
+    assert res["clips"] == ["girar"] and res["played"] is True
+    assert res["pose_change"] > 0.05, res
