@@ -3,37 +3,23 @@ the scene conversion (axes, winding, skin, animations, textures) and whole units
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from tests.helpers import corpus_dir, corpus_files
 
 import gamemesh
-from gamemesh.errors import BadMagicError, CorruptDataError, UnsupportedVersionError
 from gamemesh.formats.papa import SPEC, info
-from gamemesh.formats.papa import layout as lay
 from gamemesh.formats.papa.document import (
     NONE16,
-    Animation,
-    IndexBuffer,
-    Material,
-    Mesh,
-    MeshBinding,
-    Model,
-    PapaDocument,
-    PapaString,
-    Skeleton,
-    Texture,
-    VertexBuffer,
 )
 from gamemesh.formats.papa.read import read
 from gamemesh.formats.papa.to_scene import mat_to_gl
 from gamemesh.formats.papa.write import write
 from gamemesh.registry import Context
 from gamemesh.scene.math import face_normals, world_matrices
-from tests.helpers import corpus_dir, corpus_files
 
 UNIT = "official_2014/pa/units/land_bots/assault_bot"
 
@@ -251,7 +237,8 @@ def test_unit_options(tmp_path: Path) -> None:
     model = corpus(f"{UNIT}/assault_bot.papa")
     bare = gamemesh.load(model, no_siblings=True)
     assert not bare.images and not bare.animations
-    one = gamemesh.load(model, no_siblings=True, anim=[str(corpus(f"{UNIT}/assault_bot_anim_run.papa"))])
+    run = str(corpus(f"{UNIT}/assault_bot_anim_run.papa"))
+    one = gamemesh.load(model, no_siblings=True, anim=[run])
     assert [a.name for a in one.animations] == ["run"]
     plain = gamemesh.load(model)
     tinted = gamemesh.load(model, team_color="ff0000")

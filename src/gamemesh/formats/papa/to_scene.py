@@ -90,7 +90,9 @@ def build(unit: Unit, ctx: Context) -> Scene:
     if sig:
         scene.extras["signature"] = sig.decode("ascii", errors="replace")
     b = _Builder(unit, scene, ctx)
-    b.run()
+    # Hostile floats (NaN, inf) pass through as they are; numpy need not warn about them.
+    with np.errstate(all="ignore"):
+        b.run()
     return scene
 
 
