@@ -10,6 +10,8 @@ texel a byte (low byte leftmost), both indices into a CLUT row; a 16 bpp texel i
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import numpy.typing as npt
 from PIL import Image as PILImage
@@ -27,15 +29,29 @@ __all__ = ["OPAQUE_BLACK", "PAGE", "TRANSPARENT", "VRAM_H", "VRAM_W", "blit", "d
            "tpage_depth", "unpack_indices", "vram_to_rgba", "words_per_row", "words_to_rgba"]
 
 
-def words_to_rgba(words: npt.ArrayLike) -> U8:
-    """Colour words (any shape) to RGBA (shape + (4,)); alpha is 0 only for 0x0000."""
-    w = np.asarray(words, dtype=np.uint16)
+def _expand(w: U16) -> U8:
     out = np.empty((*w.shape, 4), dtype=np.uint8)
     for ch, shift in enumerate((0, 5, 10)):
         c5 = ((w >> shift) & 0x1F).astype(np.uint8)
         out[..., ch] = (c5 << 3) | (c5 >> 2)
     out[..., 3] = np.where(w == TRANSPARENT, 0, 255).astype(np.uint8)
     return out
+
+
+@cache
+def _all_words() -> U8:
+    """RGBA of every possible word (256 KiB, read-only): one gather decodes a whole page."""
+    table = _expand(np.arange(0x10000, dtype=np.uint16))
+    table.flags.writeable = False
+    return table
+
+
+def words_to_rgba(words: npt.ArrayLike) -> U8:
+    """Colour words (any shape) to RGBA (shape + (4,)); alpha is 0 only for 0x0000."""
+    w = np.asarray(words, dtype=np.uint16)
+    if w.size < 4096:
+        return _expand(w)
+    return _gather_rgba(_all_words(), w)
 
 
 def rgba_to_words(rgba: npt.ArrayLike, alpha_cutoff: int = 128) -> U16:
@@ -77,11 +93,16 @@ def blit(vram: U16, x: int, y: int, words: npt.ArrayLike) -> None:
 
 def unpack_indices(words: npt.ArrayLike, bpp: int) -> U8:
     """(h, w) words to (h, w * 16 / bpp) palette indices, leftmost texel in the low bits."""
-    w = np.asarray(words, dtype=np.uint16)
-    per = 16 // bpp
-    shifts = (np.arange(per, dtype=np.uint16) * bpp)
-    idx = (w[..., None] >> shifts) & ((1 << bpp) - 1)
-    return idx.reshape(*w.shape[:-1], w.shape[-1] * per).astype(np.uint8)
+    w = np.ascontiguousarray(np.asarray(words, dtype="<u2"))
+    # Little-endian bytes are already the texels left to right for 8 bpp.
+    b = w.view(np.uint8).reshape(*w.shape[:-1], w.shape[-1] * 2)
+    if bpp == 8:
+        return b.copy()
+    if bpp == 4:
+        out: U8 = np.stack([b & 0x0F, b >> 4], axis=-1).reshape(*b.shape[:-1], -1)
+        return out
+    msg = f"palette indices are 4 or 8 bits, not {bpp}"
+    raise ValueError(msg)
 
 
 def pack_indices(indices: npt.ArrayLike, bpp: int) -> U16:
@@ -104,18 +125,23 @@ def decode_page(vram: U16, tpage: int, clut_x: int, clut_y: int,
     or past ``clut_count`` read as transparent: what lies there in VRAM is not the palette's."""
     px0, py0 = page_origin(tpage)
     bpp = tpage_depth(tpage)
-    rows = (py0 + np.arange(PAGE)) % VRAM_H
-    u = np.arange(PAGE)
+    band = vram[py0:py0 + PAGE]  # py0 is 0 or 256: rows never wrap
+    n_words = PAGE * bpp // 16
+    raw = np.take(band, np.arange(px0, px0 + n_words) % VRAM_W, axis=1)
     if bpp == 16:
-        words = vram[rows[:, None], ((px0 + u) % VRAM_W)[None, :]]
-        return words_to_rgba(words)
-    per = 16 // bpp
-    raw = vram[rows[:, None], ((px0 + u // per) % VRAM_W)[None, :]]
-    idx = (raw >> ((u % per) * bpp).astype(np.uint16)[None, :]) & ((1 << bpp) - 1)
+        return words_to_rgba(raw)
+    idx = unpack_indices(raw, bpp)
     palette = vram[clut_y % VRAM_H, (clut_x + np.arange(1 << bpp)) % VRAM_W].copy()
     if clut_count is not None:
         palette[min(clut_count, len(palette)):] = TRANSPARENT
-    return words_to_rgba(palette[idx])
+    # Decode the palette once, then gather one 32-bit RGBA per texel.
+    return _gather_rgba(_expand(palette), idx)
+
+
+def _gather_rgba(table: U8, idx: npt.NDArray[np.integer]) -> U8:
+    packed = np.ascontiguousarray(table).view(np.uint32).reshape(-1)
+    out: U8 = packed[idx].view(np.uint8).reshape(*idx.shape, 4)
+    return out
 
 
 def vram_to_rgba(vram: U16) -> U8:

@@ -97,6 +97,18 @@ def _sniff_layout(lay: Layout, prefix: bytes) -> bool:
     return False
 
 
+def _plausible(lay: Layout, data: bytes) -> bool:
+    """The first descriptor's data offset is where this layout's tables end (or it has none)."""
+    if len(data) < lay.header.itemsize:
+        return False
+    c = _counts(lay, np.frombuffer(data, lay.header, 1))
+    first = _first_offset_field(lay, c)
+    if first is None:
+        return True
+    at, expected = first
+    return at + 4 <= len(data) and int.from_bytes(data[at:at + 4], "little") == expected
+
+
 def sniff(prefix: bytes) -> bool:
     if len(prefix) < 8 or prefix[:2] != MAGIC:
         return False
@@ -265,7 +277,10 @@ def detect_layout(data: bytes) -> SplashpackDoc:
                if version >= 17 else "no public exporter wrote this version")
         raise r.error(UnsupportedVersionError, f"version {version}: {why}", expected=VERSION,
                       actual=version, field="header.version", offset=2)
-    attempts = [_try_layout(data, LAYOUTS[name]) for name in DETECT_ORDER]
+    # Only layouts whose first data offset is right can fit (a cheap necessary condition, so a
+    # damaged file is not parsed seven times); with none, all are tried for the best message.
+    names = [n for n in DETECT_ORDER if _plausible(LAYOUTS[n], data)] or list(DETECT_ORDER)
+    attempts = [_try_layout(data, LAYOUTS[name]) for name in names]
     for att in attempts:
         if att.doc is not None:
             return att.doc
@@ -278,7 +293,7 @@ def detect_layout(data: bytes) -> SplashpackDoc:
     assert best.error is not None
     if best.progress == 0:
         # No layout got past its tables: report against the seed layout G.
-        best = next(a for a in attempts if a.lay.name == "G")
+        best = next((a for a in attempts if a.lay.name == "G"), best)
     assert best.error is not None
     err = best.error
     detail = f"layout {best.lay.name}: {err.detail}" if err.detail else f"layout {best.lay.name}"
