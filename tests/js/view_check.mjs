@@ -52,12 +52,12 @@ async function runJob(job) {
     out.exports_shown = await page.locator('#exports img').count();
     out.info_rows = await page.locator('#info tr').count();
     if (job.clip !== undefined && job.clip !== null) {
-      const rest = await page.evaluate(() => window.gamemeshViewer.bonePositions());
+      const rest = await page.evaluate(() => window.gamemeshViewer.poseSignature());
       out.played = await page.evaluate((c) => window.gamemeshViewer.play(c), job.clip);
       await page.waitForTimeout(job.play_ms ?? 400);
       out.play_state = await page.evaluate(() => window.gamemeshViewer.state());
-      const moved = await page.evaluate(() => window.gamemeshViewer.bonePositions());
-      out.bone_motion = Math.max(0, ...moved.map((p, i) => Math.hypot(p[0] - rest[i][0], p[1] - rest[i][1], p[2] - rest[i][2])));
+      const moved = await page.evaluate(() => window.gamemeshViewer.poseSignature());
+      out.pose_change = moved.reduce((m, v, i) => Math.max(m, Math.abs(v - rest[i])), 0);
       await page.evaluate(() => window.gamemeshViewer.pause());
       await page.evaluate(([c, t]) => window.gamemeshViewer.seek(t, c), [job.clip, job.time ?? 0]);
       out.seek_state = await page.evaluate(() => window.gamemeshViewer.state());

@@ -8,6 +8,7 @@ a thumbnail needs a plausible pose, not the exact curve.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,11 +161,11 @@ def _blend(prim: Primitive, mats: F64) -> F64 | None:
     return np.asarray(blended)
 
 
-def pose_scene(scene: Scene, clip: str | int | None = None, time: float | None = None
-               ) -> list[PosedPrimitive]:
-    """World-space triangles of every mesh node, posed at ``time`` seconds into ``clip``
-    (the clip's start when time is None; the rest pose when clip is None and time is None,
-    the first clip when only a time is given)."""
+def pose_scene(scene: Scene, clip: str | int | None = None, time: float | None = None,
+               exclude: Collection[int] = ()) -> list[PosedPrimitive]:
+    """World-space triangles of every mesh node but ``exclude``, posed at ``time`` seconds
+    into ``clip`` (the clip's start when time is None; the rest pose when clip is None and
+    time is None, the first clip when only a time is given)."""
     anim = find_clip(scene, clip)
     if anim is None and time is not None and scene.animations:
         anim = scene.animations[0]
@@ -174,7 +175,7 @@ def pose_scene(scene: Scene, clip: str | int | None = None, time: float | None =
     out: list[PosedPrimitive] = []
     for i in scene.walk():
         node = scene.nodes[i]
-        if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
+        if i in exclude or node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
             continue
         mesh = scene.meshes[node.mesh]
         w = morph_weights.get(i)

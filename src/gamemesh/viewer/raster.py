@@ -2,7 +2,8 @@
 
 Triangles are processed in batches. For each batch every candidate pixel of every triangle's
 bounding box is generated at once (``np.repeat`` over the box areas), tested against the edge
-functions and depth-resolved by sorting; there is no Python loop per pixel or per triangle.
+functions and depth-resolved with a per-pixel minimum; there is no Python loop per pixel or
+per triangle.
 The result is a G-buffer (which triangle covers each pixel, and its perspective-correct
 barycentric coordinates) that :mod:`gamemesh.viewer.thumbnail` shades.
 
@@ -153,15 +154,13 @@ def _raster_batch(tris: I64, ids: I64, boxes: I64, areas: I64, sx: F64, sy: F64,
     pid = (py * width + px)[inside]
     z = z[inside]
     owner = ids[t[inside]]
-    # Nearest candidate per pixel: sort by pixel then depth, keep each pixel's first.
-    order = np.lexsort((z, pid))
-    pid, z, owner = pid[order], z[order], owner[order]
-    first = np.ones(len(pid), dtype=bool)
-    first[1:] = pid[1:] != pid[:-1]
-    pid, z, owner = pid[first], z[first], owner[first]
-    nearer = z < depth[pid]
-    depth[pid[nearer]] = z[nearer]
-    tri_of[pid[nearer]] = owner[nearer]
+    # Nearest candidate per pixel: the batch's minimum depth per pixel, then the candidates
+    # that reach it (a tie keeps one of them), then only where nearer than earlier batches.
+    best = np.full(len(depth), np.inf)
+    np.minimum.at(best, pid, z)
+    win = (z == best[pid]) & (z < depth[pid])
+    depth[pid[win]] = z[win]
+    tri_of[pid[win]] = owner[win]
 
 
 def _perspective_bary(tri_of: I64, triangles: I64, sx: F64, sy: F64, w: F64,

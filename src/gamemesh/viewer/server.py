@@ -24,18 +24,14 @@ from ..api import load
 from ..cli.info import describe
 from ..errors import FormatError
 from ..registry import Context, by_name
-from ..scene import Image, Scene
+from ..scene import Image
 from ..textures import decode_image, encode_png
+from .flags import navmesh_nodes
 
-__all__ = ["HOST", "ViewModel", "ViewerServer", "navmesh_nodes", "prepare"]
+__all__ = ["HOST", "ViewModel", "ViewerServer", "prepare"]
 
 HOST = "127.0.0.1"
 STATIC = "static"
-# Node extras that mark a navigation mesh (the SPLASHPACK reader flags its navmesh nodes).
-NAVMESH_KEYS = ("navmesh", "is_navmesh")
-NAVMESH_KINDS = ("navmesh", "nav_mesh", "navigation_mesh")
-
-
 @dataclass
 class Resource:
     body: bytes
@@ -50,16 +46,6 @@ class ViewModel:
     glb: bytes
     info: dict[str, Any]
     files: dict[str, Resource] = field(default_factory=dict)
-
-
-def is_navmesh(extras: dict[str, Any]) -> bool:
-    if any(bool(extras.get(k)) for k in NAVMESH_KEYS):
-        return True
-    return any(str(extras.get(k, "")).lower() in NAVMESH_KINDS for k in ("kind", "role", "type"))
-
-
-def navmesh_nodes(scene: Scene) -> list[int]:
-    return [i for i, n in enumerate(scene.nodes) if is_navmesh(n.extras)]
 
 
 def prepare(path: str | os.PathLike[str], from_format: str | None = None,
@@ -122,8 +108,9 @@ def _exports(src: Path, fmt: str, options: dict[str, Any],
     try:
         files = spec.exports[".png"](doc, out_ctx)
     except FormatError as e:
+        # Papa's .png export only applies to texture files: a model is not an error.
         model.info.setdefault("notes", []).append(
-            {"level": "warning", "code": "viewer.export_failed", "message": str(e)})
+            {"level": "info", "code": "viewer.no_native_image", "message": str(e)})
         return []
     out = []
     for k, (name, body) in enumerate(files.items()):

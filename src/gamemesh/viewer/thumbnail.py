@@ -24,6 +24,7 @@ from PIL import ImageDraw
 
 from ..scene import NEAREST, Image, Scene
 from ..textures import decode_image, encode_png
+from .flags import navmesh_nodes
 from .pose import PosedPrimitive, pose_scene
 from .raster import GBuffer, look_at, perspective, rasterize
 
@@ -36,9 +37,9 @@ __all__ = ["contact_sheet", "render_thumbnail", "thumbnail_png"]
 FOV_Y = math.radians(35.0)
 AZIMUTH = math.radians(35.0)
 ELEVATION = math.radians(20.0)
-AMBIENT = 0.30
-KEY = 0.75
-FILL = 0.25
+AMBIENT = 0.25
+KEY = 0.65
+FILL = 0.2
 
 
 @dataclass
@@ -67,7 +68,9 @@ def render_thumbnail(scene: Scene, size: int = 512, clip: str | int | None = Non
         msg = f"thumbnail size and supersample must be positive (got {size}, {supersample})"
         raise ValueError(msg)
     big = size * supersample
-    batch = _concatenate(pose_scene(scene, clip, time))
+    # Navmeshes are gameplay overlays (often level-sized): leave them out unless that is all.
+    navmeshes = set(navmesh_nodes(scene))
+    batch = _concatenate(pose_scene(scene, clip, time, navmeshes) or pose_scene(scene, clip, time))
     rgba = np.zeros((big * big, 4))
     if batch is not None:
         eye, view_proj = _camera(batch.positions)

@@ -10,7 +10,6 @@ import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 const FOV = 35;
 const AZIMUTH = THREE.MathUtils.degToRad(35);   // same view as the thumbnails
 const ELEVATION = THREE.MathUtils.degToRad(20);
-const NAV_KEYS = ['navmesh', 'is_navmesh'];
 const NAV_KINDS = ['navmesh', 'nav_mesh', 'navigation_mesh'];
 
 const api = { ready: false, error: null, counts: null, clips: [], frames: 0 };
@@ -35,10 +34,18 @@ let renderQueued = false;
 let skeletonHelper = null;
 const navObjects = [];
 
+// The rule of gamemesh/viewer/flags.py: {"navmesh": k} (k may be 0) at the top of the extras
+// or inside a per-format dict ({"splashpack": {"navmesh": 0}}), or kind/role/type "navmesh".
+function marksNavmesh(d) {
+  if (!d || typeof d !== 'object') return false;
+  const flag = d.navmesh ?? d.is_navmesh;
+  if (flag !== undefined && flag !== null && flag !== false) return true;
+  return ['kind', 'role', 'type'].some((k) => NAV_KINDS.includes(String(d[k] ?? '').toLowerCase()));
+}
+
 function isNavmesh(userData) {
-  if (!userData) return false;
-  if (NAV_KEYS.some((k) => userData[k])) return true;
-  return ['kind', 'role', 'type'].some((k) => NAV_KINDS.includes(String(userData[k] ?? '').toLowerCase()));
+  if (marksNavmesh(userData)) return true;
+  return Object.values(userData ?? {}).some((v) => marksNavmesh(v));
 }
 
 function resize() {
@@ -70,7 +77,12 @@ function frame() {
 
 function frameCamera(root) {
   root.updateMatrixWorld(true);
-  const box = new THREE.Box3().setFromObject(root);
+  // Frame the model, not a level-sized navmesh around it (unless there is nothing else).
+  const box = new THREE.Box3();
+  root.traverse((obj) => {
+    if (obj.isMesh && !navObjects.includes(obj)) box.expandByObject(obj, false);
+  });
+  if (box.isEmpty()) box.setFromObject(root);
   if (box.isEmpty()) box.set(new THREE.Vector3(-1, -1, -1), new THREE.Vector3(1, 1, 1));
   const center = box.getCenter(new THREE.Vector3());
   const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1e-6);
@@ -212,6 +224,18 @@ api.bonePositions = () => (skeletonHelper ? skeletonHelper.bones.map((b) => {
   b.updateWorldMatrix(true, false);
   return new THREE.Vector3().setFromMatrixPosition(b.matrixWorld).toArray();
 }) : []);
+// Every object's world matrix and morph weights, flattened: a test compares two of these to
+// see that playing a clip moves the model (bones, rigid parts or morphs alike).
+api.poseSignature = () => {
+  const out = [];
+  if (!api.root) return out;
+  api.root.updateMatrixWorld(true);
+  api.root.traverse((obj) => {
+    out.push(...obj.matrixWorld.elements);
+    if (obj.morphTargetInfluences) out.push(...obj.morphTargetInfluences);
+  });
+  return out;
+};
 api.whenRendered = () => new Promise((resolve) => {
   requestRender();
   requestAnimationFrame(() => requestAnimationFrame(() => resolve(api.frames)));
@@ -286,6 +310,7 @@ async function main() {
   showInfo(info);
   const gltf = await new GLTFLoader().loadAsync('/model.glb');
   scene.add(gltf.scene);
+  api.root = gltf.scene;
   setupNavmesh(gltf.scene);
   setupToggles(gltf.scene);
   setupAnimation(gltf);
