@@ -143,9 +143,7 @@ def _textures(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[Textur
 
 def _vertex_buffers(r: Reader, table: Any, blocks: Layout) -> list[VertexBuffer]:
     out: list[VertexBuffer] = []
-    for i, row in enumerate(table):
-        fmt, count, size, off = int(row["format"]), int(row["count"]), int(row["data_size"]), \
-            int(row["offset"])
+    for i, (fmt, pad, count, size, off) in enumerate(table.tolist()):
         field = f"vertex_buffers[{i}]"
         if fmt in lay.UNSUPPORTED_VERTEX_FORMATS:
             name = lay.UNSUPPORTED_VERTEX_FORMATS[fmt]
@@ -164,15 +162,13 @@ def _vertex_buffers(r: Reader, table: Any, blocks: Layout) -> list[VertexBuffer]
                                    actual=size)
         verts = _block(r, off, size, field).array(dt, count) if count else np.zeros(0, dt)
         blocks[("vb", i)] = (off, size)
-        out.append(VertexBuffer(fmt, verts, bytes(row["pad"])))
+        out.append(VertexBuffer(fmt, verts, bytes(pad)))
     return out
 
 
 def _index_buffers(r: Reader, table: Any, blocks: Layout) -> list[IndexBuffer]:
     out: list[IndexBuffer] = []
-    for i, row in enumerate(table):
-        fmt, count, size, off = int(row["format"]), int(row["count"]), int(row["data_size"]), \
-            int(row["offset"])
+    for i, (fmt, pad, count, size, off) in enumerate(table.tolist()):
         field = f"index_buffers[{i}]"
         if fmt not in lay.INDEX_FORMATS:
             raise UnsupportedVersionError(lay.FMT, "unknown index format", field=f"{field}.format",
@@ -184,7 +180,7 @@ def _index_buffers(r: Reader, table: Any, blocks: Layout) -> list[IndexBuffer]:
                                    actual=size)
         idx = _block(r, off, size, field).array(dt, count) if count else np.zeros(0, dt)
         blocks[("ib", i)] = (off, size)
-        out.append(IndexBuffer(fmt, idx, bytes(row["pad"])))
+        out.append(IndexBuffer(fmt, idx, bytes(pad)))
     return out
 
 
@@ -258,10 +254,12 @@ def _animations(r: Reader, table: Any, blocks: Layout) -> list[Animation]:
 def _materials(r: Reader, table: Any, blocks: Layout, size: int) -> list[Material]:
     # Blender-PAPA-IO writes vector/matrix params at 24/72 bytes each; papatran (and every
     # reader) at 20/68. With more than one param the distance to the next block tells.
-    starts = sorted({off for off, _ in blocks.values() if off >= 0} | {size}
-                    | {int(x) for x in table["vector_offset"]}
-                    | {int(x) for x in table["texture_offset"]}
-                    | {int(x) for x in table["matrix_offset"]})
+    starts: list[int] = []
+    if len(table) and (int(table["num_vector"].max()) > 1 or int(table["num_matrix"].max()) > 1):
+        starts = sorted({off for off, _ in blocks.values() if off >= 0} | {size}
+                        | {int(x) for x in table["vector_offset"]}
+                        | {int(x) for x in table["texture_offset"]}
+                        | {int(x) for x in table["matrix_offset"]})
     out: list[Material] = []
     for i, (shader, nv, nt, nm, voff, toff, moff) in enumerate(table.tolist()):
         field = f"materials[{i}]"
@@ -292,9 +290,7 @@ def _gaps(data: bytes, blocks: Layout) -> list[tuple[int, bytes]]:
     out: list[tuple[int, bytes]] = []
     cursor = 0
     for a, b in [*spans, (len(data), len(data))]:
-        if a > cursor:
-            gap = data[cursor:a]
-            if gap.count(0) != len(gap):
-                out.append((cursor, gap))
+        if a > cursor and data.count(0, cursor, a) != a - cursor:
+            out.append((cursor, data[cursor:a]))
         cursor = max(cursor, b)
     return out
