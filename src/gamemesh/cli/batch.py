@@ -1,0 +1,105 @@
+"""``gamemesh batch SRC DST``: convert a whole folder (a game install, a mod collection).
+
+Also ``gamemesh batch --report DST [--json]``: the summary of what a batch left in DST.
+Exit codes: 0 all converted, 1 some inputs could not be converted (they are in the manifest and
+the report), 2 usage, 130 interrupted (a rerun finishes the rest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..batch import BatchConfig, format_report, run_batch, summarize
+from ..batch.run import BatchResult
+from ._common import add_format_options, emit_json, format_options
+
+HELP = "convert every model in a folder tree, in parallel and resumably (or --report DST)"
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("src", nargs="?", help="folder to convert (searched recursively)")
+    p.add_argument("dst", nargs="?", help="output folder: mirrors SRC, holds the manifest")
+    p.add_argument("--report", metavar="DST", help="print the summary of the batch in DST "
+                   "(counts per format and status, common errors, slowest files) and exit")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("--to", default="glb", help="output format or extension (default: glb)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N",
+                   help="worker processes (default: all cores)")
+    p.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="only paths (relative to SRC) matching GLOB; repeatable; a pattern "
+                   "without '/' matches file names anywhere")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave out paths matching GLOB; repeatable")
+    p.add_argument("--format", action="append", default=[], metavar="NAME", dest="only",
+                   help="only inputs of this format (repeatable; default: every format, "
+                   "plain images included)")
+    p.add_argument("--force", action="store_true", help="convert again even what is unchanged")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="convert again the inputs that failed last time")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run on a Dask distributed cluster (pip install 'gamemesh[cluster]'); "
+                   "workers need SRC and DST at the same paths")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary")
+    p.add_argument("--progress-interval", type=float, default=5.0, metavar="S",
+                   help="seconds between progress lines when stderr is not a terminal")
+    p.add_argument("--post-step", action="append", default=[], metavar="MODULE:FUNC",
+                   help="call FUNC(main_output, source) after each conversion; it returns the "
+                   "extra files it wrote (thumbnails)")
+    add_format_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.report is not None:
+        if args.src or args.dst:
+            print("gamemesh: usage error: --report takes only DST", file=sys.stderr)
+            return 2
+        return _report(Path(args.report), args.json)
+    if not args.src or not args.dst:
+        print("gamemesh: usage error: batch needs SRC and DST (or --report DST)",
+              file=sys.stderr)
+        return 2
+    if args.jobs is not None and args.jobs < 1:
+        print("gamemesh: usage error: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    cfg = BatchConfig(src=Path(args.src), dst=Path(args.dst), to=args.to, jobs=args.jobs,
+                      include=args.include, exclude=args.exclude, formats=args.only,
+                      force=args.force,
+                      retry_errors=args.retry_errors, options=format_options(args),
+                      scheduler=args.scheduler, quiet=args.quiet,
+                      progress_interval=args.progress_interval, post=args.post_step)
+    res = run_batch(cfg)
+    if args.json:
+        emit_json(res.to_dict())
+    elif not args.quiet:
+        _print_summary(res)
+    if res.interrupted:
+        return 130
+    return 1 if res.errors_total else 0
+
+
+def _report(dst: Path, as_json: bool) -> int:
+    summary = summarize(dst)
+    if as_json:
+        emit_json(summary)
+    else:
+        print(format_report(summary))
+    return 0
+
+
+def _print_summary(res: BatchResult) -> None:
+    err = sys.stderr
+    state = "interrupted" if res.interrupted else "done"
+    print(f"gamemesh: batch {state}: {res.units} units from {res.inputs} files "
+          f"({res.grouped} part of multi-file units, {res.unrecognised} not recognised); "
+          f"converted {res.converted} (ok {res.ok}, errors {res.errors}), unchanged "
+          f"{res.skipped}, in {res.seconds:.1f} s: {res.files_per_second:.1f} files/s, "
+          f"{res.mb_per_second:.2f} MB/s ({res.executor}, {res.jobs} jobs)", file=err)
+    for path, msg in res.failed[:10]:
+        print(f"gamemesh: error: {path}: {msg}", file=err)
+    if len(res.failed) > 10:
+        print(f"gamemesh: ... {len(res.failed) - 10} more errors: gamemesh batch --report DST",
+              file=err)
+    if res.interrupted:
+        print("gamemesh: run the same command again to finish the rest", file=err)
