@@ -16,6 +16,7 @@ from gamemesh.formats.pba import SPEC
 from gamemesh.formats.pba.fromscene import MAX_GROUP_VERTICES, split_triangles
 from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID, PbaDoc
 from gamemesh.formats.pba.read import read
+from gamemesh.formats.pba.scene import MAX_MORPH_TARGETS
 from gamemesh.formats.pba.write import write
 from gamemesh.formats.ptx.layout import PtxDoc
 from gamemesh.formats.ptx.read import read as read_ptx
@@ -37,7 +38,7 @@ from gamemesh.scene import (
 from gamemesh.scene.math import face_normals, world_matrices
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_pba import FILES, box_vertices, model_animated_v2
+from test_pba import FILES, box_vertices, model_animated_v2, vertex_track
 
 
 def ctx(**options: Any) -> Context:
@@ -465,3 +466,18 @@ def test_morph_targets_animate_in_threejs(tmp_path: Path) -> None:
     assert not res.get("error"), res
     assert res["clips"] == ["girar"] and res["played"] is True
     assert res["pose_change"] > 0.05, res
+
+
+def test_morph_target_count_is_bounded() -> None:
+    """Each key is a target and the weights animation is keys x targets: past the cap, whole
+    tracks are dropped with a note instead of allocating a quadratic array."""
+    doc = model_animated_v2()
+    first = vertex_track(doc.meshes[0], 0, keys=MAX_MORPH_TARGETS - 48)
+    second = vertex_track(doc.meshes[0], 0, keys=100)
+    doc.sequences[0].vertex_tracks = [first, second]
+    c = ctx()
+    scene = SPEC.to_scene(read(write(doc), c), c)
+    scene.validate()
+    mesh = next(m for m in scene.meshes if m.name == "ASPAS")
+    assert len(mesh.primitives[0].targets) == MAX_MORPH_TARGETS - 48
+    assert any(n.code == "pba.morph_limit" for n in c.notes)

@@ -105,9 +105,11 @@ def make_doc(size: int) -> PbaDoc:
     doc.sequences = [Sequence(name=b"wave".ljust(32, b"\0"), duration=700,
                               vertex_tracks=[track])]
     rigid = PbaMesh(mesh_type=RIGID, name=b"BASE".ljust(32, b"\0"))
-    side = 255
+    fill = max(size - 20000, 0)
+    # Per grid vertex: 36 bytes plus about two triangles of three u16 indices.
+    side = int(min(255, max(2, np.sqrt(fill / 48))))
     per_group = side * side * VERTEX.itemsize + (side - 1) ** 2 * 12 + 16
-    groups = max(1, round(max(size - 20000, 0) / per_group))
+    groups = max(1, round(fill / per_group))
     gv, gt = _grid(side, 0.0)
     for k in range(groups):
         v = gv.copy()

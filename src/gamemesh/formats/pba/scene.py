@@ -59,6 +59,8 @@ _FLIP = np.array([1.0, 1.0, -1.0], dtype=np.float32)
 # glTF has no "alpha test at 0.2 plus blend"; MASK at glTF's default cutoff is the closest.
 ALPHA_CUTOFF = 0.5
 FMT = "pba"
+# One target per key makes the weights animation (keys x targets) quadratic: bound it.
+MAX_MORPH_TARGETS = 2048
 STATES = ("BASE", "DETERIORADO", "DESTRUIDO", "RUINA")
 
 
@@ -102,6 +104,7 @@ class _Build:
     images: dict[int, int] = field(default_factory=dict)
     mesh_nodes: dict[int, int] = field(default_factory=dict)  # pba mesh index -> node
     mesh_targets: dict[int, int] = field(default_factory=dict)  # pba mesh index -> targets
+    dropped_tracks: set[tuple[int, int]] = field(default_factory=set)
 
     def note(self, code: str, message: str) -> None:
         self.ctx.note(code, message)
@@ -455,6 +458,14 @@ def _morph_targets(b: _Build, mi: int, mesh: PbaMesh, out: Mesh,
     """One morph target per key of every vertex track that drives this mesh."""
     assert mesh.vertices is not None
     mine = [(si, k) for (si, k), m in sorted(tracks.items()) if m == mi]
+    counts = np.cumsum([len(b.doc.sequences[si].vertex_tracks[k].keys) for si, k in mine])
+    over = [key for key, total in zip(mine, counts.tolist(), strict=True)
+            if total > MAX_MORPH_TARGETS]
+    if over:
+        b.dropped_tracks.update(over)
+        mine = mine[: len(mine) - len(over)]
+        b.note("pba.morph_limit", f"mesh {mesh.label!r}: {len(over)} vertex track(s) past "
+               f"{MAX_MORPH_TARGETS} morph targets dropped")
     if not mine:
         return
     base = mesh.vertices["pos"]
@@ -484,6 +495,8 @@ def _animations(b: _Build, tracks: dict[tuple[int, int], int]) -> None:
         _node_channels(b, seq, anim)
         for k, t in enumerate(seq.vertex_tracks):
             mi = tracks.get((si, k))
+            if (si, k) in b.dropped_tracks:
+                continue
             if mi is None or mi not in b.mesh_nodes:
                 if mi is None:
                     b.note("pba.track_unmatched", f"sequence {seq.label!r} vertex track {k} "
