@@ -279,6 +279,22 @@ def test_page_shows_native_images_and_navmeshes(browser_results: dict[str, Any],
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_page_toggles_wireframe_skeleton_and_navmesh(browser_results: dict[str, Any],
+                                                     fmt: str) -> None:
+    _, res, info = _result(browser_results, fmt)
+    before, on = res["toggles_before"], res["toggles_on"]
+    navmeshes = res["counts"]["navmeshes"]
+    assert before == {"wireframe": False, "skeleton": False, "navmesh": navmeshes > 0,
+                      "skeletonBones": before["skeletonBones"]}
+    # The skeleton helper draws every bone of the skins (three.js Bones; unskinned formats
+    # have none and the toggle is disabled).
+    assert before["skeletonBones"] >= info["bones"]
+    assert on["wireframe"] is True
+    assert on["skeleton"] is (before["skeletonBones"] > 0)
+    assert on["navmesh"] is False
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_page_plays_a_clip(browser_results: dict[str, Any], fmt: str) -> None:
     _, res, info = _result(browser_results, fmt)
     if not info["animations"]:

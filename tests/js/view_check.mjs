@@ -1,6 +1,6 @@
 // Drives Debian's Chromium through playwright-core over a list of viewer pages.
 // Usage: node view_check.mjs JOBS.json  -> prints one JSON result per job (a JSON array).
-// A job: {url, screenshot, clip, time, play_ms}. For each page: wait until the viewer reports
+// A job: {url, screenshot, clip, time, play_ms, page_screenshot, show_skeleton, viewport}. For each page: wait until the viewer reports
 // ready, read the counts it measured on the loaded glTF, play a clip for play_ms and record
 // whether time advanced and the bones moved, then pause, seek to `time` and screenshot the
 // canvas. One browser serves all jobs (a launch costs more than a page).
@@ -62,9 +62,25 @@ async function runJob(job) {
       await page.evaluate(([c, t]) => window.gamemeshViewer.seek(t, c), [job.clip, job.time ?? 0]);
       out.seek_state = await page.evaluate(() => window.gamemeshViewer.state());
     }
+    // The toggles: each click changes what is drawn; a second click restores the view.
+    out.toggles_before = await page.evaluate(() => window.gamemeshViewer.toggles());
+    for (const id of ['#wireframe', '#skeleton']) {
+      if (await page.locator(id).isEnabled()) await page.locator(id).check();
+    }
+    if (await page.locator('#navmesh-toggle').isVisible()) await page.locator('#navmesh').uncheck();
+    out.toggles_on = await page.evaluate(() => window.gamemeshViewer.toggles());
+    for (const id of ['#wireframe', '#skeleton']) {
+      if (await page.locator(id).isEnabled()) await page.locator(id).uncheck();
+    }
+    if (await page.locator('#navmesh-toggle').isVisible()) await page.locator('#navmesh').check();
     await page.evaluate(() => window.gamemeshViewer.whenRendered());
     if (job.screenshot) await page.locator('#view').screenshot({ path: job.screenshot });
-    if (job.page_screenshot) await page.screenshot({ path: job.page_screenshot });
+    if (job.page_screenshot) {
+      if (job.show_skeleton && await page.locator('#skeleton').isEnabled()) await page.locator('#skeleton').check();
+      if (job.viewport) await page.setViewportSize(job.viewport);
+      await page.evaluate(() => window.gamemeshViewer.whenRendered());
+      await page.screenshot({ path: job.page_screenshot });
+    }
   } catch (e) {
     out.error = String(e);
   } finally {

@@ -236,6 +236,17 @@ api.poseSignature = () => {
   });
   return out;
 };
+// What the wireframe, skeleton and navmesh toggles currently show.
+api.toggles = () => {
+  let wireframe = false;
+  api.root?.traverse((obj) => {
+    if (!obj.isMesh || navObjects.includes(obj)) return;
+    (Array.isArray(obj.material) ? obj.material : [obj.material]).forEach((m) => { wireframe ||= m.wireframe; });
+  });
+  return { wireframe, skeleton: Boolean(skeletonHelper?.visible),
+    skeletonBones: skeletonHelper ? skeletonHelper.bones.length : 0,
+    navmesh: navObjects.some((o) => o.visible) };
+};
 api.whenRendered = () => new Promise((resolve) => {
   requestRender();
   requestAnimationFrame(() => requestAnimationFrame(() => resolve(api.frames)));
