@@ -58,8 +58,8 @@ def tris(lay_name: str, n: int, base: int, tpage: int, clut: tuple[int, int]) ->
     k = np.arange(n)[:, None]
     # A right triangle per record whose PSX winding is opposite to its normal (-Y up in PSX).
     t["v"][:, 0] = np.hstack([base + k * 10, np.zeros((n, 1)), np.zeros((n, 1))])
-    t["v"][:, 1] = np.hstack([base + k * 10 + 100, np.zeros((n, 1)), np.zeros((n, 1))])
-    t["v"][:, 2] = np.hstack([base + k * 10, np.zeros((n, 1)), np.full((n, 1), 100)])
+    t["v"][:, 1] = np.hstack([base + k * 10, np.zeros((n, 1)), np.full((n, 1), 100)])
+    t["v"][:, 2] = np.hstack([base + k * 10 + 100, np.zeros((n, 1)), np.zeros((n, 1))])
     t["normal"] = (0, -4096, 0)
     t["color"][:, :, :3] = [[128, 64, 32], [204, 100, 0], [1, 2, 3]]
     t["uv"] = [[0, 0], [3, 1], [1, 3]]

@@ -17,7 +17,6 @@ import numpy.typing as npt
 
 from ...registry import Context
 from ...scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
-from ...scene.math import matrix_to_quat
 from ...scene.model import CLAMP_TO_EDGE, NEAREST, Sampler
 from ...textures import psx
 from .document import SplashpackDoc
@@ -89,8 +88,32 @@ def _rotation(raw: npt.NDArray[Any]) -> tuple[tuple[float, float, float, float],
         u[:, -1] = -u[:, -1]
         rot = u @ vt
     err = float(np.abs(rot - r).max())
-    q = matrix_to_quat(rot)
+    q = rotation_to_quat(rot)
     return (float(q[0]), float(q[1]), float(q[2]), float(q[3])), err
+
+
+def rotation_to_quat(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """xyzw quaternion of a rotation matrix by Shepperd's method: it picks the largest of
+    w, x, y, z first, so half turns (w = 0, common in level files) keep their axis signs, which
+    scene.math.matrix_to_quat loses (it takes the signs from differences that are 0 there)."""
+    tr = float(np.trace(m))
+    diag = [float(m[0, 0]), float(m[1, 1]), float(m[2, 2])]
+    k = int(np.argmax([tr, *diag]))
+    if k == 0:
+        s = 2.0 * np.sqrt(max(1.0 + tr, 1e-300))
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * np.sqrt(max(1.0 + diag[0] - diag[1] - diag[2], 1e-300))
+        q = [s / 4, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif k == 2:
+        s = 2.0 * np.sqrt(max(1.0 + diag[1] - diag[0] - diag[2], 1e-300))
+        q = [(m[0, 1] + m[1, 0]) / s, s / 4, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = 2.0 * np.sqrt(max(1.0 + diag[2] - diag[0] - diag[1], 1e-300))
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
+    a = np.asarray(q, dtype=np.float64)
+    a /= np.linalg.norm(a)
+    return a if a[3] >= 0 else -a
 
 
 def _normals(stored: npt.NDArray[Any], faces: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
