@@ -635,3 +635,71 @@ def test_corpus_read_time_per_file() -> None:
     per = (time.perf_counter() - t0) / 20 / len(models) * 1e3
     print(f"papa: {per:.3f} ms per non-texture corpus file")
     assert per < 2.0
+
+
+# -- quirks real files have ------------------------------------------------------------------
+def test_blender_24_byte_param_stride_round_trips() -> None:
+    # Blender-PAPA-IO writes vector/matrix params at 24/72 bytes; papatran at 20/68. With two
+    # params of a kind the reader tells them apart by where the next block starts.
+    for stride, mstride in ((20, 68), (24, 72)):
+        doc = triangle_doc(5)
+        vec = np.zeros(2, dtype=lay.VECTOR_PARAM)
+        vec[0] = (doc.add_string("DiffuseColor"), 0, (0.1, 0.2, 0.3, 0.4))
+        vec[1] = (doc.add_string("Glow"), 0, (1.0, 2.0, 3.0, 4.0))
+        mat = np.zeros(2, dtype=lay.MATRIX_PARAM)
+        mat["name"] = [doc.add_string("M0"), doc.add_string("M1")]
+        mat["value"][1] = np.arange(16)
+        doc.materials[0] = Material(doc.materials[0].shader, vec, matrices=mat,
+                                    vector_stride=stride, matrix_stride=mstride)
+        data, back = roundtrip(doc)
+        m = back.materials[0]
+        assert (m.vector_stride, m.matrix_stride) == (stride, mstride)
+        np.testing.assert_array_equal(m.vectors["value"][1], [1, 2, 3, 4])
+        np.testing.assert_array_equal(m.matrices["value"][1], np.arange(16))
+        assert back.layout is not None
+        assert back.layout[("vec", 0)][1] == 2 * stride
+        scene = SPEC.to_scene(back, ctx())  # type: ignore[misc]
+        assert scene.materials[0].extras["vector_params"]["Glow"] == [1.0, 2.0, 3.0, 4.0]
+        assert len(data) % 8 == 0
+
+
+def test_zero_vertex_buffer_and_empty_group() -> None:
+    doc = triangle_doc(7)
+    v = np.zeros(0, dtype=lay.VERTEX_FORMATS[7][1])
+    doc.vertex_buffers.append(VertexBuffer(7, v))
+    doc.index_buffers.append(IndexBuffer(0, np.zeros(0, dtype="<u2")))
+    groups = np.zeros(1, dtype=lay.MATERIAL_GROUP)
+    groups[0] = (NONE16, 0, 0, 0, 2, (0, 0, 0))
+    doc.meshes.append(Mesh(1, 1, groups))
+    doc.models[0].bindings.append(MeshBinding(doc.add_string("empty"), 1))
+    data, back = roundtrip(doc)
+    assert len(back.vertex_buffers[1].vertices) == 0
+    vb_table = struct.unpack_from("<q", data, 32 + 2 * 8)[0]
+    assert struct.unpack_from("<BxxxIQ", data, vb_table + 24) == (7, 0, 0)
+    scene = SPEC.to_scene(back, ctx())  # type: ignore[misc]
+    assert [len(m.primitives) for m in scene.meshes] == [1, 0]
+
+
+def test_string_without_terminator_and_code_point_length() -> None:
+    doc = PapaDocument(strings=[PapaString("平面".encode(), 2), PapaString(b"end", 3, 0, False)])
+    data, back = roundtrip(doc)
+    assert back.strings[0].text == "平面" and back.strings[0].length == 2
+    length, _pad, off = struct.unpack_from("<IIq", data, 104 + 16)
+    assert (length, data[off:off + 3]) == (3, b"end")
+    # The code-point length (2) is kept, and the terminator found after the 6 UTF-8 bytes.
+    _, _, off0 = struct.unpack_from("<IIq", data, 104)
+    assert data[off0:off0 + 7] == "平面".encode() + b"\0"
+
+
+def test_texture_destination_writes_a_texture_file(tmp_path: Path) -> None:
+    doc, rgba = texture_doc(1, 16, 16)
+    src = tmp_path / "t.papa"
+    src.write_bytes(write(doc))
+    glb = tmp_path / "t.glb"
+    gamemesh.convert(src, glb)
+    out = tmp_path / "unit_mask.papa"
+    gamemesh.convert(glb, out)
+    back = read(out.read_bytes())
+    assert back.kind == "texture" and len(back.textures) == 1
+    t = back.textures[0]
+    assert (t.format, t.srgb, t.width, t.mips) == (lay.TEX_DXT1, False, 16, 4)

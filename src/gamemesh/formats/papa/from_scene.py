@@ -51,6 +51,7 @@ from .to_scene import AXES, continuous_quats
 from .write import write
 
 F64 = npt.NDArray[np.float64]
+TEXTURE_ROLES = ("diffuse", "mask", "material")
 MAX_BONES = 256
 MAX_BINDING_BONES = 32
 FPS = 60
@@ -94,6 +95,12 @@ def save(scene: Scene, ctx: Context) -> dict[str, bytes]:
     stem = ctx.path.stem if ctx.path is not None else "model"
     main = ctx.path.name if ctx.path is not None else "model.papa"
     exp = _Exporter(scene, ctx)
+    role = next((r for r in TEXTURE_ROLES if stem.endswith(f"_{r}")), None)
+    if role is not None and scene.images:
+        # PA's naming: a destination named x_diffuse/_mask/_material.papa is a texture file.
+        doc = exp.role_texture_doc(role, stem)
+        if doc is not None:
+            return {main: write(doc, ctx)}
     if not exp.mesh_nodes():
         return {main: write(from_scene(scene, ctx), ctx)}
     files = {main: write(exp.model_doc(), ctx)}
@@ -516,6 +523,25 @@ class _Exporter:
             if doc is not None:
                 out[role] = doc
         return out
+
+    def role_texture_doc(self, role: str, stem: str) -> PapaDocument | None:
+        """The one texture file a ``<name>_<role>.papa`` destination asks for: the image a
+        material gives that role, else the first base colour image, else image 0."""
+        pick: int | None = None
+        for mat in self.scene.materials:
+            idx = mat.extras.get(f"{role}_image")
+            if role != "diffuse" and isinstance(idx, int):
+                pick = idx
+                break
+        if pick is None:
+            pick = next((m.base_color_texture.image for m in self.scene.materials
+                         if m.base_color_texture is not None), 0)
+        if not 0 <= pick < len(self.scene.images):
+            return None
+        if len(self.scene.images) > 1:
+            self.note("texture_only_one", f"{stem}.papa holds one texture: image "
+                      f"{self.scene.images[pick].name!r} written", "info")
+        return self._texture_doc(self.scene.images[pick], role, stem)
 
     def _texture_doc(self, image: Image, role: str, stem: str) -> PapaDocument | None:
         px = image.pixels
