@@ -692,7 +692,7 @@ def test_string_without_terminator_and_code_point_length() -> None:
 
 
 def test_texture_destination_writes_a_texture_file(tmp_path: Path) -> None:
-    doc, rgba = texture_doc(1, 16, 16)
+    doc, _ = texture_doc(1, 16, 16)
     src = tmp_path / "t.papa"
     src.write_bytes(write(doc))
     glb = tmp_path / "t.glb"
