@@ -157,6 +157,27 @@ def test_civilisation_lists_in_material_extras() -> None:
     assert ["TRE_MOLINO", "TGE_MOLINO"] in civ
 
 
+def test_civilisation_variants_data(tmp_path: Path) -> None:
+    """KHR_materials_variants as data: the variant list in scene.extras, one mapping per
+    civilisation texture in the primitive's extras, each a material textured by that PTX."""
+    (tmp_path / "m.pba").write_bytes(FILES["animated_v2"])
+    (tmp_path / "texturas").mkdir()
+    (tmp_path / "texturas" / "tge_hut.ptx").write_bytes(ptx_file(checker(2, 2)))
+    scene = gamemesh.load(tmp_path / "m.pba")
+    assert scene.extras["KHR_materials_variants"]["variants"] == [
+        {"name": "civilisation_0"}, {"name": "civilisation_1"}, {"name": "civilisation_2"}]
+    mesh = next(m for m in scene.meshes if m.name == "ASPAS")
+    maps = mesh.primitives[0].extras["KHR_materials_variants"]["mappings"]
+    assert [m["variants"] for m in maps] == [[0], [1], [2]]
+    mats = [scene.materials[m["material"]] for m in maps]
+    assert [m.extras["pba_texture"] for m in mats] == ["TRE_HUT", "TGE_HUT", "TEE_HUT"]
+    assert mats[1].base_color_texture is not None
+    np.testing.assert_array_equal(scene.images[mats[1].base_color_texture.image].pixels,
+                                  checker(2, 2))
+    assert "KHR_materials_variants" not in mesh.primitives[1].extras  # an empty list
+    assert any(n.code == "pba.civ_texture_missing" and n.level == "info" for n in scene.notes)
+
+
 # -- textures --------------------------------------------------------------------------------
 def test_textures_found_beside_and_in_texturas(tmp_path: Path) -> None:
     (tmp_path / "altar.pba").write_bytes(FILES["rigid_v1"])

@@ -101,7 +101,8 @@ class _Build:
     root: int = 0  # one node for the model: the skins' common root
     bone_nodes: list[int] = field(default_factory=list)
     materials: dict[tuple[int, int, tuple[str, ...]], int] = field(default_factory=dict)
-    images: dict[int, int] = field(default_factory=dict)
+    images: dict[str, int] = field(default_factory=dict)  # texture name (lower) -> image
+    variants: int = 0  # the longest civilisation list
     mesh_nodes: dict[int, int] = field(default_factory=dict)  # pba mesh index -> node
     mesh_targets: dict[int, int] = field(default_factory=dict)  # pba mesh index -> targets
     dropped_tracks: set[tuple[int, int]] = field(default_factory=set)
@@ -120,6 +121,11 @@ def to_scene(doc: PbaDoc, ctx: Context) -> Scene:
     tracks = match_tracks(doc)
     _meshes(b, tracks)
     _animations(b, tracks)
+    if b.variants:
+        # For the glTF writer: the root KHR_materials_variants list (primitives carry mappings
+        # in their extras under the same key).
+        scene.extras["KHR_materials_variants"] = {
+            "variants": [{"name": f"civilisation_{i}"} for i in range(b.variants)]}
     scene.extras.update({
         "format": "pba",
         "pba_version": doc.version,
@@ -205,16 +211,21 @@ def _bone_index(doc: PbaDoc, name: bytes) -> int | None:
 
 
 # -- materials and textures -----------------------------------------------------------------
-def _image(b: _Build, tex: int) -> int:
-    if tex in b.images:
-        return b.images[tex]
-    name = name_str(b.doc.textures[tex])
+def _image(b: _Build, name: str, civ: bool = False) -> int:
+    """The image of texture ``name`` (one per name, case-insensitive), loaded from its PTX."""
+    key = name.lower()
+    if key in b.images:
+        return b.images[key]
     img = Image(name=name, uri=f"{name}.ptx", extras={"pba_texture": name})
     path = b.finder.find(name) if b.finder is not None else None
     if path is None:
         if b.finder is not None:
-            b.note("pba.texture_missing", f"texture {name}.ptx not found beside the model, in "
-                   "texturas/ or the --texture-dir folders")
+            msg = (f"texture {name}.ptx not found beside the model, in texturas/ or the "
+                   "--texture-dir folders")
+            if civ:
+                b.ctx.note("pba.civ_texture_missing", msg, "info")
+            else:
+                b.ctx.note("pba.texture_missing", msg)
     else:
         try:
             ptx = read_ptx(path.read_bytes(), Context(path))
@@ -222,8 +233,8 @@ def _image(b: _Build, tex: int) -> int:
             img.extras["ptx_bpp"] = ptx.bpp
         except (OSError, FormatError) as e:
             b.note("pba.texture_unreadable", f"texture {path.name}: {e}")
-    b.images[tex] = b.scene.add_image(img)
-    return b.images[tex]
+    b.images[key] = b.scene.add_image(img)
+    return b.images[key]
 
 
 def _material(b: _Build, g: FaceGroup, civ: tuple[str, ...]) -> int | None:
@@ -239,7 +250,7 @@ def _material(b: _Build, g: FaceGroup, civ: tuple[str, ...]) -> int | None:
                    else tex_name or "untextured", double_sided=True,
                    extras={"pba_texture": tex_name, "pba_alpha_flags": g.alpha_flags})
     if tex >= 0:
-        mat.base_color_texture = TextureRef(_image(b, tex))
+        mat.base_color_texture = TextureRef(_image(b, tex_name))
     if civ:
         mat.extras["pba_civ_textures"] = list(civ)
     if g.alpha_flags in (ALPHA_BLEND, ALPHA_SHADOW):
@@ -253,6 +264,25 @@ def _material(b: _Build, g: FaceGroup, civ: tuple[str, ...]) -> int | None:
     mat.extras["pba_alpha_name"] = ALPHA_NAMES.get(g.alpha_flags, "unknown")
     b.materials[key] = b.scene.add_material(mat)
     return b.materials[key]
+
+
+def _variant_mappings(b: _Build, base: int, civ: tuple[str, ...]) -> list[dict[str, Any]]:
+    """KHR_materials_variants data: variant i (civilisation list index i) uses a copy of the
+    group's material textured with the list's i-th name."""
+    out: list[dict[str, Any]] = []
+    mat = b.scene.materials[base]
+    for i, name in enumerate(civ):
+        key = (-2, int(mat.extras["pba_alpha_flags"]), (name.lower(),))  # no clash: tex >= -1
+        if key not in b.materials:
+            variant = Material(name=f"{name}#{mat.extras['pba_alpha_flags']}",
+                               base_color_texture=TextureRef(_image(b, name, civ=True)),
+                               alpha_mode=mat.alpha_mode, alpha_cutoff=mat.alpha_cutoff,
+                               double_sided=True, extras={**mat.extras, "pba_texture": name})
+            variant.extras.pop("pba_civ_textures", None)
+            b.materials[key] = b.scene.add_material(variant)
+        out.append({"material": b.materials[key], "variants": [i]})
+    b.variants = max(b.variants, len(civ))
+    return out
 
 
 def _civ(names: Any) -> tuple[str, ...]:
@@ -316,6 +346,9 @@ def _build_mesh(b: _Build, mi: int, mesh: PbaMesh, drop_shadows: bool) -> Mesh |
         civ = _civ(g.civ_textures if mesh.mesh_type != NODES else mesh.civ_textures)
         prim.material = _material(b, g, civ)
         prim.extras = {"pba_group": gi}
+        if civ and prim.material is not None:
+            prim.extras["KHR_materials_variants"] = {"mappings": _variant_mappings(
+                b, prim.material, civ)}
         if g.alpha_flags == ALPHA_SHADOW:
             prim.extras["pba_shadow"] = True
         out.primitives.append(prim)
