@@ -148,21 +148,28 @@ def _write(tree: Tree, rel: str, data: bytes, expect: Expect) -> None:
 
 
 def _put_unit(tree: Tree, unit: _Unit, folder: str) -> None:
-    """A format that declares siblings converts the files it saved together as one unit; for
-    one that does not, the extra files (a texture next to the model) are inputs of their own."""
+    """The files a format saved together. Those its ``siblings`` names for the model convert
+    with it, as one unit; any other (a texture a PET names, which its load finds by itself)
+    is an input of its own."""
     primary = f"{folder}/{unit.primary}"
-    grouped = _spec(unit.format).siblings is not None
+    for name, data in unit.files.items():
+        p = tree.root / folder / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    spec = _spec(unit.format)
+    listed = spec.siblings(tree.root / primary) if spec.siblings is not None else []
+    claimed = {Path(x).resolve() for x in listed}
     for name, data in unit.files.items():
         rel = f"{folder}/{name}"
         fmt = sniff(data[:64], rel)
         if rel == primary:
-            _write(tree, rel, data, Expect(unit.format, "ok", kind="unit"))
-        elif grouped:
-            _write(tree, rel, data, Expect(fmt.name if fmt else None, "grouped", primary,
-                                           kind="member"))
+            tree.expect[rel] = Expect(unit.format, "ok", kind="unit")
+        elif (tree.root / rel).resolve() in claimed:
+            tree.expect[rel] = Expect(fmt.name if fmt else None, "grouped", primary,
+                                      kind="member")
         else:
-            _write(tree, rel, data, Expect(fmt.name if fmt else None, "ok" if fmt else None,
-                                           kind="companion"))
+            tree.expect[rel] = Expect(fmt.name if fmt else None, "ok" if fmt else None,
+                                      kind="companion")
 
 
 def _damaged(tree: Tree, samples: dict[str, bytes], units: list[_Unit], rng: random.Random,
