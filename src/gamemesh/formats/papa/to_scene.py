@@ -41,6 +41,24 @@ def to_gl(v: npt.ArrayLike) -> F64:
     return np.stack([a[..., 0], a[..., 2], -a[..., 1]], axis=-1)
 
 
+def vec3_to_gl32(v: Any) -> F32:
+    """Bulk float32 vectors (a field of the vertex records) to glTF axes, without float64."""
+    out = np.empty((len(v), 3), dtype=np.float32)
+    out[:, 0] = v[:, 0]
+    out[:, 1] = v[:, 2]
+    np.negative(v[:, 1], out=out[:, 2])
+    return out
+
+
+def unit_rows32(v: F32) -> F32:
+    """Rows scaled to unit length in place; zero or non-finite rows become +Y."""
+    n = np.sqrt(np.einsum("ij,ij->i", v, v))
+    ok = np.isfinite(n) & (n > 1e-12)
+    v /= np.where(ok, n, 1.0)[:, None]
+    v[~ok] = (0.0, 1.0, 0.0)
+    return v
+
+
 def quat_to_gl(q: npt.ArrayLike) -> F64:
     a = np.asarray(q, dtype=np.float64)
     out = np.stack([a[..., 0], a[..., 2], -a[..., 1], a[..., 3]], axis=-1)
@@ -523,9 +541,9 @@ class _Builder:
 
 def _attributes(v: Any, fmt: int) -> dict[str, Any]:
     names = v.dtype.names or ()
-    out: dict[str, Any] = {"positions": to_gl(v["position"]).astype(np.float32)}
+    out: dict[str, Any] = {"positions": vec3_to_gl32(v["position"])}
     if "normal" in names:
-        out["normals"] = normalize_rows(to_gl(v["normal"]))
+        out["normals"] = unit_rows32(vec3_to_gl32(v["normal"]))
     out["texcoords"] = [np.ascontiguousarray(v[f"texcoord{i}"], dtype=np.float32)
                         for i in range(3) if f"texcoord{i}" in names]
     if "color" in names:
