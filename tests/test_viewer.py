@@ -115,6 +115,25 @@ def test_server_refuses_everything_else(sample_glb: Path, path: str) -> None:
     assert body == b"not found\n"
 
 
+@pytest.mark.parametrize(("host", "status"), [
+    ("evil.example", 404), ("evil.example:80", 404), ("127.0.0.1.evil.example", 404),
+    ("localhost", 200), ("127.0.0.1", 200),
+])
+def test_server_refuses_other_host_names(sample_glb: Path, host: str, status: int) -> None:
+    """A page on another site that rebinds its name to 127.0.0.1 cannot read the model."""
+    import http.client
+
+    with ViewerServer(prepare(sample_glb)) as srv:
+        conn = http.client.HTTPConnection(HOST, srv.port, timeout=10)
+        conn.putrequest("GET", "/model.glb", skip_host=True)
+        conn.putheader("Host", host if ":" in host else f"{host}:{srv.port}")
+        conn.endheaders()
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+    assert resp.status == status
+
+
 def test_server_only_answers_get_and_head(sample_glb: Path) -> None:
     import http.client
 

@@ -3,7 +3,8 @@
 Routes are an exact table built up front (the page's files found in ``static/`` when the
 server starts, ``/model.glb``, ``/api/info.json``, ``/textures/N.png``, ``/exports/NAME``);
 a request path is looked up as a key, never joined to a folder, so nothing else on disk can
-be reached (``..``, encoded slashes, absolute paths all miss the table and get 404).
+be reached (``..``, encoded slashes, absolute paths all miss the table and get 404). Requests
+whose Host header is not the loopback address get 404 too (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -172,9 +173,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._respond(send_body=False)
 
+    def _host_ok(self) -> bool:
+        """Only requests addressed to the loopback name: a web page that rebinds its own
+        domain to 127.0.0.1 (DNS rebinding) sends its domain here and is refused."""
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
+        return host in ("127.0.0.1", "localhost")
+
     def _respond(self, send_body: bool) -> None:
         path = unquote(urlsplit(self.path).path)
-        res = self.table.get(path)
+        res = self.table.get(path) if self._host_ok() else None
         if res is None:
             body = b"not found\n"
             self.send_response(HTTPStatus.NOT_FOUND)
