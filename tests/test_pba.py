@@ -322,6 +322,26 @@ def test_hand_packed_rigid_v1_matches_writer() -> None:
     assert struct.unpack_from("<I", packed, 6)[0] == len(packed) - 4
 
 
+def test_hand_packed_animated_mesh_v2_matches_writer() -> None:
+    """A type-3 mesh chunk of version 2 (b.5): shared vertices first, then the face groups with
+    their slice sizes and civilisation lists."""
+    mesh = animated_mesh("ASPAS", civ=True)
+    assert mesh.vertices is not None
+    body = struct.pack("<I32s3ff", 3, b"ASPAS", 0, 0.5, 0, 1.0)
+    body += struct.pack("<I", 48) + _pack_vertices(mesh.vertices) + struct.pack("<I", 2)
+    for g in mesh.groups:
+        body += struct.pack("<iIII", g.texture_id, g.alpha_flags, g.num_vertices,
+                            len(g.indices)) + g.indices.astype("<u2").tobytes()
+        civ = g.civ_textures.tolist() if g.civ_textures is not None else []
+        body += struct.pack("<I", len(civ)) + b"".join(c.ljust(32, b"\0") for c in civ)
+    chunk = struct.pack("<HI", 0x0303, 6 + len(body)) + body
+    data = write(PbaDoc(version=2, name=nm("m"), meshes=[mesh]))
+    start = data.index(struct.pack("<H", 0x0303))
+    assert data[start:start + len(chunk)] == chunk
+    back = read(data, ctx()).meshes[0]
+    assert back.tail == b"" and back.raw is None and len(back.groups) == 2
+
+
 def test_hand_packed_sequence_layout() -> None:
     """A sequence chunk: name, duration, node tracks (chunks), vertex tracks (chunks)."""
     doc = model_animated_v2()
