@@ -129,6 +129,16 @@ def _batches(areas: I64) -> list[tuple[int, int]]:
     return out
 
 
+def _edge_coefficients(tris: I64, sx: F64, sy: F64) -> F64:
+    """Per triangle, the planes b0, b1 = A*x + B*y + C over the screen (barycentrics already
+    divided by the signed area, so inside means all three >= 0 for either winding)."""
+    x0, x1, x2 = sx[tris[:, 0]], sx[tris[:, 1]], sx[tris[:, 2]]
+    y0, y1, y2 = sy[tris[:, 0]], sy[tris[:, 1]], sy[tris[:, 2]]
+    area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+    return np.stack([(y1 - y2), (x2 - x1), (x1 * y2 - x2 * y1),
+                     (y2 - y0), (x0 - x2), (x2 * y0 - x0 * y2)], axis=1) / area[:, None]
+
+
 def _raster_batch(tris: I64, ids: I64, boxes: I64, areas: I64, sx: F64, sy: F64, sz: F64,
                   width: int, depth: F64, tri_of: I64) -> None:
     total = int(areas.sum())
@@ -141,19 +151,16 @@ def _raster_batch(tris: I64, ids: I64, boxes: I64, areas: I64, sx: F64, sy: F64,
     px = boxes[t, 0] + off % bw
     py = boxes[t, 1] + off // bw
     cx, cy = px + 0.5, py + 0.5
+    k = _edge_coefficients(tris, sx, sy)[t]
+    b0 = k[:, 0] * cx + k[:, 1] * cy + k[:, 2]
+    b1 = k[:, 3] * cx + k[:, 4] * cy + k[:, 5]
+    inside = (b0 >= 0) & (b1 >= 0) & (b0 + b1 <= 1)
+    t, b0, b1 = t[inside], b0[inside], b1[inside]
     v = tris[t]
-    x0, x1, x2 = sx[v[:, 0]], sx[v[:, 1]], sx[v[:, 2]]
-    y0, y1, y2 = sy[v[:, 0]], sy[v[:, 1]], sy[v[:, 2]]
-    area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
-    # Dividing by the signed area makes inside mean "all three >= 0" for either winding.
-    b0 = ((x1 - cx) * (y2 - cy) - (x2 - cx) * (y1 - cy)) / area
-    b1 = ((x2 - cx) * (y0 - cy) - (x0 - cx) * (y2 - cy)) / area
-    b2 = 1.0 - b0 - b1
-    inside = (b0 >= 0) & (b1 >= 0) & (b2 >= 0)
-    z = b0 * sz[v[:, 0]] + b1 * sz[v[:, 1]] + b2 * sz[v[:, 2]]
+    z2 = sz[v[:, 2]]
+    z = z2 + b0 * (sz[v[:, 0]] - z2) + b1 * (sz[v[:, 1]] - z2)
     pid = (py * width + px)[inside]
-    z = z[inside]
-    owner = ids[t[inside]]
+    owner = ids[t]
     # Nearest candidate per pixel: the batch's minimum depth per pixel, then the candidates
     # that reach it (a tie keeps one of them), then only where nearer than earlier batches.
     best = np.full(len(depth), np.inf)
