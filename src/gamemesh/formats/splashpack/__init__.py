@@ -48,7 +48,7 @@ def info(doc: SplashpackDoc) -> dict[str, Any]:
         "navmesh_triangles": int(sum(len(n) for n in doc.navmeshes)),
         "atlases": len(doc.atlas_pixels),
         "atlas_depths": depths,
-        "cluts": len(doc.clut_entries()) if lay.clut != "per_object" else 0,
+        "cluts": len(doc.clut_entries()),
     }
     if lay.has_player:
         out["player_start_raw"] = [int(x) for x in doc.hfield("player_pos")]

@@ -112,8 +112,9 @@ LAYOUTS: dict[str, Layout] = {
     "H": Layout("H", HEADER_G, GO_H, TRI, True, True, "data", "2025-04-17..2025-09-04"),
 }
 
-# Detection tries the newest layouts first: the exporter spent the longest time on G and H.
-DETECT_ORDER = ("H", "G", "F", "E", "D", "C", "B")
+# Detection tries the seed layout G first (a file with no objects is the same in G and H), then
+# the newer H, then back through time.
+DETECT_ORDER = ("G", "H", "F", "E", "D", "C", "B")
 
 MAGIC = b"SP"
 VERSION = 1

@@ -4,7 +4,7 @@ Every layout writes the version as 1, so the layout is found the way spec §b.11
 each candidate, the descriptor tables must end where the first data block begins (rounded up to
 4), every block must follow the previous one with only the padding to 4 in between (a Lua block
 may be followed by the uncounted tail the exporter wrote), and the file must end with the last
-block. The first layout (newest first) that fits is the file's layout.
+block. The first layout (in DETECT_ORDER) that fits is the file's layout.
 """
 
 from __future__ import annotations

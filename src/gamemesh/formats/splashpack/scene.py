@@ -204,13 +204,14 @@ def _object_node(doc: SplashpackDoc, i: int, s: float, tex: _Textures, scene: Sc
                 rotation=rot, extras={FMT: extras})
     if len(tris):
         mesh = Mesh(name=f"object_{i}")
-        keys = np.stack([tris["tpage"], tris["clut_x"], tris["clut_y"]], axis=1)
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        for k, key in enumerate(uniq):
-            sel = tris[inverse == k]
+        # One 48-bit key per triangle: a 1-D unique is far cheaper than a row-wise one.
+        keys = (tris["tpage"].astype(np.int64) << 32) | (tris["clut_x"].astype(np.int64) << 16) \
+            | tris["clut_y"].astype(np.int64)
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        for k, key in enumerate(uniq.tolist()):
+            sel = tris if len(uniq) == 1 else tris[inverse.reshape(-1) == k]
             prim = _primitive(sel, s)
-            t = (int(key[0]), int(key[1]), int(key[2]))
+            t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
             prim.material = tex.material(t, sel["uv"])
             mesh.primitives.append(prim)
         node.mesh = scene.add_mesh(mesh)
