@@ -56,7 +56,7 @@ async function runJob(job) {
       out.played = await page.evaluate((c) => window.gamemeshViewer.play(c), job.clip);
       await page.waitForTimeout(job.play_ms ?? 400);
       // A loaded machine may draw few frames: give the clock a few seconds to show progress.
-      await page.waitForFunction(() => window.gamemeshViewer.state().time > 0.05, null, { timeout: 5000 }).catch(() => {});
+      await page.waitForFunction(() => window.gamemeshViewer.state().playedSeconds > 0.05, null, { timeout: 5000 }).catch(() => {});
       out.play_state = await page.evaluate(() => window.gamemeshViewer.state());
       const moved = await page.evaluate(() => window.gamemeshViewer.poseSignature());
       out.pose_change = moved.reduce((m, v, i) => Math.max(m, Math.abs(v - rest[i])), 0);

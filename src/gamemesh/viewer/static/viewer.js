@@ -12,7 +12,7 @@ const AZIMUTH = THREE.MathUtils.degToRad(35);   // same view as the thumbnails
 const ELEVATION = THREE.MathUtils.degToRad(20);
 const NAV_KINDS = ['navmesh', 'nav_mesh', 'navigation_mesh'];
 
-const api = { ready: false, error: null, counts: null, clips: [], frames: 0 };
+const api = { ready: false, error: null, counts: null, clips: [], frames: 0, playedSeconds: 0 };
 window.gamemeshViewer = api;
 
 const $ = (id) => document.getElementById(id);
@@ -66,7 +66,9 @@ function requestRender() {
 function frame() {
   renderQueued = false;
   if (playing && mixer) {
-    mixer.update(mixerClock.getDelta());
+    const dt = mixerClock.getDelta();
+    mixer.update(dt);
+    api.playedSeconds += dt;
     showTime();
   }
   controls.update();
@@ -218,7 +220,7 @@ api.seek = (t, name) => {
   requestRender();
 };
 api.state = () => ({ playing, clip: action ? action.getClip().name : null,
-  time: action ? action.time : 0, frames: api.frames });
+  time: action ? action.time : 0, frames: api.frames, playedSeconds: api.playedSeconds });
 // World positions of the skeleton's bones: lets a test see that playing moves the model.
 api.bonePositions = () => (skeletonHelper ? skeletonHelper.bones.map((b) => {
   b.updateWorldMatrix(true, false);
