@@ -197,6 +197,11 @@ def test_splashpack_to_glb_and_back_keeps_content(commit: str, tmp_path: Path) -
         # Colours and the texels every corner samples come back bit-exact.
         assert _sorted_tris(a["color"]) == _sorted_tris(b["color"])
         assert corner_texels(doc, i) == corner_texels(back, i)
+        # Normals pass through unit floats: within 1/4096 per component (stated tolerance 2).
+        oa = np.lexsort(a["v"].reshape(len(a), -1).T)
+        ob = np.lexsort(b["v"].reshape(len(b), -1).T)
+        diff = a["normal"][oa].astype(np.int64) - b["normal"][ob].astype(np.int64)
+        assert np.abs(diff).max() <= 2
     if doc.navmeshes:
         for n0, n1 in zip(doc.navmeshes, back.navmeshes, strict=True):
             assert _sorted_tris(n0) == _sorted_tris(n1)
