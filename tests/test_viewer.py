@@ -179,6 +179,20 @@ def test_view_cli_bad_file_is_one_line_error(tmp_path: Path) -> None:
     assert main(["view", str(bad), "--no-browser"]) == 1
 
 
+@pytest.mark.parametrize("fmt", viewable_formats())
+def test_served_model_passes_the_gltf_validator(tmp_path: Path, fmt: str,
+                                                gltf_validator: Any) -> None:
+    """What the page loads is the GLB `prepare` made in memory; it must be valid glTF."""
+    sample = make_sample(fmt, tmp_path / fmt)
+    if sample.path is None:
+        pytest.skip(sample.reason)
+    model = prepare(sample.path, fmt)
+    out = tmp_path / "served.glb"
+    out.write_bytes(model.glb)
+    report = gltf_validator(out)
+    assert report["errors"] == 0
+
+
 def test_vendored_three_is_the_locked_npm_package() -> None:
     """The page works offline from the package: three.js r187 and its licence are vendored,
     byte for byte the files of the version package-lock.json pins."""
