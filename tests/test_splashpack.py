@@ -204,6 +204,12 @@ def test_layout_h_and_b_bytes_match_the_spec() -> None:
     c = SPEC.write(build_doc("C"), CTX)
     clut_desc = 12 + 2 * 56 + 2 * 12
     assert struct.unpack_from("<HHHH", c, clut_desc + 512) == (0, 240, 6, 0)
+    d = SPEC.write(build_doc("D"), CTX)
+    assert struct.unpack_from("<2s4H3H", d, 0) == (b"SP", 1, 2, 2, 2, 0, 0, 0)
+    d_mesh0 = 16 + 2 * 56 + 2 * 12 + 2 * 12
+    assert struct.unpack_from("<I3i", d, 16) == (d_mesh0, 100, -200, 300)  # offset first
+    d_clut0 = d_mesh0 + 5 * 52 + 128 * 4 * 2 + 64 * 4 * 2
+    assert struct.unpack_from("<IHHHH", d, 16 + 2 * 56 + 2 * 12) == (d_clut0, 0, 240, 6, 0)
     e = SPEC.write(build_doc("E"), CTX)
     assert struct.unpack_from("<2sH4H", e, 0) == (b"SP", 1, 2, 1, 2, 2)
     f = SPEC.write(build_doc("F"), CTX)

@@ -401,3 +401,17 @@ def test_png_of_a_page_is_what_the_scene_holds() -> None:
     buf = io.BytesIO()
     PILImage.fromarray(im.pixels).save(buf, "PNG")
     assert np.array_equal(np.asarray(PILImage.open(buf)), im.pixels)
+
+
+def test_tiny_scene_with_a_nan_fits_without_clamping() -> None:
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(-0.01, 0.01, size=(30, 3)).astype(np.float32)
+    pos[3] = np.nan
+    scene = Scene()
+    scene.add_node(Node(mesh=scene.add_mesh(Mesh(primitives=[Primitive(positions=pos)]))))
+    ctx = Context()
+    doc = SPEC.read(SPEC.write(SPEC.from_scene(scene, ctx), ctx), CTX)
+    codes = {n.code for n in ctx.notes}
+    assert "splashpack.clamped" not in codes and "splashpack.gte_scaling_chosen" in codes
+    assert runtime_problems(doc) == []
+    assert 0 < int(doc.hfield("player_height")) < 16384

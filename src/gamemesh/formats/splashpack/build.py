@@ -359,12 +359,13 @@ def _atlas_pixels(atlases: list[tuple[int, int, int]],
 def _colors(prim: Primitive, n: int, mat: Material | None, scale: float) -> npt.NDArray[np.uint8]:
     factor = np.asarray(mat.base_color_factor[:3] if mat is not None else (1, 1, 1), np.float64)
     c = np.asarray(prim.colors[0], dtype=np.float64)[:, :3] if prim.colors else np.ones((n, 3))
-    return np.clip(np.rint(c * factor * scale), 0, 255).astype(np.uint8)
+    return np.clip(np.nan_to_num(np.rint(c * factor * scale)), 0, 255).astype(np.uint8)
 
 
 def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, tex: int,
           texcoord: int, scale: float, ctx: Context, where: str) -> _Part | None:
-    pos = np.asarray(prim.positions, dtype=np.float64).reshape(-1, 3)
+    # Non-finite input (a broken glTF) must not turn into garbage integers: zero it.
+    pos = np.nan_to_num(np.asarray(prim.positions, dtype=np.float64).reshape(-1, 3))
     tris = prim.triangles().astype(np.int64)
     if len(tris) == 0 or len(pos) == 0:
         return None
@@ -377,13 +378,15 @@ def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, 
         nrm = vertex_normals(pos, tris).astype(np.float64)
     inv_t = np.linalg.pinv(bake).T
     nrm = nrm @ inv_t.T
+    nrm = np.nan_to_num(nrm, posinf=0.0, neginf=0.0)
     ln = np.linalg.norm(nrm, axis=1, keepdims=True)
     nrm = np.where(ln > 0, nrm / np.where(ln == 0, 1, ln), 0.0)
     local = pos @ bake.T
     uv = (np.asarray(prim.texcoords[texcoord], dtype=np.float64)
           if texcoord < len(prim.texcoords) else np.zeros((len(pos), 2)))
-    if len(uv) != len(pos):
+    if len(uv) != len(pos) or uv.ndim != 2 or uv.shape[1] < 2:
         uv = np.zeros((len(pos), 2))
+    uv = np.nan_to_num(uv[:, :2])
     col = _colors(prim, len(pos), mat, scale)
     return _Part(corners=local[tris], normals=nrm[tris[:, 0]], colors=col[tris],
                  uvs=uv[tris], texture=tex)
@@ -555,7 +558,9 @@ def _player(scene: Scene, navs: list[npt.NDArray[np.float64]],
                     float(h) if isinstance(h, int | float) else None,
                     int(h_raw) if isinstance(h_raw, int) else None)
     tri = navs[0][0]
-    height = 1.7
+    # 1.7 units (an eye height in metres), less in a scene smaller than that.
+    span = float(np.ptp(np.concatenate([v.reshape(-1, 3) for v in navs]), axis=0).max())
+    height = min(1.7, max(span, 1e-3) / 4)
     ctx.note("splashpack.player_default", "no player_start node; the player starts over the "
              f"navmesh's first triangle with an eye height of {height} units")
     return tri.mean(axis=0) + np.array([0.0, height, 0.0]), [0, 0, 0], height, None
