@@ -359,7 +359,9 @@ def _atlas_pixels(atlases: list[tuple[int, int, int]],
 def _colors(prim: Primitive, n: int, mat: Material | None, scale: float) -> npt.NDArray[np.uint8]:
     factor = np.asarray(mat.base_color_factor[:3] if mat is not None else (1, 1, 1), np.float64)
     c = np.asarray(prim.colors[0], dtype=np.float64)[:, :3] if prim.colors else np.ones((n, 3))
-    return np.clip(np.nan_to_num(np.rint(c * factor * scale)), 0, 255).astype(np.uint8)
+    out: npt.NDArray[np.uint8] = np.clip(np.nan_to_num(np.rint(c * factor * scale)), 0,
+                                         255).astype(np.uint8)
+    return out
 
 
 def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, tex: int,
