@@ -208,7 +208,7 @@ class DaskExecutor:
             list[Result]]:
         window = 2 * self.jobs
         owner: dict[Any, list[Task]] = {}
-        pending = self._dist.as_completed(with_results=False)
+        pending = self._dist.as_completed(loop=self._client.loop, with_results=False)
 
         def submit() -> bool:
             chunk = next(chunks, None)
