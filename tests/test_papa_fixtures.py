@@ -703,3 +703,24 @@ def test_texture_destination_writes_a_texture_file(tmp_path: Path) -> None:
     assert back.kind == "texture" and len(back.textures) == 1
     t = back.textures[0]
     assert (t.format, t.srgb, t.width, t.mips) == (lay.TEX_DXT1, False, 16, 4)
+
+
+def test_every_readable_mutation_writes_back_identically() -> None:
+    # The document keeps what it takes: even odd files (a count with offset -1, an offset with
+    # count 0, a non-zero gap) come back byte for byte.
+    from tests.helpers import mutations
+
+    base = corpus_dir("papa") / "official_2014/pa/units"
+    sources = [fixture_files()[3], fixture_files()[6],
+               (base / "air/fighter_adv/fighter_adv_anim_landed.papa").read_bytes(),
+               (base / "air/bomb/bomb.papa").read_bytes()]
+    readable = 0
+    for data in sources:
+        for m in mutations(data, 300, seed=5):
+            try:
+                doc = read(m)
+            except (CorruptDataError, TruncatedError, UnsupportedVersionError, BadMagicError):
+                continue
+            readable += 1
+            assert write(doc) == m
+    assert readable > 300

@@ -85,11 +85,18 @@ def _table(r: Reader, s: int, count: int, offset: int, blocks: Layout) -> Any:
     if count == 0 or offset < 0:
         # Absent (the spec: "count == 0 OR offset < 0"); the offset is kept as found.
         blocks[("table", s)] = (offset, 0)
+        _declare(blocks, ("table", s), count)
         return np.zeros(0, dtype=dt)
     with r.field(f"header.{name}"):
         arr = r.window(offset).array(dt, count, field=f"{name}[]")
     blocks[("table", s)] = (offset, dt.itemsize * count)
     return arr
+
+
+def _declare(blocks: Layout, key: Key, count: int) -> None:
+    """Remember a count whose data is absent (offset -1), to write the same bytes back."""
+    if count:
+        blocks[("n", *key)] = (count, 0)
 
 
 def _block(r: Reader, offset: int, size: int, field: str) -> Reader:
@@ -195,6 +202,8 @@ def _meshes(r: Reader, table: Any, blocks: Layout) -> list[Mesh]:
     for i, (vb, ib, n, pad, off) in enumerate(table.tolist()):
         groups = _array(r, off, lay.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
         blocks[("groups", i)] = (off, groups.nbytes)
+        if not len(groups):
+            _declare(blocks, ("groups", i), n)
         out.append(Mesh(vb, ib, groups, pad))
     return out
 
@@ -205,6 +214,8 @@ def _skeletons(r: Reader, table: Any, blocks: Layout) -> list[Skeleton]:
         n, off = int(row["num_bones"]), int(row["offset"])
         bones = _array(r, off, lay.BONE, n, f"skeletons[{i}].bones")
         blocks[("bones", i)] = (off, bones.nbytes)
+        if not len(bones):
+            _declare(blocks, ("bones", i), n)
         p = [int(x) for x in row["pad"]]
         out.append(Skeleton(bones, (p[0], p[1], p[2])))
     return out
@@ -217,6 +228,8 @@ def _models(r: Reader, table: Any, blocks: Layout) -> list[Model]:
         field = f"models[{i}]"
         recs = _array(r, off, lay.MESH_BINDING, n, f"{field}.mesh_bindings")
         blocks[("bindings", i)] = (off, recs.nbytes)
+        if not len(recs):
+            _declare(blocks, ("bindings", i), n)
         bindings = []
         for j, (name, mesh, nmap, pad, m2m, moff) in enumerate(recs.tolist()):
             bmap = _array(r, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
@@ -246,6 +259,8 @@ def _animations(r: Reader, table: Any, blocks: Layout) -> list[Animation]:
                 r.count(nf, lay.TRANSFORM.itemsize * nb, "num_frames")
             tr = _array(r, toff, lay.TRANSFORM, nf * nb, f"{field}.transforms").reshape(nf, nb)
         blocks[("abones", i)] = (boff, bones.nbytes)
+        if not len(bones):
+            _declare(blocks, ("abones", i), nb)
         blocks[("atrans", i)] = (toff, tr.nbytes)
         out.append(Animation(name, bones, tr, num, den))
     return out
@@ -271,6 +286,9 @@ def _materials(r: Reader, table: Any, blocks: Layout, size: int) -> list[Materia
         blocks[("vec", i)] = (voff, vec.nbytes)
         blocks[("texp", i)] = (toff, tex.nbytes)
         blocks[("mat", i)] = (moff, mat.nbytes)
+        for key, n, arr in ((("vec", i), nv, vec), (("texp", i), nt, tex), (("mat", i), nm, mat)):
+            if not len(arr):
+                _declare(blocks, key, n)
         out.append(Material(shader, vec.astype(lay.VECTOR_PARAM), tex, mat.astype(lay.MATRIX_PARAM),
                             vdt.itemsize, mdt.itemsize))
     return out

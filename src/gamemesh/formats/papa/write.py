@@ -34,12 +34,14 @@ def write(doc: PapaDocument, ctx: Context | None = None) -> bytes:
         offsets, end = _fresh_offsets(order, sizes)
     else:
         end = doc.file_size
+    declared = {} if fresh or doc.layout is None else \
+        {k[1:]: v[0] for k, v in doc.layout.items() if k[0] == "n"}
     for s in range(9):
-        payloads[("table", s)] = _table(doc, s, offsets)
+        payloads[("table", s)] = _table(doc, s, offsets, declared)
     for i in range(len(doc.models)):
         payloads[("bindings", i)] = _bindings(doc, i, offsets)
     buf = bytearray(end)
-    buf[:lay.HEADER_SIZE] = _header(doc, offsets)
+    buf[:lay.HEADER_SIZE] = _header(doc, offsets, declared)
     for k in order:
         off, data = offsets[k], payloads[k]
         if off >= 0 and data:
@@ -159,7 +161,7 @@ def _kept_offsets(doc: PapaDocument, order: list[Key], sizes: dict[Key, int]) ->
     out: dict[Key, int] = {}
     for k in order:
         got = lay.get(k)
-        if got is None or got[1] != sizes[k] or got[0] + sizes[k] > doc.file_size:
+        if got is None or got[1] != sizes[k] or (sizes[k] and got[0] + sizes[k] > doc.file_size):
             return None
         out[k] = got[0]
     return out
@@ -181,14 +183,19 @@ def _fresh_offsets(order: list[Key], sizes: dict[Key, int]) -> tuple[dict[Key, i
 
 
 # -- tables ----------------------------------------------------------------------------------
-def _header(doc: PapaDocument, off: dict[Key, int]) -> bytes:
-    counts = [_count(doc, s) for s in range(9)]
+def _n(declared: dict[Key, int], key: Key, actual: int) -> int:
+    """The count to write: a count kept from a file whose data was absent, else the real one."""
+    return declared.get(key, actual) if actual == 0 else actual
+
+
+def _header(doc: PapaDocument, off: dict[Key, int], declared: dict[Key, int]) -> bytes:
+    counts = [_n(declared, ("table", s), _count(doc, s)) for s in range(9)]
     offsets = [off[("table", s)] for s in range(9)]
     return lay.HEADER.pack(lay.MAGIC, doc.version[0], doc.version[1], *counts,
                          bytes(doc.signature[:6]).ljust(6, b"\0"), *offsets)
 
 
-def _table(doc: PapaDocument, s: int, off: dict[Key, int]) -> bytes:
+def _table(doc: PapaDocument, s: int, off: dict[Key, int], declared: dict[Key, int]) -> bytes:
     n = _count(doc, s)
     t = np.zeros(n, dtype=lay.ENTRY_DTYPES[s])
     if n == 0:
@@ -219,33 +226,37 @@ def _table(doc: PapaDocument, s: int, off: dict[Key, int]) -> bytes:
     elif s == lay.S_MATERIAL:
         ms = doc.materials
         t["shader"] = [m.shader for m in ms]
-        t["num_vector"] = [len(m.vectors) for m in ms]
-        t["num_texture"] = [len(m.textures) for m in ms]
-        t["num_matrix"] = [len(m.matrices) for m in ms]
+        t["num_vector"] = [_n(declared, ("vec", i), len(m.vectors)) for i, m in enumerate(ms)]
+        t["num_texture"] = [_n(declared, ("texp", i), len(m.textures))
+                            for i, m in enumerate(ms)]
+        t["num_matrix"] = [_n(declared, ("mat", i), len(m.matrices)) for i, m in enumerate(ms)]
         t["vector_offset"] = [off[("vec", i)] for i in range(n)]
         t["texture_offset"] = [off[("texp", i)] for i in range(n)]
         t["matrix_offset"] = [off[("mat", i)] for i in range(n)]
     elif s == lay.S_MESH:
         t["vertex_buffer"] = [m.vertex_buffer for m in doc.meshes]
         t["index_buffer"] = [m.index_buffer for m in doc.meshes]
-        t["num_groups"] = [len(m.groups) for m in doc.meshes]
+        t["num_groups"] = [_n(declared, ("groups", i), len(m.groups))
+                           for i, m in enumerate(doc.meshes)]
         t["pad"] = [m.pad for m in doc.meshes]
         t["offset"] = [off[("groups", i)] for i in range(n)]
     elif s == lay.S_SKELETON:
-        t["num_bones"] = [len(sk.bones) for sk in doc.skeletons]
+        t["num_bones"] = [_n(declared, ("bones", i), len(sk.bones))
+                          for i, sk in enumerate(doc.skeletons)]
         t["pad"] = [list(sk.pad) for sk in doc.skeletons]
         t["offset"] = [off[("bones", i)] for i in range(n)]
     elif s == lay.S_MODEL:
         t["name"] = [m.name for m in doc.models]
         t["skeleton"] = [m.skeleton for m in doc.models]
-        t["num_bindings"] = [len(m.bindings) for m in doc.models]
+        t["num_bindings"] = [_n(declared, ("bindings", i), len(m.bindings))
+                             for i, m in enumerate(doc.models)]
         t["pad"] = [m.pad for m in doc.models]
         t["model2scene"] = [np.asarray(m.model2scene, dtype="<f4").reshape(16) for m in doc.models]
         t["offset"] = [off[("bindings", i)] for i in range(n)]
     else:
         an = doc.animations
         t["name"] = [a.name for a in an]
-        t["num_bones"] = [len(a.bones) for a in an]
+        t["num_bones"] = [_n(declared, ("abones", i), len(a.bones)) for i, a in enumerate(an)]
         t["num_frames"] = [a.num_frames for a in an]
         t["fps_num"] = [a.fps_num for a in an]
         t["fps_den"] = [a.fps_den for a in an]
