@@ -502,3 +502,52 @@ def test_morph_target_count_is_bounded() -> None:
     mesh = next(m for m in scene.meshes if m.name == "ASPAS")
     assert len(mesh.primitives[0].targets) == MAX_MORPH_TARGETS - 48
     assert any(n.code == "pba.morph_limit" for n in c.notes)
+
+
+def test_written_files_follow_writer_rules_e() -> None:
+    """Spec §e, checked on the raw bytes of a from_scene file: one header DWORD (version 2), the
+    bones chunk exactly 10 + 64 n bytes with the texture list right after it (the model viewer
+    skips by length, the map editor reads on), animated meshes first with track i on mesh i
+    (nodeId = i), an animation pool, and every chunk length covering its chunk."""
+    import struct
+
+    scene = _morph_test_scene()
+    blob2 = scene.add_node(Node(name="blob2", mesh=scene.nodes[1].mesh,
+                                translation=(0.0, 3.0, 0.0)))
+    pulse = scene.animations[0].channels[0]
+    scene.animations[0].channels.append(Channel(blob2, "weights", pulse.times[:2],
+                                                pulse.values[:2]))
+    data = write(SPEC.from_scene(scene, ctx()))
+    assert struct.unpack_from("<IH", data, 0) == (2, 0x0301)
+    assert struct.unpack_from("<I", data, 6)[0] == len(data) - 4
+    pos = 10 + 32
+    bid, blen, nbones = struct.unpack_from("<HII", data, pos)
+    assert bid == 0x0306 and blen == 10 + 64 * nbones and nbones == 1  # "sign"
+    pos += blen
+    ntex = struct.unpack_from("<I", data, pos)[0]
+    assert data[pos + 4:pos + 4 + 32 * ntex].split(b"\0")[0] == b"wood"
+    pos += 4 + 32 * ntex
+    gid, glen, nmesh = struct.unpack_from("<HII", data, pos)
+    assert gid == 0x0302 and nmesh == 3
+    kinds, sizes = [], []
+    at = pos + 10
+    for _ in range(nmesh):
+        mid, mlen, mtype = struct.unpack_from("<HII", data, at)
+        assert mid == 0x0303
+        kinds.append(mtype)
+        if mtype == 3:
+            sizes.append(struct.unpack_from("<I", data, at + 6 + 4 + 32 + 16)[0])
+        at += mlen
+    assert at == pos + glen and kinds == [3, 3, 1]
+    aid, alen, nseq = struct.unpack_from("<HII", data, at)
+    assert aid == 0x0304 and at + alen == len(data) and nseq == 1
+    seq = at + 10 + 6
+    ntracks_node = struct.unpack_from("<I", data, seq + 36)[0]
+    assert ntracks_node == 0  # the model viewer skips sequences with node tracks
+    nvt = struct.unpack_from("<I", data, seq + 40)[0]
+    assert nvt == 2
+    tr = seq + 44
+    for i in range(nvt):
+        _, tlen, node_id, _, nv = struct.unpack_from("<HIIII", data, tr)
+        assert (node_id, nv) == (i, sizes[i])
+        tr += tlen
