@@ -150,6 +150,17 @@ def test_materials_alpha_modes_and_shadow_groups() -> None:
     assert len(destroyed.primitives) == 1
 
 
+def test_alpha_mask_option_and_its_round_trip() -> None:
+    scene = scene_of("animated_v2", alpha_mask=True)
+    blend = next(m for m in scene.materials if m.extras["pba_alpha_flags"] == 1)
+    assert (blend.alpha_mode, blend.alpha_cutoff) == ("MASK", 0.5)
+    doc = SPEC.from_scene(scene, ctx())
+    assert doc.meshes[1].groups[0].alpha_flags == 1  # back to MATERIAL_ALPHA, not ALPHATEST
+    plain = next(m for m in scene_of("animated_v2").materials
+                 if m.extras["pba_alpha_flags"] == 1)
+    assert plain.alpha_mode == "BLEND"
+
+
 def test_civilisation_lists_in_material_extras() -> None:
     scene = scene_of("animated_v2")
     civ = [m.extras.get("pba_civ_textures") for m in scene.materials]

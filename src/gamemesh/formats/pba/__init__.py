@@ -46,6 +46,8 @@ SPEC = FormatSpec(
                "DESTRUIDO, RUINA...)"),
         Option("drop_shadows", "leave out the blob-shadow face groups (MATERIAL_ALPHASOMBRA)",
                bool, False),
+        Option("alpha_mask", "export MATERIAL_ALPHA (foliage) groups as alpha MASK instead of "
+               "BLEND: no sorting artifacts, hard edges", bool, False),
         Option("texture_dir", "another folder to look for PTX textures in (repeatable)",
                str, None, multiple=True),
         Option("ptx_bpp", "PTX bits per pixel to write (24 or 32; default: 32 when the image "

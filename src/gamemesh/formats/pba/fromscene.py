@@ -229,6 +229,8 @@ def _group_material(out: _Out, mat_index: int | None) -> tuple[int, int, npt.NDA
         return -1, ALPHA_NONE, np.zeros(0, dtype=NAME)
     mat: Material = out.scene.materials[mat_index]
     flags = _MODE_FLAGS.get(mat.alpha_mode, ALPHA_NONE)
+    if mat.extras.get("pba_alpha_as_mask"):
+        flags = ALPHA_BLEND  # MATERIAL_ALPHA that --alpha-mask exported as MASK
     if mat.alpha_mode == "BLEND" and mat.extras.get("pba_shadow"):
         flags = ALPHA_SHADOW
     tex = -1

@@ -253,7 +253,11 @@ def _material(b: _Build, g: FaceGroup, civ: tuple[str, ...]) -> int | None:
         mat.base_color_texture = TextureRef(_image(b, tex_name))
     if civ:
         mat.extras["pba_civ_textures"] = list(civ)
-    if g.alpha_flags in (ALPHA_BLEND, ALPHA_SHADOW):
+    if g.alpha_flags == ALPHA_BLEND and b.ctx.opt("alpha_mask", False):
+        # Foliage drawn as a cut-out: no sorting artifacts in glTF viewers (spec c.8).
+        mat.alpha_mode, mat.alpha_cutoff = "MASK", ALPHA_CUTOFF
+        mat.extras["pba_alpha_as_mask"] = True
+    elif g.alpha_flags in (ALPHA_BLEND, ALPHA_SHADOW):
         mat.alpha_mode = "BLEND"
     elif g.alpha_flags == ALPHA_TEST:
         mat.alpha_mode, mat.alpha_cutoff = "MASK", ALPHA_CUTOFF
