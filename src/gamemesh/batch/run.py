@@ -293,6 +293,10 @@ def run_batch(cfg: BatchConfig) -> BatchResult:
         raise ValueError(msg)
     ext = output_extension(cfg.to)
     dst = cfg.dst.resolve()
+    if dst == src:
+        # Outputs next to inputs would be found as inputs by the next run.
+        msg = "DST must be another folder than SRC (it may lie inside SRC)"
+        raise ValueError(msg)
     dst.mkdir(parents=True, exist_ok=True)
     with _dst_lock(dst):
         sweep_partials(dst)
@@ -301,8 +305,6 @@ def run_batch(cfg: BatchConfig) -> BatchResult:
         if cfg.formats:
             wanted = {by_name(f).name for f in cfg.formats}
             found.candidates = [c for c in found.candidates if c.format in wanted]
-        if dst == src:
-            found.candidates = [c for c in found.candidates if c.rel != MANIFEST_NAME]
         units = group(found.candidates, cfg.siblings)
         with Manifest(dst / MANIFEST_NAME) as manifest:
             return _run(cfg, src, dst, ext, found, units, manifest)
