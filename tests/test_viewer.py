@@ -193,6 +193,24 @@ def test_served_model_passes_the_gltf_validator(tmp_path: Path, fmt: str,
     assert report["errors"] == 0
 
 
+@pytest.mark.parametrize(("extras", "flagged"), [
+    ({"splashpack": {"navmesh": 0}}, True),  # index 0 is a mark, not "false"
+    ({"splashpack": {"navmesh": 3}}, True),
+    ({"navmesh": True}, True),
+    ({"kind": "NavMesh"}, True),
+    ({"papa": {"role": "navigation_mesh"}}, True),
+    ({"splashpack": {"navmesh": None}}, False),
+    ({"navmesh": False}, False),
+    ({"splashpack": {"object": 2}}, False),
+    ({"name": "navmesh"}, False),
+    ({}, False),
+])
+def test_navmesh_flags(extras: dict[str, Any], flagged: bool) -> None:
+    from gamemesh.viewer.flags import is_navmesh
+
+    assert is_navmesh(extras) is flagged
+
+
 def test_vendored_three_is_the_locked_npm_package() -> None:
     """The page works offline from the package: three.js r187 and its licence are vendored,
     byte for byte the files of the version package-lock.json pins."""
