@@ -415,3 +415,19 @@ def test_tiny_scene_with_a_nan_fits_without_clamping() -> None:
     assert "splashpack.clamped" not in codes and "splashpack.gte_scaling_chosen" in codes
     assert runtime_problems(doc) == []
     assert 0 < int(doc.hfield("player_height")) < 16384
+
+
+def test_skewed_fixed_point_rotation_keeps_vertices_exact(tmp_path: Path) -> None:
+    """A 4.12 matrix a few percent off a rotation: the node gets its nearest rotation, and the
+    way back stores the original matrix and the original vertices."""
+    doc = build_doc("G")
+    doc.objects["rot"][0] = (4000, 30, 0, -20, 4200, 0, 0, 0, 4096)
+    doc.meshes[0]["v"] *= 130  # vertices out to 14300 raw units (of 16383)
+    src = tmp_path / "skew.bin"
+    src.write_bytes(SPEC.write(doc, CTX))
+    notes = gamemesh.convert(src, tmp_path / "skew.glb").notes
+    assert "splashpack.rotation_not_orthonormal" in {n.code for n in notes}  # 2.5% off
+    gamemesh.convert(tmp_path / "skew.glb", tmp_path / "back.bin")
+    back = read(tmp_path / "back.bin")
+    assert list(back.objects["rot"][0]) == [4000, 30, 0, -20, 4200, 0, 0, 0, 4096]
+    assert _sorted_tris(back.meshes[0]["v"]) == _sorted_tris(doc.meshes[0]["v"])

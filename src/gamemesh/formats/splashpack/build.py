@@ -431,10 +431,10 @@ def _gather(scene: Scene, ctx: Context, tex: _Textures) -> tuple[list[_Object],
             dropped.add("skinning (the bind pose is written)")
         if any(p.targets for p in mesh.primitives):
             dropped.add("morph targets")
-        rot = _object_rotation(node, m[:3, :3])
+        rot, raw_rot = _object_rotation(node, m[:3, :3])
         bake = rot.T @ m[:3, :3]
         info = _ext(node)
-        obj = _Object(name=node.name or f"node_{i}", rotation=_raw_rotation(rot),
+        obj = _Object(name=node.name or f"node_{i}", rotation=raw_rot,
                       position=m[:3, 3].copy(),
                       lua_index=int(info.get("lua_index", -1)) if isinstance(
                           info.get("lua_index", -1), int) else -1,
@@ -462,17 +462,20 @@ def _gather(scene: Scene, ctx: Context, tex: _Textures) -> tuple[list[_Object],
     return objects, [v for _, v in navs]
 
 
-def _object_rotation(node: Node, a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """The world rotation; the stored fixed-point matrix when the node still has it (exact round
-    trip), else the nearest rotation of the world matrix."""
+def _object_rotation(node: Node, a: npt.NDArray[np.float64]
+                     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32]]:
+    """The world rotation (to bake the rest of the matrix into the vertices) and the 4.12
+    matrix to store: the node's original fixed-point matrix when it still describes this
+    rotation (exact round trip; to_scene gave the node that matrix's nearest rotation), else the
+    rounded rotation itself."""
     r = _nearest_rotation(a)
     raw = _ext(node).get("rotation_raw")
-    if isinstance(raw, list) and len(raw) == 9:
+    if isinstance(raw, list) and len(raw) == 9 and all(isinstance(x, int) for x in raw):
         stored = AXES[:, None] * (np.asarray(raw, np.float64).reshape(3, 3) / 4096) * AXES
-        near = _nearest_rotation(stored)
-        if np.allclose(near, r, atol=1e-5):
-            return np.asarray(stored, dtype=np.float64)
-    return r
+        if np.allclose(_nearest_rotation(stored), r, atol=1e-6):
+            kept = np.clip(np.asarray(raw, dtype=np.int64), -32767, 32767).astype(np.int32)
+            return r, kept
+    return r, _raw_rotation(r)
 
 
 # -- fixed point ------------------------------------------------------------------------------
