@@ -45,17 +45,17 @@ def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     minor, major = header[1], header[2]
     counts, offsets = header[3:12], header[13:22]
     blocks: Layout = {("header",): (0, lay.HEADER_SIZE)}
-    tables = [_table(r, s, counts[s], offsets[s], blocks) for s in range(9)]
+    tables = [_table(data, s, counts[s], offsets[s], blocks) for s in range(9)]
     doc = PapaDocument(version=(minor, major), signature=header[12], file_size=len(data))
-    doc.strings = _strings(r, data, tables[lay.S_STRING], blocks)
-    doc.textures = _textures(r, data, tables[lay.S_TEXTURE], blocks)
-    doc.vertex_buffers = _vertex_buffers(r, tables[lay.S_VB], blocks)
-    doc.index_buffers = _index_buffers(r, tables[lay.S_IB], blocks)
-    doc.meshes = _meshes(r, tables[lay.S_MESH], blocks)
-    doc.skeletons = _skeletons(r, tables[lay.S_SKELETON], blocks)
-    doc.models = _models(r, tables[lay.S_MODEL], blocks)
-    doc.animations = _animations(r, tables[lay.S_ANIMATION], blocks)
-    doc.materials = _materials(r, tables[lay.S_MATERIAL], blocks, len(data))
+    doc.strings = _strings(data, tables[lay.S_STRING], blocks)
+    doc.textures = _textures(data, tables[lay.S_TEXTURE], blocks)
+    doc.vertex_buffers = _vertex_buffers(data, tables[lay.S_VB], blocks)
+    doc.index_buffers = _index_buffers(data, tables[lay.S_IB], blocks)
+    doc.meshes = _meshes(data, tables[lay.S_MESH], blocks)
+    doc.skeletons = _skeletons(data, tables[lay.S_SKELETON], blocks)
+    doc.models = _models(data, tables[lay.S_MODEL], blocks)
+    doc.animations = _animations(data, tables[lay.S_ANIMATION], blocks)
+    doc.materials = _materials(data, tables[lay.S_MATERIAL], blocks, len(data))
     doc.layout = blocks
     doc.gaps = _gaps(data, blocks)
     return doc
@@ -79,7 +79,7 @@ def _header(r: Reader) -> tuple[Any, ...]:
     return header
 
 
-def _table(r: Reader, s: int, count: int, offset: int, blocks: Layout) -> Any:
+def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> Any:
     dt = lay.ENTRY_DTYPES[s]
     name = lay.SECTIONS[s]
     if count == 0 or offset < 0:
@@ -87,8 +87,7 @@ def _table(r: Reader, s: int, count: int, offset: int, blocks: Layout) -> Any:
         blocks[("table", s)] = (offset, 0)
         _declare(blocks, ("table", s), count)
         return np.zeros(0, dtype=dt)
-    with r.field(f"header.{name}"):
-        arr = r.window(offset).array(dt, count, field=f"{name}[]")
+    arr = _view(data, offset, dt, count, f"header.{name}[]")
     blocks[("table", s)] = (offset, dt.itemsize * count)
     return arr
 
@@ -99,14 +98,20 @@ def _declare(blocks: Layout, key: Key, count: int) -> None:
         blocks[("n", *key)] = (count, 0)
 
 
-def _block(r: Reader, offset: int, size: int, field: str) -> Reader:
-    if offset < 0 or offset + size > r.end:
+def _view(data: bytes, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:
+    """``count`` records at ``offset`` as a numpy view, bounds checked first (no Reader copy:
+    this is the hot path of small files)."""
+    _block(data, offset, dt.itemsize * count, field)
+    return np.frombuffer(data, dtype=dt, count=count, offset=offset)
+
+
+def _block(data: bytes, offset: int, size: int, field: str) -> None:
+    if offset < 0 or size < 0 or offset + size > len(data):
         raise TruncatedError(lay.FMT, "block outside the file", offset=offset, field=field,
-                             expected=f"0..0x{r.end:X}", actual=f"0x{offset:X}+{size}")
-    return r.window(offset, size)
+                             expected=f"0..0x{len(data):X}", actual=f"0x{offset:X}+{size}")
 
 
-def _strings(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[PapaString]:
+def _strings(data: bytes, table: Any, blocks: Layout) -> list[PapaString]:
     out: list[PapaString] = []
     size = len(data)
     for i, (length, pad, off) in enumerate(table.tolist()):
@@ -130,7 +135,7 @@ def _strings(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[PapaStr
     return out
 
 
-def _textures(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[Texture]:
+def _textures(data: bytes, table: Any, blocks: Layout) -> list[Texture]:
     out: list[Texture] = []
     for i, (name, fmt, ms, w, h, size, off) in enumerate(table.tolist()):
         field = f"textures[{i}]"
@@ -140,7 +145,7 @@ def _textures(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[Textur
                                           expected="0..32", actual=fmt)
         tex = Texture(name, fmt, w, h, ms & 0x7F, bool(ms & 0x80), None, size)
         if off >= 0:
-            _block(r, off, size, f"{field}.data")
+            _block(data, off, size, f"{field}.data")
             tex.data = data[off:off + size]
             tex.linked_size = 0
         blocks[("tex", i)] = (off, 0 if tex.data is None else size)
@@ -148,7 +153,7 @@ def _textures(r: Reader, data: bytes, table: Any, blocks: Layout) -> list[Textur
     return out
 
 
-def _vertex_buffers(r: Reader, table: Any, blocks: Layout) -> list[VertexBuffer]:
+def _vertex_buffers(data: bytes, table: Any, blocks: Layout) -> list[VertexBuffer]:
     out: list[VertexBuffer] = []
     for i, (fmt, pad, count, size, off) in enumerate(table.tolist()):
         field = f"vertex_buffers[{i}]"
@@ -167,13 +172,13 @@ def _vertex_buffers(r: Reader, table: Any, blocks: Layout) -> list[VertexBuffer]
             raise CorruptDataError(lay.FMT, "data_size is not stride x num_vertices",
                                    field=f"{field}.data_size", expected=dt.itemsize * count,
                                    actual=size)
-        verts = _block(r, off, size, field).array(dt, count) if count else np.zeros(0, dt)
+        verts = _view(data, off, dt, count, field) if count else np.zeros(0, dt)
         blocks[("vb", i)] = (off, size)
         out.append(VertexBuffer(fmt, verts, bytes(pad)))
     return out
 
 
-def _index_buffers(r: Reader, table: Any, blocks: Layout) -> list[IndexBuffer]:
+def _index_buffers(data: bytes, table: Any, blocks: Layout) -> list[IndexBuffer]:
     out: list[IndexBuffer] = []
     for i, (fmt, pad, count, size, off) in enumerate(table.tolist()):
         field = f"index_buffers[{i}]"
@@ -185,22 +190,22 @@ def _index_buffers(r: Reader, table: Any, blocks: Layout) -> list[IndexBuffer]:
             raise CorruptDataError(lay.FMT, "data_size is not index size x num_indices",
                                    field=f"{field}.data_size", expected=dt.itemsize * count,
                                    actual=size)
-        idx = _block(r, off, size, field).array(dt, count) if count else np.zeros(0, dt)
+        idx = _view(data, off, dt, count, field) if count else np.zeros(0, dt)
         blocks[("ib", i)] = (off, size)
         out.append(IndexBuffer(fmt, idx, bytes(pad)))
     return out
 
 
-def _array(r: Reader, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:
+def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:
     if count == 0 or offset < 0:
         return np.zeros(0, dtype=dt)
-    return _block(r, offset, dt.itemsize * count, field).array(dt, count)
+    return _view(data, offset, dt, count, field)
 
 
-def _meshes(r: Reader, table: Any, blocks: Layout) -> list[Mesh]:
+def _meshes(data: bytes, table: Any, blocks: Layout) -> list[Mesh]:
     out: list[Mesh] = []
     for i, (vb, ib, n, pad, off) in enumerate(table.tolist()):
-        groups = _array(r, off, lay.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
+        groups = _array(data, off, lay.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
         blocks[("groups", i)] = (off, groups.nbytes)
         if not len(groups):
             _declare(blocks, ("groups", i), n)
@@ -208,11 +213,11 @@ def _meshes(r: Reader, table: Any, blocks: Layout) -> list[Mesh]:
     return out
 
 
-def _skeletons(r: Reader, table: Any, blocks: Layout) -> list[Skeleton]:
+def _skeletons(data: bytes, table: Any, blocks: Layout) -> list[Skeleton]:
     out: list[Skeleton] = []
     for i, row in enumerate(table):
         n, off = int(row["num_bones"]), int(row["offset"])
-        bones = _array(r, off, lay.BONE, n, f"skeletons[{i}].bones")
+        bones = _array(data, off, lay.BONE, n, f"skeletons[{i}].bones")
         blocks[("bones", i)] = (off, bones.nbytes)
         if not len(bones):
             _declare(blocks, ("bones", i), n)
@@ -221,18 +226,18 @@ def _skeletons(r: Reader, table: Any, blocks: Layout) -> list[Skeleton]:
     return out
 
 
-def _models(r: Reader, table: Any, blocks: Layout) -> list[Model]:
+def _models(data: bytes, table: Any, blocks: Layout) -> list[Model]:
     out: list[Model] = []
     for i, row in enumerate(table):
         n, off = int(row["num_bindings"]), int(row["offset"])
         field = f"models[{i}]"
-        recs = _array(r, off, lay.MESH_BINDING, n, f"{field}.mesh_bindings")
+        recs = _array(data, off, lay.MESH_BINDING, n, f"{field}.mesh_bindings")
         blocks[("bindings", i)] = (off, recs.nbytes)
         if not len(recs):
             _declare(blocks, ("bindings", i), n)
         bindings = []
         for j, (name, mesh, nmap, pad, m2m, moff) in enumerate(recs.tolist()):
-            bmap = _array(r, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
+            bmap = _array(data, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
             blocks[("bonemap", i, j)] = (moff, bmap.nbytes)
             b = MeshBinding(name, mesh, np.asarray(m2m, dtype="<f4"), bmap, pad)
             if len(bmap) != nmap:
@@ -243,11 +248,11 @@ def _models(r: Reader, table: Any, blocks: Layout) -> list[Model]:
     return out
 
 
-def _animations(r: Reader, table: Any, blocks: Layout) -> list[Animation]:
+def _animations(data: bytes, table: Any, blocks: Layout) -> list[Animation]:
     out: list[Animation] = []
     for i, (name, nb, nf, num, den, boff, toff) in enumerate(table.tolist()):
         field = f"animations[{i}]"
-        bones = _array(r, boff, np.dtype("<u2"), nb, f"{field}.bone_table")
+        bones = _array(data, boff, np.dtype("<u2"), nb, f"{field}.bone_table")
         if nb and nf and toff < 0:
             raise CorruptDataError(lay.FMT, "animation has tracks but no transforms",
                                    field=f"{field}.transforms_offset", expected=">= 0",
@@ -255,9 +260,12 @@ def _animations(r: Reader, table: Any, blocks: Layout) -> list[Animation]:
         if nb == 0:
             tr = np.zeros((nf, 0), dtype=lay.TRANSFORM)
         else:
-            with r.field(field):
-                r.count(nf, lay.TRANSFORM.itemsize * nb, "num_frames")
-            tr = _array(r, toff, lay.TRANSFORM, nf * nb, f"{field}.transforms").reshape(nf, nb)
+            if nf * nb * lay.TRANSFORM.itemsize > len(data):
+                msg = "more transforms than the file holds"
+                raise TruncatedError(lay.FMT, msg, field=f"{field}.num_frames",
+                                     expected=f"<= {len(data)} bytes",
+                                     actual=f"{nf} x {nb} x 28")
+            tr = _array(data, toff, lay.TRANSFORM, nf * nb, f"{field}.transforms").reshape(nf, nb)
         blocks[("abones", i)] = (boff, bones.nbytes)
         if not len(bones):
             _declare(blocks, ("abones", i), nb)
@@ -266,7 +274,7 @@ def _animations(r: Reader, table: Any, blocks: Layout) -> list[Animation]:
     return out
 
 
-def _materials(r: Reader, table: Any, blocks: Layout, size: int) -> list[Material]:
+def _materials(data: bytes, table: Any, blocks: Layout, size: int) -> list[Material]:
     # Blender-PAPA-IO writes vector/matrix params at 24/72 bytes each; papatran (and every
     # reader) at 20/68. With more than one param the distance to the next block tells.
     starts: list[int] = []
@@ -280,9 +288,9 @@ def _materials(r: Reader, table: Any, blocks: Layout, size: int) -> list[Materia
         field = f"materials[{i}]"
         vdt = lay.VECTOR_PARAM_24 if _wide(starts, voff, nv, 20, 24) else lay.VECTOR_PARAM
         mdt = lay.MATRIX_PARAM_72 if _wide(starts, moff, nm, 68, 72) else lay.MATRIX_PARAM
-        vec = _array(r, voff, vdt, nv, f"{field}.vector_params")
-        tex = _array(r, toff, lay.TEXTURE_PARAM, nt, f"{field}.texture_params")
-        mat = _array(r, moff, mdt, nm, f"{field}.matrix_params")
+        vec = _array(data, voff, vdt, nv, f"{field}.vector_params")
+        tex = _array(data, toff, lay.TEXTURE_PARAM, nt, f"{field}.texture_params")
+        mat = _array(data, moff, mdt, nm, f"{field}.matrix_params")
         blocks[("vec", i)] = (voff, vec.nbytes)
         blocks[("texp", i)] = (toff, tex.nbytes)
         blocks[("mat", i)] = (moff, mat.nbytes)
