@@ -17,11 +17,12 @@ No public sample file exists: the fixtures come from this package's writer.
 from __future__ import annotations
 
 from ...registry import FormatSpec, Option
+from .files import load, siblings
 from .fromscene import from_scene, save
 from .layout import PbaDoc
 from .read import read, sniff
 from .sample import info, make_sample
-from .scene import load, siblings, to_scene
+from .scene import to_scene
 from .write import write
 
 __all__ = ["SPEC", "PbaDoc"]

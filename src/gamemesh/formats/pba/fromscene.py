@@ -26,7 +26,7 @@ from ...errors import FormatError
 from ...registry import Context
 from ...scene import Channel, Material, Mesh, Primitive, Scene
 from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
-from ..ptx.scene import _image_pixels, rgba_to_doc
+from ..ptx.scene import image_pixels, rgba_to_doc
 from ..ptx.write import write as write_ptx
 from .layout import (
     ALPHA_BLEND,
@@ -207,7 +207,7 @@ def _texture(out: _Out, image: int) -> int:
     tid = len(out.tex_names)
     out.tex_names.append(raw)
     try:
-        px = _image_pixels(img)
+        px = image_pixels(img)
     except FormatError:
         px = None
     if px is None:

@@ -8,7 +8,6 @@ the front faces stay front faces.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -580,22 +579,4 @@ def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
         else:
             pos = lh_points(t.keys["pos"])
         anim.channels.append(Channel(node, "translation", times, pos))
-
-
-def load(data: bytes, ctx: Context) -> Scene:
-    from .read import read
-
-    return to_scene(read(data, ctx), ctx)
-
-
-def siblings(path: Path) -> list[Path]:
-    """The PTX files a load of ``path`` would read."""
-    from .read import read
-    from .textures import sibling_textures
-
-    try:
-        doc = read(path.read_bytes(), Context(path))
-    except (OSError, FormatError):
-        return []
-    return sibling_textures(path, [name_str(t) for t in doc.textures.tolist()])
 

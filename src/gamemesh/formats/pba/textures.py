@@ -60,3 +60,4 @@ def sibling_textures(path: Path, names: list[str]) -> list[Path]:
     finder = TextureFinder(search_dirs(path))
     found = (finder.find(n) for n in names)
     return sorted({p for p in found if p is not None})
+

@@ -49,7 +49,7 @@ def to_scene(doc: PtxDoc, ctx: Context) -> Scene:
     return scene
 
 
-def _image_pixels(img: Image) -> npt.NDArray[np.uint8] | None:
+def image_pixels(img: Image) -> npt.NDArray[np.uint8] | None:
     if img.pixels is not None:
         return np.asarray(img.pixels, dtype=np.uint8)
     if img.data is not None:
@@ -74,7 +74,7 @@ def from_scene(scene: Scene, ctx: Context) -> PtxDoc:
     """The scene's first image that has pixels (or encoded data) as a PTX texture."""
     for img in scene.images:
         try:
-            px = _image_pixels(img)
+            px = image_pixels(img)
         except FormatError:
             ctx.note("ptx.image_undecodable", f"image {img.name!r} could not be decoded; skipped")
             continue
