@@ -72,11 +72,11 @@ def test_posed_thumbnail_matches_reference() -> None:
 def test_flat_shaded_closed_model_is_not_dark() -> None:
     scene = sample_scene()
     ratio = _lit_ratio(scene)
-    assert ratio > 0.8, f"flat-shaded sample is dark: {ratio:.2f} of its unlit brightness"
+    assert ratio > 0.72, f"flat-shaded sample is dark: {ratio:.2f} of its unlit brightness"
     # The same model with every face turned inside out is dark: the check can fail.
     _flip_winding(scene)
     flipped = _lit_ratio(scene)
-    assert flipped < 0.65, f"inside-out sample is lit: {flipped:.2f}"
+    assert flipped < 0.6, f"inside-out sample is lit: {flipped:.2f}"
 
 
 def test_empty_scene_is_transparent() -> None:
@@ -184,7 +184,7 @@ def test_format_sample_faces_point_outwards(samples: dict[str, Scene | str], fmt
     if isinstance(scene, str):
         pytest.skip(scene)
     ratio = _lit_ratio(scene)
-    assert ratio > 0.8, f"{fmt}: flat-shaded sample is dark ({ratio:.2f} of unlit)"
+    assert ratio > 0.72, f"{fmt}: flat-shaded sample is dark ({ratio:.2f} of unlit)"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
