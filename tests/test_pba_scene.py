@@ -562,3 +562,19 @@ def test_written_files_follow_writer_rules_e() -> None:
         _, tlen, node_id, _, nv = struct.unpack_from("<HIIII", data, tr)
         assert (node_id, nv) == (i, sizes[i])
         tr += tlen
+
+
+def test_non_finite_values_never_reach_the_scene() -> None:
+    """Kept inputs (tests/crashes/pba): an infinite vertex-track box drops the track with a
+    note; a NaN vertex position is a CorruptDataError naming the field."""
+    from gamemesh.errors import CorruptDataError
+
+    crashes = Path(__file__).parent / "crashes" / "pba"
+    c = ctx()
+    scene = SPEC.to_scene(read((crashes / "nonfinite-track-box.bin").read_bytes(), c), c)
+    scene.validate()
+    assert not any(p.targets for m in scene.meshes for p in m.primitives)
+    assert any(n.code == "pba.track_unmatched" for n in c.notes)
+    with pytest.raises(CorruptDataError, match="NaN") as e:
+        SPEC.to_scene(read((crashes / "nan-vertex.bin").read_bytes(), ctx()), ctx())
+    assert e.value.field == "meshes[1].groups[0].vertices.pos"
