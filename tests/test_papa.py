@@ -284,3 +284,44 @@ def test_animation_only_file_makes_a_skeleton() -> None:
     assert len(scene.nodes) == 22 and scene.nodes[0].name == "skeleton"
     assert [a.name for a in scene.animations] == ["idle"]
     assert len(scene.animations[0].channels) == 42
+
+
+def bind_pose_world(scene: gamemesh.Scene) -> np.ndarray:
+    """Every triangle corner in world space at bind pose (skinned: sum of w . joint world .
+    IBM; static: the node's world matrix)."""
+    worlds = world_matrices(scene)
+    out = []
+    for i, node in enumerate(scene.nodes):
+        if node.mesh is None:
+            continue
+        for p in scene.meshes[node.mesh].primitives:
+            pos = np.c_[p.positions.astype(np.float64), np.ones(len(p.positions))]
+            if node.skin is not None and p.joints is not None and p.weights is not None:
+                skin = scene.skins[node.skin]
+                assert skin.inverse_bind_matrices is not None
+                mats = np.stack([worlds[j] @ skin.inverse_bind_matrices[k]
+                                 for k, j in enumerate(skin.joints)])
+                m = np.einsum("vk,vkij->vij", p.weights, mats[p.joints])
+                w = np.einsum("vij,vj->vi", m, pos)[:, :3]
+            else:
+                w = (pos @ worlds[i].T)[:, :3]
+            out.append(w[p.triangles().reshape(-1)])
+    return np.concatenate(out)
+
+
+def model_params() -> list[Any]:
+    return [p for p in corpus_params() if p.values[0] is None or (
+        "_anim_" not in p.values[0].name
+        and not p.values[0].stem.endswith(("_diffuse", "_mask", "_material")))]
+
+
+@pytest.mark.parametrize("path", model_params())
+def test_papa_glb_papa_keeps_world_geometry(path: Path, tmp_path: Path) -> None:
+    first = gamemesh.load(path, no_siblings=True)
+    glb = tmp_path / f"{path.stem}.glb"
+    gamemesh.save(first, glb)
+    gamemesh.convert(glb, tmp_path / f"{path.stem}.papa")
+    again = gamemesh.load(tmp_path / f"{path.stem}.papa", no_siblings=True)
+    a, b = bind_pose_world(first), bind_pose_world(again)
+    assert a.shape == b.shape
+    np.testing.assert_allclose(b, a, atol=1e-5)
