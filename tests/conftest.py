@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -58,11 +59,57 @@ class Validator:
         self._proc.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
-def gltf_validator() -> Iterator[Callable[..., dict[str, Any]]]:
+_SESSION: dict[str, Validator] = {}
+
+
+def _validator() -> Validator:
     if shutil.which("node") is None or not (ROOT / "node_modules" / "gltf-validator").is_dir():
         pytest.fail("the glTF validator is not installed: run `npm ci` at the repository root "
                     "(the README's test command does)")
-    v = Validator()
-    yield v
-    v.close()
+    if "v" not in _SESSION:
+        _SESSION["v"] = Validator()
+    return _SESSION["v"]
+
+
+@pytest.fixture(scope="session")
+def gltf_validator() -> Iterator[Callable[..., dict[str, Any]]]:
+    yield _validator()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _every_written_gltf_is_valid() -> Iterator[None]:
+    """Record every .glb/.gltf gamemesh writes in this process during the session, and at the
+    end validate each distinct one: no test can forget to. (Tests that run the CLI in a
+    subprocess validate their outputs themselves.)"""
+    from gamemesh import api
+
+    written: list[str] = []
+    original = api.write_files
+
+    def recording(folder: Path, files: dict[str, bytes]) -> list[str]:
+        out = original(folder, files)
+        written.extend(p for p in out if p.lower().endswith((".glb", ".gltf")))
+        return out
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(api, "write_files", recording)
+    yield
+    mp.undo()
+    seen: set[str] = set()
+    failures: list[str] = []
+    for path in written:
+        p = Path(path)
+        if not p.is_file():
+            continue
+        digest = hashlib.blake2b(p.read_bytes(), digest_size=16).hexdigest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        try:
+            _validator()(p)
+        except AssertionError as e:
+            failures.append(str(e).splitlines()[0])
+    if "v" in _SESSION:
+        _SESSION.pop("v").close()
+    assert not failures, f"{len(failures)} written glTF file(s) fail validation:\n" + \
+        "\n".join(failures[:20])

@@ -34,3 +34,10 @@ def test_sniffers_reject_empty_and_random() -> None:
     for spec in registry.formats():
         assert not spec.sniff(b""), spec.name
         assert not spec.sniff(bytes(range(64))), spec.name
+
+
+def test_public_formats_survives_subpackage_import() -> None:
+    import gamemesh.formats.gltf  # binds the subpackage as gamemesh.formats
+
+    names = [s.name for s in gamemesh.formats()]
+    assert names == [s.name for s in registry.formats()] and "gltf" in names

@@ -122,6 +122,9 @@ def _save(scene: Scene, dst: Path, format: str | None,
     if spec is None:
         msg = f"cannot tell the output format from {dst.name!r}; give one with --to"
         raise ValueError(msg)
+    # A scene breaking the model's invariants is a converter bug: name it before any writer
+    # turns it into a file real tools choke on.
+    scene.validate()
     ctx = Context(dst, options)
     files = spec.save_scene(scene, ctx)
     written = write_files(dst.parent, files)
