@@ -463,18 +463,28 @@ class _Builder:
         return prims
 
     def _skin_attributes(self, v: Any, bone_map: Any, num_bones: int, field: str) -> dict[str, Any]:
-        w = np.asarray(v["weights"], dtype=np.float32)
-        slots = np.asarray(v["bones"], dtype=np.int64)
-        used = w > 0
-        if len(bone_map) and used.any() and int(slots[used].max()) >= len(bone_map):
+        w8 = np.asarray(v["weights"])
+        slots = np.asarray(v["bones"])
+        used = w8 > 0
+        top = int(np.where(used, slots, 0).max()) if len(slots) else 0
+        if top >= len(bone_map):
             msg = "vertex bone slot past the mesh binding's bone map"
             raise CorruptDataError(lay.FMT, msg, field=f"{field}.bone_map",
-                                   expected=f"< {len(bone_map)}", actual=int(slots[used].max()))
+                                   expected=f"< {len(bone_map)}", actual=top)
         if len(bone_map) and int(bone_map.max()) >= num_bones:
             msg = "bone map entry past the skeleton"
             raise CorruptDataError(lay.FMT, msg, field=f"{field}.bone_map",
                                    expected=f"< {num_bones}", actual=int(bone_map.max()))
-        joints = np.where(used, bone_map[np.minimum(slots, len(bone_map) - 1)], 0).astype(np.uint16)
+        # Slots are u8: a 256-entry table maps them to joints in one gather.
+        lut = np.zeros(256, dtype=np.uint16)
+        lut[:min(len(bone_map), 256)] = bone_map[:256]
+        joints = lut[slots]
+        joints[~used] = 0
+        total8 = w8.sum(axis=1, dtype=np.uint16)
+        if (total8 == 255).all():
+            # Every stock vertex: the bytes sum to exactly 255, so w / 255 sums to 1.
+            return {"joints": joints, "weights": w8 * np.float32(1.0 / 255.0)}
+        w = w8.astype(np.float32)
         total = w.sum(axis=1, keepdims=True)
         empty = total[:, 0] == 0
         if empty.any():
