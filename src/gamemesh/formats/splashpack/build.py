@@ -3,9 +3,9 @@
 Steps: every mesh node becomes one GameObject (rotation kept, node scale and shear baked into
 the vertices); every base-colour texture is quantized to a 4 or 8 bpp palette (16 bpp on request
 or when the image came from a 16 bpp page), packed into page-aligned 256-row atlases clear of both
-framebuffers; palettes become CLUTs of an even length placed first-fit like the exporter does;
-coordinates are fitted into +-4 GTE units by choosing GTEScaling; a navmesh and a player start
-are always written. The axis change is the inverse of ``scene.py``.
+framebuffers, and palettes become CLUTs of an even length placed first-fit like the exporter does
+(both in ``vram.py``); coordinates are fitted into +-4 GTE units by choosing GTEScaling; a navmesh
+and a player start are always written. The axis change is the inverse of ``scene.py``.
 """
 
 from __future__ import annotations
@@ -13,22 +13,19 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from PIL import Image as PILImage
 
 from ...errors import LimitError
 from ...registry import Context
 from ...scene import Material, Node, Primitive, Scene
 from ...scene.math import vertex_normals, world_matrices
-from ...textures import decode_image, psx
+from ...textures import psx
 from .document import SplashpackDoc
 from .layout import (
     ATLAS_DESC,
     CLUT_DESC,
-    FRAMEBUFFERS,
     LAYOUTS,
     LUA_DESC,
     MAGIC,
@@ -38,23 +35,17 @@ from .layout import (
     VERSION,
 )
 from .scene import AXES, DEFAULT_GTE, SWAP
+from .vram import Box, Tex, Textures, atlas_pixels, ext, merge_pages, place
 
 FMT = "splashpack"
 RAW_MAX = 16383  # +-4 GTE units in 4.12 (the exporter clamps to [-16384, 16379])
 FIT = 16000  # head-room kept when GTEScaling is chosen from the bounds
 MAX_TRIS = 0xFFFF
-WHITE = np.full((1, 1, 4), 255, dtype=np.uint8)
 
 __all__ = ["from_scene"]
 
 
 # -- small helpers ----------------------------------------------------------------------------
-def _ext(obj: Any) -> dict[str, Any]:
-    extras = getattr(obj, "extras", None)
-    got = extras.get(FMT) if isinstance(extras, dict) else None
-    return got if isinstance(got, dict) else {}
-
-
 def _nearest_rotation(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     try:
         u, _, vt = np.linalg.svd(a)
@@ -83,7 +74,7 @@ class _Part:
     normals: npt.NDArray[np.float64]  # (T, 3) v0's
     colors: npt.NDArray[np.uint8]  # (T, 3, 3)
     uvs: npt.NDArray[np.float64]  # (T, 3, 2)
-    texture: int  # index into _Textures.items
+    texture: int  # index into Textures.items
 
 
 @dataclass
@@ -94,265 +85,6 @@ class _Object:
     parts: list[_Part] = field(default_factory=list)
     lua_index: int = -1
     flags: int = 1
-
-
-@dataclass
-class _Tex:
-    pixels: npt.NDArray[np.uint8]
-    bpp: int = 8
-    indices: npt.NDArray[np.uint8] | None = None
-    words: npt.NDArray[np.uint16] | None = None  # (h, w) VRAM words
-    palette: npt.NDArray[np.uint16] | None = None
-    dither: bool = True
-    origin: tuple[int, int] | None = None  # the page it was decoded from (a splashpack image)
-    # placement
-    atlas: int = -1
-    x_words: int = 0
-    y: int = 0
-    clut: tuple[int, int] = (0, 0)
-
-
-# -- textures ---------------------------------------------------------------------------------
-class _Textures:
-    def __init__(self, scene: Scene, ctx: Context) -> None:
-        self.scene, self.ctx = scene, ctx
-        self.items: list[_Tex] = []
-        self.by_key: dict[Any, int] = {}
-        bpp = ctx.opt("bpp")
-        self.force_bpp = int(bpp) if bpp else None
-
-    def for_material(self, mat: Material | None) -> tuple[int, int]:
-        """(texture index, texcoord set) of a material; a 1-texel white texture when it has no
-        usable base-colour image."""
-        ref = mat.base_color_texture if mat is not None else None
-        px = None
-        if ref is not None and 0 <= ref.image < len(self.scene.images):
-            px = self._pixels(ref.image)
-        if ref is None or px is None:
-            return self._add("white", WHITE, {}, True), 0
-        dither = bool(_ext(mat).get("dither", True))
-        img = self.scene.images[ref.image]
-        return self._add(("image", ref.image), px, _ext(img), dither), ref.texcoord
-
-    def _pixels(self, i: int) -> npt.NDArray[np.uint8] | None:
-        img = self.scene.images[i]
-        if img.pixels is not None:
-            return np.asarray(img.pixels, dtype=np.uint8)
-        if img.data:
-            try:
-                return decode_image(img.data, FMT)
-            except ValueError:
-                pass
-        self.ctx.note("splashpack.image_missing",
-                      f"image {i} ({img.name!r}) has no pixels; a white texel is used")
-        return None
-
-    def _add(self, key: Any, px: npt.NDArray[np.uint8], info: dict[str, Any],
-             dither: bool) -> int:
-        if key in self.by_key:
-            return self.by_key[key]
-        px = self._fit(px, key)
-        tex = _Tex(pixels=px, dither=dither)
-        vram = info.get("vram")
-        if isinstance(vram, list) and len(vram) == 2 and px.shape[:2] == (psx.PAGE, psx.PAGE):
-            tex.origin = (int(vram[0]), int(vram[1]))
-        self._encode(tex, info, key)
-        self.items.append(tex)
-        self.by_key[key] = len(self.items) - 1
-        return len(self.items) - 1
-
-    def _fit(self, px: npt.NDArray[np.uint8], key: Any) -> npt.NDArray[np.uint8]:
-        if px.ndim != 3 or px.shape[2] != 4:
-            px = np.zeros((1, 1, 4), np.uint8) + 255
-        h, w = px.shape[:2]
-        if max(h, w) <= psx.PAGE:
-            return px
-        k = psx.PAGE / max(h, w)
-        size = (max(1, int(w * k)), max(1, int(h * k)))
-        self.ctx.note("splashpack.texture_resized",
-                      f"texture {key!r} {w}x{h} resized to {size[0]}x{size[1]} (at most 256)")
-        im = PILImage.fromarray(np.ascontiguousarray(px), "RGBA").resize(
-            size, PILImage.Resampling.LANCZOS)
-        return np.asarray(im, dtype=np.uint8)
-
-    def _encode(self, tex: _Tex, info: dict[str, Any], key: Any) -> None:
-        want = self.force_bpp or (int(info["bpp"]) if info.get("bpp") in (4, 8, 16) else None)
-        if want == 16:
-            tex.bpp, tex.words = 16, psx.rgba_to_words(tex.pixels)
-            return
-        pal = info.get("palette")
-        if want in (4, 8) and isinstance(pal, list) and 0 < len(pal) <= (1 << want):
-            idx = psx.index_with_palette(tex.pixels, np.asarray(pal, dtype=np.uint16))
-            if idx is not None:
-                tex.bpp, tex.indices = want, idx
-                tex.palette = np.asarray(pal, dtype=np.uint16)
-                self._pack(tex)
-                return
-        idx, palette, lossy = psx.quantize(tex.pixels, 16 if want == 4 else 256)
-        tex.bpp = want or (4 if len(palette) <= 16 else 8)
-        if tex.bpp == 4 and len(palette) > 16:
-            idx, palette, lossy = psx.quantize(tex.pixels, 16)
-        if lossy:
-            self.ctx.note("splashpack.texture_quantized",
-                          f"texture {key!r} has more colours than {tex.bpp} bpp holds; "
-                          f"quantized to {len(palette)} colours", "info")
-        tex.indices, tex.palette = idx, palette
-        self._pack(tex)
-
-    @staticmethod
-    def _pack(tex: _Tex) -> None:
-        assert tex.indices is not None and tex.palette is not None
-        tex.words = psx.pack_indices(tex.indices, tex.bpp)
-        if len(tex.palette) % 2:
-            # An odd CLUT upload is not a multiple of 4 bytes and crashes the runtime (PR #28).
-            tex.palette = np.concatenate([tex.palette, np.zeros(1, np.uint16)])
-
-
-def _merge_pages(textures: list[_Tex], objects: list[_Object]) -> None:
-    """Pages decoded from one atlas with different CLUTs (spec §b.7: one atlas may hold several
-    textures, each with its own CLUT) go back into one atlas: each texture keeps only the texels
-    its triangles reach (their UV bounding box), and when those regions agree the textures share
-    one index page, so the atlas and its CLUTs come back as they were."""
-    boxes: dict[int, tuple[int, int, int, int]] = {}
-    for o in objects:
-        for p in o.parts:
-            uv = np.clip(np.floor(np.nan_to_num(p.uvs) * psx.PAGE), 0, psx.PAGE - 1)
-            lo, hi = uv.reshape(-1, 2).min(axis=0), uv.reshape(-1, 2).max(axis=0)
-            b = (int(lo[0]), int(lo[1]), int(hi[0]), int(hi[1]))
-            old = boxes.get(p.texture, b)
-            boxes[p.texture] = (min(old[0], b[0]), min(old[1], b[1]), max(old[2], b[2]),
-                                max(old[3], b[3]))
-    groups: dict[tuple[int, int, int], list[int]] = {}
-    for i, t in enumerate(textures):
-        if t.origin is not None and i in boxes:
-            groups.setdefault((*t.origin, t.bpp), []).append(i)
-    for (_, _, bpp), members in groups.items():
-        if len(members) < 2:
-            continue
-        merged = _merged(textures, members, boxes, bpp)
-        if merged is None:
-            continue
-        for i in members:
-            t = textures[i]
-            if bpp == 16:
-                t.words = merged
-            else:
-                t.indices = merged.astype(np.uint8)
-                t.words = psx.pack_indices(t.indices, bpp)
-
-
-def _merged(textures: list[_Tex], members: list[int], boxes: dict[int, tuple[int, int, int, int]],
-            bpp: int) -> npt.NDArray[np.uint16] | None:
-    page = np.zeros((psx.PAGE, psx.PAGE), dtype=np.uint16)
-    seen = np.zeros((psx.PAGE, psx.PAGE), dtype=bool)
-    for i in members:
-        t = textures[i]
-        src = t.words if bpp == 16 else t.indices
-        if src is None or src.shape != (psx.PAGE, psx.PAGE):
-            return None
-        x0, y0, x1, y1 = boxes[i]
-        region = np.s_[y0:y1 + 1, x0:x1 + 1]
-        vals = src[region].astype(np.uint16)
-        clash = seen[region] & (page[region] != vals)
-        if clash.any():
-            return None
-        page[region] = vals
-        seen[region] = True
-    return page
-
-
-# -- VRAM placement -----------------------------------------------------------------------------
-def _page_words(bpp: int) -> int:
-    return {4: 64, 8: 128, 16: 256}[bpp]
-
-
-class _Vram:
-    """Page columns x = 320..960 step 64 in rows y = 0 and 256 (the framebuffers are x < 320),
-    and a word-level occupancy map for the CLUTs."""
-
-    def __init__(self) -> None:
-        self.free = {(col, row): True for row in (0, 1) for col in range(5, 16)}
-        self.occ = np.zeros((psx.VRAM_H, psx.VRAM_W), dtype=bool)
-        for x, y, w, h in FRAMEBUFFERS:
-            self.occ[y:y + h, x:x + w] = True
-        self.cluts: dict[bytes, tuple[int, int]] = {}
-
-    def atlas(self, bpp: int) -> tuple[int, int]:
-        cols = _page_words(bpp) // 64
-        for row in (0, 1):
-            for col in range(5, 17 - cols):
-                span = [(c, row) for c in range(col, col + cols)]
-                if all(self.free.get(s, False) for s in span):
-                    for s in span:
-                        self.free[s] = False
-                    x, y = col * 64, row * 256
-                    self.occ[y:y + 256, x:x + cols * 64] = True
-                    return x, y
-        msg = "the textures do not fit in VRAM next to the framebuffers"
-        raise LimitError(FMT, msg, field="atlases", expected="<= 22 page columns",
-                         actual=f"one more {bpp} bpp page")
-
-    def clut(self, words: npt.NDArray[np.uint16]) -> tuple[int, int]:
-        key = words.tobytes()
-        if key in self.cluts:
-            return self.cluts[key]
-        n = len(words)
-        # The exporter's order: x = 0, 16, 32, ... outer, y = 0..511 inner (spec §b.8).
-        for x in range(0, psx.VRAM_W - n + 1, 16):
-            busy = self.occ[:, x:x + n].any(axis=1)
-            if not busy.all():
-                y = int(np.argmin(busy))
-                self.occ[y, x:x + n] = True
-                self.cluts[key] = (x, y)
-                return x, y
-        msg = "no room left in VRAM for another CLUT"
-        raise LimitError(FMT, msg, field="cluts", expected="a free row", actual=f"{n} entries")
-
-
-def _place(textures: list[_Tex]) -> tuple[list[tuple[int, int, int]], list[_Tex]]:
-    """Shelf-pack the textures into atlases per depth; identical index data shares a place.
-    Returns the atlases as (x, y, bpp)."""
-    vram = _Vram()
-    atlases: list[tuple[int, int, int]] = []
-    shared: dict[tuple[int, bytes, tuple[int, ...]], _Tex] = {}
-    for bpp in (16, 8, 4):
-        group = [t for t in textures if t.bpp == bpp]
-        group.sort(key=lambda t: (-t.pixels.shape[0], -t.pixels.shape[1]))
-        cur = -1
-        shelf_y = shelf_h = cursor = 0
-        width = _page_words(bpp)
-        for tex in group:
-            assert tex.words is not None
-            k = (bpp, tex.words.tobytes(), tex.words.shape)
-            if k in shared:
-                src = shared[k]
-                tex.atlas, tex.x_words, tex.y = src.atlas, src.x_words, src.y
-                continue
-            h, w = tex.words.shape
-            if cur < 0 or cursor + w > width:
-                shelf_y, cursor, shelf_h = shelf_y + shelf_h, 0, 0
-            if cur < 0 or shelf_y + h > psx.PAGE:
-                x, y = vram.atlas(bpp)
-                atlases.append((x, y, bpp))
-                cur, shelf_y, shelf_h, cursor = len(atlases) - 1, 0, 0, 0
-            tex.atlas, tex.x_words, tex.y = cur, cursor, shelf_y
-            cursor += w
-            shelf_h = max(shelf_h, h)
-            shared[k] = tex
-    for tex in textures:
-        if tex.palette is not None:
-            tex.clut = vram.clut(tex.palette)
-    return atlases, textures
-
-
-def _atlas_pixels(atlases: list[tuple[int, int, int]],
-                  textures: list[_Tex]) -> list[npt.NDArray[np.uint16]]:
-    out = [np.zeros((psx.PAGE, _page_words(bpp)), dtype=np.uint16) for _, _, bpp in atlases]
-    for t in textures:
-        assert t.words is not None
-        h, w = t.words.shape
-        out[t.atlas][t.y:t.y + h, t.x_words:t.x_words + w] = t.words
-    return out
 
 
 # -- geometry -----------------------------------------------------------------------------------
@@ -395,7 +127,7 @@ def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, 
 
 
 def _color_scale(scene: Scene, mat: Material | None) -> float:
-    for src in (_ext(mat) if mat is not None else {}, _ext(scene)):
+    for src in (ext(mat) if mat is not None else {}, ext(scene)):
         v = src.get("color_scale")
         if isinstance(v, int | float) and 0 < v <= 255:
             return float(v)
@@ -404,11 +136,11 @@ def _color_scale(scene: Scene, mat: Material | None) -> float:
 
 
 def _is_navmesh(node: Node) -> bool:
-    flag = _ext(node).get("navmesh")
+    flag = ext(node).get("navmesh")
     return (flag is not None and flag is not False) or node.name.lower().startswith("navmesh")
 
 
-def _gather(scene: Scene, ctx: Context, tex: _Textures) -> tuple[list[_Object],
+def _gather(scene: Scene, ctx: Context, tex: Textures) -> tuple[list[_Object],
                                                                 list[npt.NDArray[np.float64]]]:
     worlds = world_matrices(scene)
     objects: list[_Object] = []
@@ -424,7 +156,7 @@ def _gather(scene: Scene, ctx: Context, tex: _Textures) -> tuple[list[_Object],
             for prim in mesh.primitives:
                 if prim.mode == 4 and len(prim.positions):
                     p = np.asarray(prim.positions, np.float64) @ m[:3, :3].T + m[:3, 3]
-                    order = _ext(node).get("navmesh")
+                    order = ext(node).get("navmesh")
                     navs.append((order if isinstance(order, int) else 1 << 30, p[prim.triangles()]))
             continue
         if node.skin is not None:
@@ -433,7 +165,7 @@ def _gather(scene: Scene, ctx: Context, tex: _Textures) -> tuple[list[_Object],
             dropped.add("morph targets")
         rot, raw_rot = _object_rotation(node, m[:3, :3])
         bake = rot.T @ m[:3, :3]
-        info = _ext(node)
+        info = ext(node)
         obj = _Object(name=node.name or f"node_{i}", rotation=raw_rot,
                       position=m[:3, 3].copy(),
                       lua_index=int(info.get("lua_index", -1)) if isinstance(
@@ -469,7 +201,7 @@ def _object_rotation(node: Node, a: npt.NDArray[np.float64]
     rotation (exact round trip; to_scene gave the node that matrix's nearest rotation), else the
     rounded rotation itself."""
     r = _nearest_rotation(a)
-    raw = _ext(node).get("rotation_raw")
+    raw = ext(node).get("rotation_raw")
     if isinstance(raw, list) and len(raw) == 9 and all(isinstance(x, int) for x in raw):
         stored = AXES[:, None] * (np.asarray(raw, np.float64).reshape(3, 3) / 4096) * AXES
         if np.allclose(_nearest_rotation(stored), r, atol=1e-6):
@@ -504,7 +236,7 @@ def _choose_gte(scene: Scene, ctx: Context, extent: float) -> float:
             msg = "GTEScaling must be a positive number"
             raise LimitError(FMT, msg, field="gte_scaling", expected="> 0", actual=given)
         return g
-    stored = _ext(scene).get("gte_scaling")
+    stored = ext(scene).get("gte_scaling")
     if isinstance(stored, int | float) and stored > 0 and extent * 4096 / stored <= RAW_MAX:
         return float(stored)
     if extent <= 0 or not np.isfinite(extent):
@@ -553,7 +285,7 @@ def _player(scene: Scene, navs: list[npt.NDArray[np.float64]],
     """(position, raw rotation, height in units or None, raw height or None)."""
     worlds = world_matrices(scene)
     for i, node in enumerate(scene.nodes):
-        info = _ext(node)
+        info = ext(node)
         if info.get("player"):
             rot = info.get("rotation_raw")
             rot = [int(x) for x in rot] if isinstance(rot, list) and len(rot) == 3 else [0, 0, 0]
@@ -573,7 +305,7 @@ def _player(scene: Scene, navs: list[npt.NDArray[np.float64]],
 
 def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
     out: list[bytes] = []
-    entries = _ext(scene).get("lua")
+    entries = ext(scene).get("lua")
     for e in entries if isinstance(entries, list) else []:
         if isinstance(e, dict) and isinstance(e.get("source"), str):
             out.append(e["source"].encode("utf-8"))
@@ -583,7 +315,7 @@ def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
     files = ctx.opt("lua")
     for f in [files] if isinstance(files, str | Path) else list(files or []):
         out.append(Path(f).read_bytes())
-    idx = _ext(scene).get("scene_lua_index")
+    idx = ext(scene).get("scene_lua_index")
     scene_lua = int(idx) if isinstance(idx, int) else -1
     if scene_lua < 0 and first_given < len(out):
         scene_lua = first_given
@@ -591,7 +323,7 @@ def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
 
 
 # -- the document -------------------------------------------------------------------------------
-def _tri_records(obj: _Object, parts: list[_Part], textures: list[_Tex],
+def _tri_records(obj: _Object, parts: list[_Part], textures: list[Tex],
                  atlases: list[tuple[int, int, int]], fx: _Fixed) -> npt.NDArray[np.void]:
     recs: list[npt.NDArray[np.void]] = []
     for p in parts:
@@ -616,6 +348,19 @@ def _tri_records(obj: _Object, parts: list[_Part], textures: list[_Tex],
     return np.concatenate(recs) if recs else np.zeros(0, TRI)
 
 
+def _uv_boxes(objects: list[_Object]) -> dict[int, Box]:
+    """The texel bounding box each texture's triangles reach (for :func:`merge_pages`)."""
+    boxes: dict[int, Box] = {}
+    for o in objects:
+        for p in o.parts:
+            uv = np.clip(np.floor(p.uvs.reshape(-1, 2) * psx.PAGE), 0, psx.PAGE - 1)
+            lo, hi = uv.min(axis=0), uv.max(axis=0)
+            old = boxes.get(p.texture, (int(lo[0]), int(lo[1]), int(hi[0]), int(hi[1])))
+            boxes[p.texture] = (min(old[0], int(lo[0])), min(old[1], int(lo[1])),
+                                max(old[2], int(hi[0])), max(old[3], int(hi[1])))
+    return boxes
+
+
 def _uv_note(objects: list[_Object], ctx: Context) -> None:
     outside = sum(int(((p.uvs < -1e-4) | (p.uvs > 1 + 1e-4)).any()) for o in objects
                   for p in o.parts)
@@ -626,22 +371,22 @@ def _uv_note(objects: list[_Object], ctx: Context) -> None:
 
 def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     # G unless asked; a scene read from an H file goes back to H (its flags, scene Lua).
-    layout = str(ctx.opt("layout") or _ext(scene).get("layout") or "G").upper()
+    layout = str(ctx.opt("layout") or ext(scene).get("layout") or "G").upper()
     if ctx.opt("layout") is None and layout not in ("G", "H"):
         layout = "G"
     if layout not in ("G", "H"):
         msg = "new files are written in layout G or H"
         raise LimitError(FMT, msg, field="layout", expected="G or H", actual=layout)
     lay = LAYOUTS[layout]
-    tex = _Textures(scene, ctx)
+    tex = Textures(scene, ctx)
     objects, navs = _gather(scene, ctx, tex)
     if not navs:
         navs = [_flat_quad(objects, ctx)]
     p_pos, p_rot, p_height, p_height_raw = _player(scene, navs, ctx)
     gte = _choose_gte(scene, ctx, _extent(objects, navs, p_pos))
     fx = _Fixed(gte)
-    _merge_pages(tex.items, objects)
-    atlases, textures = _place(tex.items)
+    merge_pages(tex.items, _uv_boxes(objects))
+    atlases, textures = place(tex.items)
     _uv_note(objects, ctx)
 
     doc = SplashpackDoc(layout=layout, header=np.zeros(1, lay.header))
@@ -686,7 +431,7 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     doc.atlases = np.zeros(len(atlases), ATLAS_DESC)
     for k, (x, y, _) in enumerate(atlases):
         doc.atlases[k]["x"], doc.atlases[k]["y"] = x, y
-    doc.atlas_pixels = _atlas_pixels(atlases, textures)
+    doc.atlas_pixels = atlas_pixels(atlases, textures)
     cluts: dict[tuple[int, int], npt.NDArray[np.uint16]] = {}
     for t in textures:
         if t.palette is not None:
@@ -698,7 +443,7 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     if fx.clamped:
         ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
                  f"at GTEScaling {gte:g} and were clamped")
-    scene_gte = _ext(scene).get("gte_scaling")
+    scene_gte = ext(scene).get("gte_scaling")
     if scene_gte != gte:
         ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
     return doc
