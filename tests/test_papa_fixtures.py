@@ -724,3 +724,15 @@ def test_every_readable_mutation_writes_back_identically() -> None:
             readable += 1
             assert write(doc) == m
     assert readable > 300
+
+
+def test_duplicate_bone_names_are_made_unique() -> None:
+    scene = _skinned_scene(3, 1)
+    for node in scene.nodes:
+        if node.name.startswith("b"):
+            node.name = "bone"
+    c = ctx(Path("strip.papa"))
+    doc = SPEC.from_scene(scene, c)  # type: ignore[misc]
+    names = [doc.string(int(n)) for n in doc.skeletons[0].bones["name"]]
+    assert names == ["bone", "bone_2", "bone_3"]
+    assert any(n.code == "papa.bone_renamed" for n in c.notes)

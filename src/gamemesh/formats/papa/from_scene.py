@@ -149,6 +149,7 @@ class _Exporter:
         self.joints = self._joint_order()
         self.bone_of = {n: i for i, n in enumerate(self.joints)}
         self.bone_parent = [self._bone_parent(n) for n in self.joints]
+        self.bone_names = self._bone_names()
 
     def note(self, code: str, message: str, level: str = "warning") -> None:
         self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning")
@@ -158,6 +159,25 @@ class _Exporter:
                 and 0 <= int(self.scene.nodes[i].mesh or 0) < len(self.scene.meshes)]
 
     # -- skeleton ----------------------------------------------------------------------------
+    def _bone_names(self) -> list[str]:
+        """PA binds animation tracks by bone name, so names must be unique."""
+        out: list[str] = []
+        seen: set[str] = set()
+        renamed = 0
+        for b, node in enumerate(self.joints):
+            base = self.scene.nodes[node].name or f"bone{b}"
+            name, k = base, 1
+            while name in seen:
+                k += 1
+                name = f"{base}_{k}"
+            renamed += name != base
+            seen.add(name)
+            out.append(name)
+        if renamed:
+            self.note("bone_renamed", f"{renamed} bones share a name; suffixed (_2, _3...) "
+                      "because PA binds animation tracks by name")
+        return out
+
     def _joint_order(self) -> list[int]:
         joints: set[int] = set()
         for skin in self.scene.skins:
@@ -216,8 +236,7 @@ class _Exporter:
         bones = np.zeros(n, dtype=lay.BONE)
         locals_ = np.stack([self._rest_local(b) for b in range(n)]) if n else np.zeros((0, 4, 4))
         t, q, s = _decompose(locals_)
-        bones["name"] = [doc.add_string(self.scene.nodes[j].name or f"bone{b}")
-                         for b, j in enumerate(self.joints)]
+        bones["name"] = [doc.add_string(name) for name in self.bone_names]
         bones["parent"] = self.bone_parent
         bones["translation"] = t
         bones["rotation"] = q
@@ -455,6 +474,10 @@ class _Exporter:
         by_node: dict[int, list[Channel]] = {}
         for c in anim.channels:
             by_node.setdefault(c.node, []).append(c)
+        dropped = {c.node for c in anim.channels if c.node not in self.bone_of}
+        if dropped:
+            self.note("animation_node_dropped", f"clip {anim.name!r}: {len(dropped)} animated "
+                      "nodes are not bones (mesh nodes or morph weights); not written")
         n = len(self.joints)
         tr = np.zeros((frames, n), dtype=lay.TRANSFORM)
         scaled = False
@@ -467,8 +490,7 @@ class _Exporter:
         if scaled:
             self.note("animation_scale_dropped", f"clip {anim.name!r} animates scale; PA "
                       "animations have no scale channel")
-        names = np.array([doc.add_string(self.scene.nodes[j].name or f"bone{b}")
-                          for b, j in enumerate(self.joints)], dtype="<u2")
+        names = np.array([doc.add_string(name) for name in self.bone_names], dtype="<u2")
         return Animation(NONE16, names, tr, FPS, 1)
 
     def _local_track(self, b: int, node: int, channels: list[Channel], times: F64) -> F64:
