@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import FormatError
 from ...registry import Context, FormatSpec, Option
 from ...textures import encode_png
 from . import layout as lay
@@ -74,8 +75,6 @@ def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
     if not usable:
-        from ...errors import FormatError
-
         msg = "the file holds no texture that can be decoded to PNG"
         raise FormatError(lay.FMT, msg)
     for n, k in enumerate(usable):
