@@ -89,6 +89,9 @@ def _init_worker(parent: int) -> None:
     # Ctrl-C reaches the whole process group: the driver decides what stops, workers finish
     # their task. If the driver is killed outright, workers must not linger as orphans.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker inherits the driver's SIGTERM handler (stop gracefully); a worker must
+    # simply die when the driver terminates it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     def watch() -> None:
         while True:
@@ -121,20 +124,25 @@ class PoolExecutor:
 
     def run(self, fn: ChunkFn, chunks: Iterator[list[Task]], stop: Stop) -> Iterator[
             list[Result]]:
+        """When a worker dies the whole pool breaks and every chunk in flight fails, guilty or
+        not. Those files become suspects: each runs again alone, so one that breaks the pool
+        on its own is the culprit (recorded as ``WorkerCrashed``) and the rest convert."""
         window = 2 * self.jobs
-        inflight: dict[Future[list[Result]], tuple[list[Task], int]] = {}
-        retry: list[tuple[list[Task], int]] = []
+        inflight: dict[Future[list[Result]], tuple[list[Task], bool]] = {}
+        suspects: list[list[Task]] = []
 
         def fill() -> None:
-            while not stop.requested and len(inflight) < window:
-                if retry:
-                    chunk, attempt = retry.pop()
+            while not stop.requested:
+                if suspects:
+                    if inflight:  # a suspect runs alone
+                        return
+                    chunk, alone = suspects.pop(0), True
                 else:
-                    nxt = next(chunks, None)
+                    nxt = next(chunks, None) if len(inflight) < window else None
                     if nxt is None:
                         return
-                    chunk, attempt = nxt, 0
-                inflight[self._pool.submit(fn, chunk)] = (chunk, attempt)
+                    chunk, alone = nxt, False
+                inflight[self._pool.submit(fn, chunk)] = (chunk, alone)
 
         fill()
         while inflight:
@@ -143,31 +151,25 @@ class PoolExecutor:
                 yield []
             broken = False
             for fut in done:
-                chunk, attempt = inflight.pop(fut)
+                chunk, alone = inflight.pop(fut)
                 try:
-                    yield fut.result()
+                    results = fut.result()
                 except BrokenProcessPool:
                     broken = True
-                    yield from self._retry_or_fail(chunk, attempt, retry)
+                    if alone:
+                        yield failed_results(chunk, "the worker process died converting "
+                                             "this file", "WorkerCrashed")
+                    else:
+                        suspects.extend([t] for t in chunk)
+                    continue
+                yield results
             if broken:
-                # The whole pool is gone with one dead worker: requeue what was in flight.
-                for chunk, attempt in inflight.values():
-                    retry.append((chunk, attempt))
+                for chunk, _alone in inflight.values():
+                    suspects.extend([t] for t in chunk)
                 inflight.clear()
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = self._new_pool()
             fill()
-
-    @staticmethod
-    def _retry_or_fail(chunk: list[Task], attempt: int,
-                       retry: list[tuple[list[Task], int]]) -> Iterator[list[Result]]:
-        """Which file killed the worker is unknown: retry a chunk's files one by one; a file
-        that kills a worker on its own is recorded as the error."""
-        if len(chunk) > 1 or attempt == 0:
-            retry.extend(([t], 1) for t in chunk)
-            return
-        yield failed_results(chunk, "the worker process died converting this file",
-                             "WorkerCrashed")
 
     def abort(self) -> None:
         # ProcessPoolExecutor cannot kill running tasks (terminate_workers() arrives in 3.14).
