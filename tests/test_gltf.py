@@ -209,3 +209,33 @@ def test_mutated_glb_fails_cleanly(tmp_path: Path) -> None:
 def test_hostile_json(js: dict[str, Any]) -> None:
     with pytest.raises(FormatError):
         gamemesh.load(glb_bytes(js, b"\0" * 12), format="gltf")
+
+
+def test_materials_variants_round_trip(tmp_path: Path, gltf_validator: Any) -> None:
+    """Formats put KHR_materials_variants in extras (PBA's civilisation texture sets); the
+    writer makes them real extensions and the reader gives them back."""
+    from gamemesh.scene import Material
+
+    scene = sample_scene()
+    scene.add_material(Material(name="roman", base_color_factor=(1, 0, 0, 1)))
+    scene.extras["KHR_materials_variants"] = {"variants": [{"name": "iberian"},
+                                                           {"name": "roman"}]}
+    prim = scene.meshes[0].primitives[0]
+    prim.extras["KHR_materials_variants"] = {"mappings": [{"material": 0, "variants": [0]},
+                                                          {"material": 1, "variants": [1]}]}
+    gamemesh.save(scene, tmp_path / "v.gltf")
+    js = json.loads((tmp_path / "v.gltf").read_text())
+    assert js["extensionsUsed"] == ["KHR_materials_variants"]
+    assert js["extensions"]["KHR_materials_variants"]["variants"][1] == {"name": "roman"}
+    assert "KHR_materials_variants" in js["meshes"][0]["primitives"][0]["extensions"]
+    gltf_validator(tmp_path / "v.gltf")
+    back = gamemesh.load(tmp_path / "v.gltf")
+    assert back.extras["KHR_materials_variants"] == scene.extras["KHR_materials_variants"]
+    assert back.meshes[0].primitives[0].extras == prim.extras
+
+
+def test_missing_image_noted_once(tmp_path: Path) -> None:
+    scene = sample_scene()
+    scene.images[0].pixels = None
+    notes = gamemesh.save(scene, tmp_path / "m.glb")
+    assert [n.code for n in notes] == ["gltf.image_missing"]

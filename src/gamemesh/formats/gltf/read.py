@@ -42,6 +42,7 @@ from ...scene import (
     TextureRef,
 )
 from ...textures import decode_image
+from .write import PROMOTED_EXTENSIONS
 
 FMT = "gltf"
 _COMPONENTS: dict[Any, Any] = {5120: np.int8, 5121: np.uint8, 5122: np.int16,
@@ -306,8 +307,11 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
     for key in ("extensionsUsed", "extensionsRequired"):
         if js.get(key):
             scene.extras[key] = js[key]
-    if isinstance(js.get("extensions"), dict):
-        scene.extras["gltf_extensions"] = js["extensions"]
+    root_ext = dict(js.get("extensions") or {})
+    for name in PROMOTED_EXTENSIONS & set(root_ext):
+        scene.extras[name] = root_ext.pop(name)
+    if root_ext:
+        scene.extras["gltf_extensions"] = root_ext
     _check_graph(scene)
     return scene
 
@@ -512,6 +516,8 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
         prim.targets.append(mt)
     if isinstance(p.get("extras"), dict):
         prim.extras = dict(p["extras"])
+    for name, value in (p.get("extensions") or {}).items():
+        prim.extras[name if name in PROMOTED_EXTENSIONS else f"gltf_extension_{name}"] = value
     return prim
 
 

@@ -91,7 +91,7 @@ class _Out:
     notes: list[Note]
     b: _Builder = field(default_factory=_Builder)
     images: list[dict[str, Any]] = field(default_factory=list)
-    image_map: dict[int, int] = field(default_factory=dict)
+    image_map: dict[int, int | None] = field(default_factory=dict)
     samplers: list[dict[str, Any]] = field(default_factory=list)
     sampler_map: dict[tuple[Any, ...], int] = field(default_factory=dict)
     textures: list[dict[str, Any]] = field(default_factory=list)
@@ -133,6 +133,7 @@ def _image(out: _Out, index: int) -> int | None:
     else:
         out.notes.append(Note("gltf.image_missing", f"image {img.name or index!r} "
                               f"({img.uri or 'no source'}) has no pixels; its texture is left out"))
+        out.image_map[index] = None
         return None
     entry: dict[str, Any] = {"name": img.name} if img.name else {}
     if out.external:
@@ -296,9 +297,24 @@ def _primitive(out: _Out, p: Primitive) -> dict[str, Any]:
         d["material"] = p.material
     if p.targets:
         d["targets"] = [_target(out, t) for t in p.targets]
-    if p.extras:
-        d["extras"] = _clean_extras(p.extras)
+    extras, ext = _promote(out, p.extras)
+    if ext:
+        d["extensions"] = ext
+    if extras:
+        d["extras"] = _clean_extras(extras)
     return d
+
+
+# Extensions the scene carries as plain data in ``extras`` under their own name (formats fill
+# them: PBA's civilisation texture sets are KHR_materials_variants); written as real extensions.
+PROMOTED_EXTENSIONS = frozenset({"KHR_materials_variants"})
+
+
+def _promote(out: _Out, extras: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split extras into (the rest, the glTF extensions they carry)."""
+    ext = {k: _clean_extras(v) for k, v in extras.items() if k in PROMOTED_EXTENSIONS}
+    out.extensions.update(ext)
+    return {k: v for k, v in extras.items() if k not in PROMOTED_EXTENSIONS}, ext
 
 
 def _target(out: _Out, t: Any) -> dict[str, int]:
@@ -425,7 +441,9 @@ def build_document(scene: Scene, *, external: bool, stem: str,
     """The glTF JSON, the binary buffer and (for .gltf) the image files beside it."""
     out = _Out(scene, external, stem, notes)
     doc: dict[str, Any] = {"asset": {"version": "2.0", "generator": f"gamemesh {_version()}"}}
-    extras = dict(scene.extras)
+    extras, root_ext = _promote(out, scene.extras)
+    if root_ext:
+        doc["extensions"] = root_ext
     if scene.notes:
         extras["gamemesh_notes"] = [n.to_dict() for n in scene.notes]
     if extras:
