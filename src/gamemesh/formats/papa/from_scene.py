@@ -24,9 +24,7 @@ from ...registry import Context
 from ...scene import Channel, Image, Primitive, Scene
 from ...scene.math import (
     local_matrix,
-    matrix_to_quat,
     matrix_to_trs,
-    quat_to_matrix,
     vertex_normals,
     world_matrices,
 )
@@ -47,6 +45,7 @@ from .document import (
     Texture,
     VertexBuffer,
 )
+from .resample import decompose, sample, trs_batch
 from .to_scene import AXES, continuous_quats
 from .write import write
 
@@ -235,7 +234,7 @@ class _Exporter:
         n = len(self.joints)
         bones = np.zeros(n, dtype=lay.BONE)
         locals_ = np.stack([self._rest_local(b) for b in range(n)]) if n else np.zeros((0, 4, 4))
-        t, q, s = _decompose(locals_)
+        t, q, s = decompose(locals_)
         bones["name"] = [doc.add_string(name) for name in self.bone_names]
         bones["parent"] = self.bone_parent
         bones["translation"] = t
@@ -483,7 +482,7 @@ class _Exporter:
         scaled = False
         for b, node in enumerate(self.joints):
             mats = self._local_track(b, node, by_node.get(node, []), times)
-            t, q, s = _decompose(mats)
+            t, q, s = decompose(mats)
             scaled |= bool(np.abs(s - s[:1]).max() > 1e-4) if len(s) else False
             tr["translation"][:, b] = t
             tr["rotation"][:, b] = continuous_quats(q)
@@ -512,12 +511,12 @@ class _Exporter:
             s = np.tile(s0, (f, 1))
             for c in channels:
                 if c.path == "translation":
-                    t = _sample(c, times, False)
+                    t = sample(c, times, False)
                 elif c.path == "rotation":
-                    r = _sample(c, times, True)
+                    r = sample(c, times, True)
                 elif c.path == "scale":
-                    s = _sample(c, times, False)
-            local = _trs_batch(t, r, s)
+                    s = sample(c, times, False)
+            local = trs_batch(t, r, s)
             mats = prefix[None] @ local
         return np.asarray(AXES.T[None] @ mats @ AXES[None])
 
@@ -618,70 +617,3 @@ def _subpart(part: _Part, mat: int, tris: npt.NDArray[np.int64], name: str) -> _
                  uv0=part.uv0[verts], uv1=pick(part.uv1), colors=pick(part.colors),
                  bones=pick(part.bones), weights=pick(part.weights),
                  groups=[(mat, inverse.astype(np.int64))], mesh2model=part.mesh2model)
-
-
-def _decompose(m: F64) -> tuple[F64, F64, F64]:
-    """Batch (F, 4, 4) -> translation, xyzw rotation, scale (no shear)."""
-    m = np.asarray(m, dtype=np.float64)
-    t = m[:, :3, 3]
-    basis = m[:, :3, :3]
-    s = np.linalg.norm(basis, axis=1)
-    neg = np.linalg.det(basis) < 0
-    s[neg, 0] *= -1
-    safe = np.where(s == 0, 1.0, s)
-    q = matrix_to_quat(basis / safe[:, None, :]) if len(m) else np.zeros((0, 4))
-    return t, q, s
-
-
-def _trs_batch(t: F64, r: F64, s: F64) -> F64:
-    out = np.zeros((len(t), 4, 4))
-    out[:, :3, :3] = quat_to_matrix(r) * s[:, None, :]
-    out[:, :3, 3] = t
-    out[:, 3, 3] = 1.0
-    return out
-
-
-def _sample(c: Channel, times: F64, rotation: bool) -> F64:
-    """Evaluate a glTF channel at ``times`` (LINEAR, STEP or CUBICSPLINE)."""
-    ct = np.asarray(c.times, dtype=np.float64)
-    vals = np.asarray(c.values, dtype=np.float64)
-    cubic = c.interpolation == "CUBICSPLINE"
-    if cubic:
-        vals = vals.reshape(len(ct), 3, -1)
-        v, a_in, b_out = vals[:, 1], vals[:, 0], vals[:, 2]
-    else:
-        v = vals.reshape(len(ct), -1)
-    k = len(ct)
-    if k == 1:
-        return np.asarray(np.tile(v[0], (len(times), 1)))
-    i = np.clip(np.searchsorted(ct, times, side="right") - 1, 0, k - 2)
-    dt = ct[i + 1] - ct[i]
-    u = np.clip((times - ct[i]) / np.where(dt > 0, dt, 1.0), 0.0, 1.0)[:, None]
-    if c.interpolation == "STEP":
-        out = np.where(u >= 1.0, v[i + 1], v[i])
-    elif cubic:
-        u2, u3 = u * u, u * u * u
-        d = dt[:, None]
-        out = ((2 * u3 - 3 * u2 + 1) * v[i] + (u3 - 2 * u2 + u) * d * b_out[i]
-               + (-2 * u3 + 3 * u2) * v[i + 1] + (u3 - u2) * d * a_in[i + 1])
-    elif rotation:
-        out = _slerp(v[i], v[i + 1], u[:, 0])
-    else:
-        out = v[i] + (v[i + 1] - v[i]) * u
-    if rotation:
-        n = np.linalg.norm(out, axis=1, keepdims=True)
-        out = np.where(n > 0, out / np.where(n > 0, n, 1.0), np.array([0.0, 0.0, 0.0, 1.0]))
-    return np.asarray(out)
-
-
-def _slerp(a: F64, b: F64, u: F64) -> F64:
-    dot = np.einsum("ij,ij->i", a, b)
-    b = np.where(dot[:, None] < 0, -b, b)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    sin = np.sin(theta)
-    small = sin < 1e-6
-    wa = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / np.where(small, 1.0, sin))
-    wb = np.where(small, u, np.sin(u * theta) / np.where(small, 1.0, sin))
-    return np.asarray(wa[:, None] * a + wb[:, None] * b)
-
