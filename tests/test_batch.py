@@ -256,3 +256,55 @@ def test_killed_hard_then_restarted(tmp_path: Path) -> None:
     assert res.converted == sum(r["status"] in DONE for r in rows.values()) - len(done_before)
     assert_consistent(dst, rows)
     assert not any(r["status"] == "pending" for r in rows.values())
+
+
+def slow_step(output: Path, source: Path) -> list[Path]:
+    """A post-step that keeps conversions in flight long enough to interrupt them (only in
+    the subprocess, which sets the delay)."""
+    time.sleep(float(os.environ.get("GAMEMESH_TEST_STEP_DELAY", "0")))
+    return []
+
+
+def test_second_ctrl_c_aborts_running_conversions(tmp_path: Path) -> None:
+    small = build_tree(tmp_path / "src", 40, seed=7)
+    dst = tmp_path / "dst"
+    e = env()
+    e["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)
+    e["GAMEMESH_TEST_STEP_DELAY"] = "0.4"
+    proc = subprocess.Popen(cli("batch", str(small.root), str(dst), "--jobs", "2",
+                                "--post-step", "test_batch:slow_step"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e,
+                            start_new_session=True)
+    try:
+        wait_for_done(dst, proc, 1, timeout=240)
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err_b = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = err_b.decode()
+    assert proc.returncode == 130, err
+    assert "aborting: stopping the workers" in err
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):  # no worker outlives the driver
+        os.killpg(proc.pid, 0)
+    rows = read_rows(dst)
+    # Killed mid-task: outputs a task finished before its post-step may lack a row (the next
+    # run makes them again), but every recorded output exists and nothing is partial.
+    assert not list(dst.rglob(".gamemesh-*.part"))
+    for r in rows.values():
+        assert all((dst / o).is_file() for o in r["outputs"] if r["status"] == "ok")
+    for p in dst.rglob("*.glb"):
+        assert p.read_bytes()[:4] == b"glTF"
+    assert [r["status"] for r in summarize(dst)["runs"]] == ["aborted"]
+    done_before = {p for p, r in rows.items() if r["status"] in DONE}
+    # The same options (the post-step is part of them), so nothing recorded is redone.
+    res = run_batch(BatchConfig(small.root, dst, jobs=2, quiet=True, post=[
+        f"{__name__}:slow_step"]))
+    after = read_rows(dst)
+    assert res.converted == sum(r["status"] in DONE for r in after.values()) - len(done_before)
+    assert not any(r["status"] == "pending" for r in after.values())
+    assert_consistent(dst, after)

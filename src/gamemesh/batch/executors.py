@@ -252,8 +252,15 @@ class DaskExecutor:
         self._client.close()
 
 
+def available_cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def make_executor(jobs: int | None, scheduler: str | None) -> Executor:
     if scheduler:
         return DaskExecutor(scheduler)
-    n = jobs or os.cpu_count() or 1
+    n = jobs or available_cores()
     return InProcessExecutor() if n == 1 else PoolExecutor(n)
