@@ -356,7 +356,7 @@ def test_quaternion_signs_made_continuous() -> None:
 
 
 # -- from_scene ------------------------------------------------------------------------------
-def test_sample_scene_unit_round_trip(tmp_path: Path) -> None:
+def test_sample_scene_unit_round_trip(tmp_path: Path, gltf_validator: Any) -> None:
     scene = sample_scene()
     out = tmp_path / "column.papa"
     report = gamemesh.save(scene, out)
@@ -389,6 +389,9 @@ def test_sample_scene_unit_round_trip(tmp_path: Path) -> None:
     at = np.searchsorted(ch.times, src.times - 1e-6)
     dots = np.abs(np.einsum("ij,ij->i", ch.values[at], src.values))
     assert dots.min() > 0.9999
+    glb = tmp_path / "again.glb"
+    gamemesh.save(back, glb)
+    gltf_validator(glb)
 
 
 def test_papa_glb_papa_keeps_content(tmp_path: Path) -> None:
