@@ -325,3 +325,18 @@ def test_cli_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert code == 2 and "not a folder" in err
     code, err = run_cli(capsys, "batch", str(tmp_path / "nothing"), str(tmp_path / "o"))
     assert code == 2 and "not a folder" in err
+
+
+def test_options_compare_as_stored(tmp_path: Path) -> None:
+    """Tuples and paths in the options come back from the manifest as lists and strings; a
+    rerun with the same options must still skip, and other options must convert again."""
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    write_samples(src, 2)
+    opts = {"batch_test_option": (1, tmp_path)}
+    post = (f"{__name__}:thumb",)
+    assert run_batch(cfg(src, dst, options=opts, post=post)).converted == 2
+    assert run_batch(cfg(src, dst, options=dict(opts), post=post)).converted == 0
+    assert run_batch(cfg(src, dst, options={"batch_test_option": 2}, post=post)).converted == 2
+    stored = next(iter(rows(dst).values()))["options"]
+    assert stored == {"to": ".glb", "format_options": {"batch_test_option": 2},
+                      "post": [f"{__name__}:thumb"], "gamemesh": gamemesh.__version__}

@@ -134,8 +134,12 @@ def output_names(units: list[Unit], ext: str) -> dict[str, str]:
 
 
 def _options_record(cfg: BatchConfig, ext: str) -> dict[str, Any]:
-    return {"to": ext, "format_options": dict(sorted(cfg.options.items())),
-            "post": list(cfg.post), "gamemesh": __version__}
+    record = {"to": ext, "format_options": dict(sorted(cfg.options.items())),
+              "post": list(cfg.post), "gamemesh": __version__}
+    # As the manifest will give it back (tuples become lists, paths strings), so that the
+    # next run compares like with like.
+    back: dict[str, Any] = json.loads(json.dumps(record, sort_keys=True, default=str))
+    return back
 
 
 def _outputs_exist(row: Row, dst: Path) -> bool:
