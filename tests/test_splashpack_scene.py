@@ -296,7 +296,8 @@ def _world_corners(doc: SplashpackDoc, i: int, s: float) -> np.ndarray:
     return np.asarray(v[:, [0, 2, 1]] * AXES * s)
 
 
-def test_multi_node_gltf_to_splashpack_meets_the_runtime_rules(tmp_path: Path) -> None:
+def test_multi_node_gltf_to_splashpack_meets_the_runtime_rules(tmp_path: Path,
+                                                               gltf_validator: Any) -> None:
     scene = multi_node_scene()
     glb = tmp_path / "built.glb"
     gamemesh.save(scene, glb)
@@ -328,6 +329,11 @@ def test_multi_node_gltf_to_splashpack_meets_the_runtime_rules(tmp_path: Path) -
     assert 0x8000 in few and 0x0000 in few
     floor = doc.meshes[2]
     assert (floor["color"][:, :, :3] == 64).all()  # 0.5 factor x neutral 128 on a white texel
+    # ... and the written file converts to a valid, right-way-round glTF again.
+    again = tmp_path / "again.glb"
+    gamemesh.convert(out, again)
+    gltf_validator(again)
+    assert _face_normal_agreement(gamemesh.load(again)) > 0.99
 
 
 def _close_sets(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
