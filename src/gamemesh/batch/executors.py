@@ -202,7 +202,11 @@ class DaskExecutor:
                    "(or 'dask[distributed]')")
             raise ValueError(msg) from e
         self.scheduler = scheduler
-        self._client = self._dist.Client(scheduler, timeout="30s", set_as_default=False)
+        try:
+            self._client = self._dist.Client(scheduler, timeout="10s", set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as e:
+            msg = f"cannot reach the Dask scheduler at {scheduler}: {e}"
+            raise ValueError(msg) from e
         self.jobs = max(1, sum(self._client.nthreads().values()))
         self._inflight: dict[Any, Any] = {}
 
