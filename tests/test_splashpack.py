@@ -296,3 +296,19 @@ def test_make_sample_is_valid_and_about_the_size() -> None:
     assert doc.layout == "G" and doc.triangle_count() > 30_000
     assert SPEC.write(doc, CTX) == data
     print(f"splashpack read: {len(data) / dt / 1e6:.0f} MB/s")
+
+
+def test_edited_documents_write_consistently() -> None:
+    doc = SPEC.read(SPEC.write(build_doc("G"), CTX), CTX)
+    doc.lua.append(b"-- added\n")
+    doc.navmeshes.append(doc.navmeshes[0][:1])
+    back = SPEC.read(SPEC.write(doc, CTX), CTX)
+    assert back.lua[-1] == b"-- added\n" and [len(n) for n in back.navmeshes] == [2, 1]
+    assert info(back)["lua_files"] == 3
+    doc.meshes.append(doc.meshes[0])  # an object without its descriptor
+    with pytest.raises(FormatError, match="disagree"):
+        SPEC.write(doc, CTX)
+    e = build_doc("E")
+    e.lua = [b"x"]
+    with pytest.raises(FormatError, match="layout E has no lua table"):
+        SPEC.write(e, CTX)

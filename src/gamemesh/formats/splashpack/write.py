@@ -64,11 +64,13 @@ def _gap(doc: SplashpackDoc, w: Writer, block: int) -> None:
 def write(doc: SplashpackDoc, ctx: Context | None = None) -> bytes:
     lay = doc.spec_layout
     hdr = _set_counts(doc)
-    lua = _records(doc.lua_desc, LUA_DESC, len(doc.lua), "lua") if len(doc.lua_desc) else \
-        np.zeros(len(doc.lua), LUA_DESC)
+    # Lua and navmesh descriptors hold nothing but offsets, lengths and a pad: rebuilt when the
+    # lists changed. Objects, atlases and CLUTs carry placement, so they must match their data.
+    lua = _records(doc.lua_desc, LUA_DESC, len(doc.lua), "lua") if len(doc.lua_desc) == len(
+        doc.lua) else np.zeros(len(doc.lua), LUA_DESC)
     objs = _records(doc.objects, lay.go, len(doc.meshes), "objects")
-    nav = _records(doc.nav_desc, NAV_DESC, len(doc.navmeshes), "navmeshes") \
-        if len(doc.nav_desc) else np.zeros(len(doc.navmeshes), NAV_DESC)
+    nav = _records(doc.nav_desc, NAV_DESC, len(doc.navmeshes), "navmeshes") if len(
+        doc.nav_desc) == len(doc.navmeshes) else np.zeros(len(doc.navmeshes), NAV_DESC)
     atl = _records(doc.atlases, ATLAS_DESC, len(doc.atlas_pixels), "atlases")
     cd = lay.clut_desc
     cluts = np.array(doc.cluts, dtype=cd, copy=True) if cd is not None else None
