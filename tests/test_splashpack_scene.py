@@ -437,3 +437,17 @@ def test_skewed_fixed_point_rotation_keeps_vertices_exact(tmp_path: Path) -> Non
     back = read(tmp_path / "back.bin")
     assert list(back.objects["rot"][0]) == [4000, 30, 0, -20, 4200, 0, 0, 0, 4096]
     assert _sorted_tris(back.meshes[0]["v"]) == _sorted_tris(doc.meshes[0]["v"])
+
+
+def test_non_utf8_lua_survives_as_base64() -> None:
+    doc = build_doc("G")
+    doc.lua = [b"\xff\xfe-- latin-1 \xe9\r\n", LUA_TEXT]
+    scene = to_scene(SPEC.read(SPEC.write(doc, CTX), CTX))
+    entries = scene.extras["splashpack"]["lua"]
+    assert "base64" in entries[0] and entries[1]["source"] == LUA_TEXT.decode()
+    back = SPEC.from_scene(scene, Context())
+    assert back.lua == doc.lua
+    assert list(back.objects["lua_index"]) == [0, -1]
+
+
+LUA_TEXT = b"-- plain\nreturn 1\n"
