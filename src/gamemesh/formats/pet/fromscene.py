@@ -1,0 +1,618 @@
+"""Scene -> PET document (the inverse of scene.py), following the writer rules of spec §E.
+
+Version 1.3 unless ``version`` says otherwise; the kind from ``kind`` or the destination's
+extension decides which sections are written (§B.2). Skinned meshes keep their skeleton (the
+first skin's joints become the bones), weights are quantized to bytes that sum to exactly 255,
+vertices are stored in their main bone's space and triangles are reversed back to D3D order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import LimitError
+from ...registry import Context
+from ...scene import Animation, Image, Material, Scene
+from ...scene.math import vertex_normals, world_matrices
+from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
+from .layout import (
+    ENCODING,
+    FMT,
+    FPS,
+    FRAME_LIMIT,
+    KIND_SECTIONS,
+    MAX_BONE_ID,
+    SKIN_DT,
+    TRACK_LIMIT,
+    VERSIONS,
+    WRITE_ORDER,
+    AnimSection,
+    BoneSection,
+    CollBox,
+    CollSection,
+    ExtrSection,
+    MeshSection,
+    Motion,
+    MotiSection,
+    Payload,
+    PetDocument,
+    Section,
+    TextSection,
+    Texture,
+    Track,
+    Vers,
+)
+from .read import kind_of
+from .scene import fake_body_substitute
+from .textures import FLAG_CHARS
+
+F64 = npt.NDArray[np.float64]
+S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+FLIP = np.array([1.0, 1.0, -1.0])
+_IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".dds", ".tga", ".bmp")
+
+
+def parse_version(v: Any) -> tuple[int, int]:
+    if v is None:
+        return (1, 3)
+    text = str(v).strip()
+    try:
+        major, minor = (int(x) for x in text.split(".", 1))
+    except ValueError:
+        major, minor = -1, -1
+    if (major, minor) not in VERSIONS:
+        raise LimitError(FMT, "PET version to write", field="version", expected="1.0..1.3",
+                         actual=text)
+    return (major, minor)
+
+
+def encode_name(name: str, ctx: Context, what: str) -> bytes:
+    raw = name.replace("\0", "").encode(ENCODING, errors="replace")
+    if raw.decode(ENCODING, errors="replace") != name.replace("\0", ""):
+        ctx.note("pet.name_not_cp949", f"{what} {name!r} has characters CP949 cannot hold: "
+                 "replaced with '?'")
+    return raw
+
+
+class _Bones:
+    """The bone list: scene nodes, their file-space bind world matrices and parents."""
+
+    def __init__(self) -> None:
+        self.nodes: list[int | None] = []
+        self.names: list[bytes] = []
+        self.parents: list[int] = []
+        self.world: list[F64] = []  # file space (S W S)
+
+    def add(self, node: int | None, name: bytes, parent: int, world_file: F64) -> int:
+        self.nodes.append(node)
+        self.names.append(name)
+        self.parents.append(parent)
+        self.world.append(world_file)
+        return len(self.nodes) - 1
+
+    def index_of_node(self, node: int) -> int | None:
+        try:
+            return self.nodes.index(node)
+        except ValueError:
+            return None
+
+
+def from_scene(scene: Scene, ctx: Context) -> PetDocument:
+    return build_document(scene, ctx, {})
+
+
+def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetDocument:
+    """The document, and in ``images`` the texture files to write beside it (by TEXT name)."""
+    kind = kind_of(ctx)
+    version = parse_version(ctx.opt("version"))
+    stem = ctx.path.stem if ctx.path is not None else "model"
+    allowed = KIND_SECTIONS[kind]
+    extras = _pet_extras(scene)
+    bones, skin = _collect_bones(scene, ctx, kind, stem)
+    secs: dict[bytes, Payload] = {b"VERS": Vers(bytes([version[1], version[0], 0xFE, 0xFF]))}
+    if b"MESH" in allowed:
+        # The TEXT list as it was (unused entries included) when the scene came from a PET.
+        texts = [t for t in (texture_from(r) for r in extras.get("text", []) or [])
+                 if t is not None][:255] if isinstance(extras.get("text"), list) else []
+        mesh = _mesh(scene, ctx, bones, skin, version, kind, texts, images)
+        if mesh is not None:
+            secs[b"MESH"] = mesh
+            secs[b"TEXT"] = TextSection(texts)
+    secs[b"BONE"] = _bone_section(bones, kind, version, scene)
+    if b"ANIM" in allowed and scene.animations:
+        anim, moti = _animations(scene, ctx, bones, version)
+        if anim.tracks:
+            secs[b"ANIM"] = anim
+        if moti is not None:
+            secs[b"MOTI"] = moti
+    _extras_sections(secs, scene, extras, bones)
+    order = [f for f in WRITE_ORDER if f in allowed and f in secs]
+    dropped = [f.decode() for f in secs if f not in allowed]
+    if dropped:
+        ctx.note("pet.sections_dropped", f"a .{kind} holds no {', '.join(dropped)}: left out")
+    return PetDocument(kind=kind, version=version,
+                       sections=[Section(f, secs[f]) for f in order])
+
+
+def _pet_extras(scene: Scene) -> dict[str, Any]:
+    ex = scene.extras.get("pet")
+    if isinstance(ex, dict):
+        for v in ex.values():
+            if isinstance(v, dict):
+                return v
+    return {}
+
+
+# -- bones ----------------------------------------------------------------------------------------
+def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_Bones, int | None]:
+    bones = _Bones()
+    worlds = world_matrices(scene)
+    parents = scene.parents()
+    skin_i = next((n.skin for n in scene.nodes if n.skin is not None and n.mesh is not None),
+                  0 if scene.skins else None)
+    if skin_i is not None and 0 <= skin_i < len(scene.skins):
+        skin = scene.skins[skin_i]
+        ibm = skin.inverse_bind_matrices
+        joint_set = set(skin.joints)
+        for k, j in enumerate(skin.joints):
+            w = (np.linalg.inv(np.asarray(ibm[k], np.float64)) if ibm is not None
+                 else worlds[j])
+            p = parents[j]
+            while p is not None and p not in joint_set:
+                p = parents[p]
+            bones.add(j, encode_name(scene.nodes[j].name or f"bone{k}", ctx, "bone name"),
+                      -1 if p is None else skin.joints.index(p), S4 @ w @ S4)
+    else:
+        skin_i = None
+        # No skin: every node that holds no mesh is a bone (rigid parts follow their parent).
+        keep = [i for i in scene.walk() if scene.nodes[i].mesh is None]
+        index = {n: k for k, n in enumerate(keep)}
+        for n in keep:
+            p = parents[n]
+            while p is not None and p not in index:
+                p = parents[p]
+            bones.add(n, encode_name(scene.nodes[n].name or f"node{n}", ctx, "bone name"),
+                      -1 if p is None else index[p], S4 @ worlds[n] @ S4)
+    want = stem.upper().encode(ENCODING, "replace") if kind == "mpet" else None
+    if not bones.names or (want is not None and want not in bones.names):
+        # #1's exporter: an .mpet's skin list points at a bone named after the file.
+        bones.add(None, want or stem.encode(ENCODING, "replace"), -1, np.eye(4))
+    if len(bones.names) > MAX_BONE_ID + 1:
+        raise LimitError(FMT, "too many bones for the 0xFE bone-id escape", field="BONE.count",
+                         expected=f"<= {MAX_BONE_ID + 1}", actual=len(bones.names))
+    return bones, skin_i
+
+
+def _bone_section(bones: _Bones, kind: str, version: tuple[int, int],
+                  scene: Scene) -> BoneSection:
+    n = len(bones.names)
+    out = BoneSection(names=list(bones.names), parents=list(bones.parents),
+                      parent_wide=[p > 0xFD for p in bones.parents])
+    if kind == "apet":
+        return out
+    world = np.stack(bones.world) if n else np.zeros((0, 4, 4))
+    local = world.copy()
+    for i, p in enumerate(bones.parents):
+        if p >= 0:
+            local[i] = np.linalg.inv(world[p]) @ world[i]
+    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
+                          axis=1)
+    out.matrices = rows.reshape(n, 12).astype(np.float32)
+    if version >= (1, 3):
+        extra = np.full(n, -1.0, np.float32)
+        for i, node in enumerate(bones.nodes):
+            if node is not None:
+                v = scene.nodes[node].extras.get("pet_bone_extra")
+                if isinstance(v, int | float):
+                    extra[i] = v
+        out.extra = extra
+    return out
+
+
+# -- mesh -----------------------------------------------------------------------------------------
+def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
+          version: tuple[int, int], kind: str, texts: list[Texture],
+          images: dict[str, Image]) -> MeshSection | None:
+    worlds = world_matrices(scene)
+    parents = scene.parents()
+    parts: list[dict[str, Any]] = []
+    mat_tex: dict[int | None, int] = {}
+    mat_spec: dict[int | None, int] = {}
+    nsets = 0
+    for ni in scene.walk():
+        node = scene.nodes[ni]
+        if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
+            continue
+        skinned = skin_i is not None and node.skin == skin_i
+        rigid_bone = _rigid_bone(ni, parents, bones)
+        for prim in scene.meshes[node.mesh].primitives:
+            if prim.mode != 4:
+                ctx.note("pet.primitive_mode", f"a primitive of mode {prim.mode} is not "
+                         "triangles: left out")
+                continue
+            part = _part(prim, skinned, worlds[ni], rigid_bone, ctx)
+            if part is None:
+                continue
+            mi = prim.material
+            if mi not in mat_tex:
+                mat_tex[mi] = _texture_for(scene, mi, texts, ctx, images)
+                mat_spec[mi] = _spec_for(scene, mi)
+            part["tex"], part["spec"] = mat_tex[mi], mat_spec[mi]
+            nsets = max(nsets, len(part["uv"]))
+            parts.append(part)
+    if not parts:
+        return None
+    if version < (1, 2) and nsets > 1:
+        ctx.note("pet.uv_sets_dropped", f"PET {version[0]}.{version[1]} holds one UV set: "
+                 f"{nsets - 1} more dropped")
+        nsets = 1
+    if nsets > 255:
+        raise LimitError(FMT, "too many UV sets", field="MESH.nuv", expected="<= 255",
+                         actual=nsets)
+    return _assemble(parts, bones, version, kind, max(nsets, 1))
+
+
+def _rigid_bone(ni: int, parents: list[int | None], bones: _Bones) -> int:
+    p = parents[ni]
+    while p is not None:
+        k = bones.index_of_node(p)
+        if k is not None:
+            return k
+        p = parents[p]
+    return len(bones.names) - 1 if bones.nodes and bones.nodes[-1] is None else 0
+
+
+def _part(prim: Any, skinned: bool, world: F64, rigid_bone: int,
+          ctx: Context) -> dict[str, Any] | None:
+    pos = np.asarray(prim.positions, np.float64).reshape(-1, 3)
+    tris = prim.triangles().astype(np.int64)
+    if not len(tris):
+        return None
+    nrm = (np.asarray(prim.normals, np.float64) if prim.normals is not None
+           else vertex_normals(pos, tris).astype(np.float64))
+    if not skinned:
+        pos = pos @ world[:3, :3].T + world[:3, 3]
+        nrm = nrm @ np.linalg.inv(world[:3, :3])  # inverse transpose, row form
+    if skinned and prim.joints is not None and prim.weights is not None:
+        joints = np.asarray(prim.joints, np.int64)
+        weights = np.asarray(prim.weights, np.float64)
+    else:
+        joints = np.full((len(pos), 1), rigid_bone, np.int64)
+        weights = np.ones((len(pos), 1))
+    return {"pos": pos, "nrm": nrm, "tris": tris, "joints": joints, "weights": weights,
+            "uv": [np.asarray(t, np.float64) for t in prim.texcoords]}
+
+
+def quantize_weights(joints: npt.NDArray[np.int64],
+                     weights: F64) -> tuple[Any, Any, Any]:
+    """Influences sorted by weight (the main bone first), as bytes that sum to exactly 255;
+    influences that round to 0 are dropped (the first is always kept)."""
+    w = np.clip(np.nan_to_num(weights), 0.0, None)
+    total = w.sum(axis=1, keepdims=True)
+    w = np.where(total > 0, w / np.where(total > 0, total, 1.0), 0.0)
+    w[total[:, 0] <= 0, 0] = 1.0
+    order = np.argsort(-w, axis=1, kind="stable")
+    w = np.take_along_axis(w, order, axis=1)
+    j = np.take_along_axis(joints, order, axis=1)
+    q = np.floor(w * 255.0 + 0.5).astype(np.int64)
+    q[:, 0] = 255 - q[:, 1:].sum(axis=1)
+    # Rounding up many small weights can eat the first one; then give the excess back.
+    short = q[:, 0] < 1
+    while np.any(short):
+        k = np.argmax(q * short[:, None] * (np.arange(q.shape[1]) > 0), axis=1)
+        rows = np.flatnonzero(short)
+        q[rows, k[rows]] -= 1
+        q[rows, 0] += 1
+        short = q[:, 0] < 1
+    count = (q > 0).sum(axis=1)
+    # Zero weights sit at the end after sorting (they were the smallest).
+    j = np.where(q > 0, j, 0)
+    return count.astype(np.int32), q.astype(np.uint8), j
+
+
+def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, int], kind: str,
+              nsets: int) -> MeshSection:
+    pos = np.concatenate([p["pos"] for p in parts]) * FLIP
+    nrm = np.concatenate([p["nrm"] for p in parts]) * FLIP
+    width = max(p["joints"].shape[1] for p in parts)
+    joints = np.concatenate([np.pad(p["joints"], ((0, 0), (0, width - p["joints"].shape[1])))
+                             for p in parts])
+    weights = np.concatenate([np.pad(p["weights"],
+                                     ((0, 0), (0, width - p["weights"].shape[1])))
+                              for p in parts])
+    uvs = np.zeros((len(pos), nsets, 2))
+    base = 0
+    tris_l, tex_l = [], []
+    for p in parts:
+        n = len(p["pos"])
+        for k, t in enumerate(p["uv"][:nsets]):
+            uvs[base:base + n, k] = t
+        tris_l.append(p["tris"] + base)
+        tex_l.append(np.full(len(p["tris"]), p["tex"], np.uint8))
+        base += n
+    nb = len(bones.names)
+    joints = np.where((joints >= 0) & (joints < nb), joints, 0)
+    count, q, j = quantize_weights(joints, weights)
+    world = np.stack(bones.world)
+    main = j[:, 0]
+    inv = np.linalg.inv(world)[main]
+    local = np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3]
+    if version < (1, 1):
+        # v1.0 normals are stored in the main bone's space (or the fake body bone's, §B.8).
+        rot = fake_body_substitute(bones.names, bones.parents, main, nb)[main]
+        nrm = np.einsum("nij,nj->ni", np.linalg.inv(world[rot, :3, :3]), nrm)
+    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-20)
+    # One PET vertex per distinct (stored position, influences): glTF split them per corner.
+    key = np.concatenate([local, q.astype(np.float64), j.astype(np.float64)], axis=1)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    tris = np.concatenate(tris_l)[:, [0, 2, 1]]  # back to D3D (clockwise) order
+    corners = tris.reshape(-1)
+    p_count = q.shape[1]
+    spec = np.concatenate([np.full(len(p["tris"]), p["spec"], np.uint8) for p in parts])
+    mesh = MeshSection(
+        positions=local[first].astype(np.float32), inf_count=count[first],
+        inf_weight=q[first], inf_bone=j[first].astype(np.int32),
+        inf_wide=j[first] > 0xFD, pad=np.zeros((len(first), 2), np.uint8),
+        corner_vertex=inverse[corners].astype(np.uint32),
+        corner_normal=nrm[corners].astype(np.float32),
+        corner_uv=uvs[corners].astype(np.float32), texture=np.concatenate(tex_l),
+        corner_nuv=np.full(len(corners), nsets, np.uint8) if version >= (1, 2) else None,
+        specular=spec if version >= (1, 2) else None)
+    del p_count
+    if kind == "mpet":
+        skins = np.zeros(1, SKIN_DT)
+        target = nb - 1
+        for i, node in enumerate(bones.nodes):
+            if node is None:
+                target = i
+        skins[0] = (min(target, 255), b"\0\0\0", 0, len(first), 0, len(tris))
+        mesh.skins = skins
+        mesh.global_weight = np.zeros(len(first), np.float32)
+    return mesh
+
+
+def _texture_for(scene: Scene, mi: int | None, texts: list[Texture], ctx: Context,
+                 images: dict[str, Image]) -> int:
+    """The TEXT index for a material (0xFF = none), adding the entry on first use."""
+    if mi is None or not 0 <= mi < len(scene.materials):
+        return 0xFF
+    mat = scene.materials[mi]
+    ref = mat.base_color_texture
+    img = (scene.images[ref.image] if ref is not None and 0 <= ref.image < len(scene.images)
+           else None)
+    rec = mat.extras.get("pet_texture")
+    if rec is not None:
+        t = texture_from(rec)
+        if t is not None:
+            if img is not None:
+                images.setdefault(t.name, img)
+            return _add_text(texts, t)
+    if img is None:
+        return 0xFF
+    name = texture_name(img, mat, len(texts))
+    raw = encode_name(name, ctx, "texture name")
+    if len(raw) > 31:
+        short = f"tex{len(texts):02d}{Path(name).suffix.lower() or '.png'}"
+        ctx.note("pet.texture_renamed", f"texture name {name!r} is longer than 31 bytes: "
+                 f"written as {short!r}")
+        raw = short.encode()
+    images.setdefault(raw.decode(ENCODING, "replace"), img)
+    r, g, b, _ = (round(min(max(c, 0.0), 1.0) * 255) for c in mat.base_color_factor)
+    return _add_text(texts, Texture(raw.ljust(32, b"\0"), 0, 0, b"\0\0",
+                                    0xFF000000 | (r << 16) | (g << 8) | b, len(texts)))
+
+
+def texture_name(img: Image, mat: Material, index: int) -> str:
+    """The file name a texture is written as: the image's own name where it has a usable one,
+    flagged by the material's alpha mode (``]`` blend, ``[`` mask) as Pangya names are."""
+    src = (img.uri or "").replace("\\", "/").rsplit("/", 1)[-1]
+    if src.startswith("data:") or not src.lower().endswith(_IMAGE_EXTS):
+        src = ""
+    if img.pixels is not None and not src.lower().endswith(".png"):
+        src = Path(src).stem + ".png" if src else ""
+    if img.data is not None and img.mime_type == "image/jpeg" and not src.lower().endswith(
+            (".jpg", ".jpeg")):
+        src = (Path(src).stem if src else "") + ".jpg"
+    if not src or src.startswith("."):
+        base = (img.name or mat.name or f"tex{index:02d}").replace("/", "_")
+        src = base + (".jpg" if img.mime_type == "image/jpeg" else ".png")
+    if not any(c in FLAG_CHARS for c in src[:5]):
+        if mat.alpha_mode == "BLEND":
+            src = "]" + src
+        elif mat.alpha_mode == "MASK":
+            src = "[" + src
+    return src
+
+
+def _add_text(texts: list[Texture], t: Texture) -> int:
+    for i, u in enumerate(texts):
+        if u.name_raw == t.name_raw and u.group == t.group:
+            return i
+    if len(texts) >= 255:
+        raise LimitError(FMT, "too many textures for the u8 texture index", field="TEXT.count",
+                         expected="<= 255", actual=len(texts) + 1)
+    texts.append(t)
+    return len(texts) - 1
+
+
+def _spec_for(scene: Scene, mi: int | None) -> int:
+    if mi is None or not 0 <= mi < len(scene.materials):
+        return 0xFF
+    v = scene.materials[mi].extras.get("pet_smtl", -1)
+    return int(v) & 0xFF if isinstance(v, int) and 0 <= v < 255 else 0xFF
+
+
+# -- animation ------------------------------------------------------------------------------------
+def _channel_keys(ch: Any, ctx: Context) -> tuple[F64, F64]:
+    t = np.asarray(ch.times, np.float64)
+    v = np.asarray(ch.values, np.float64).reshape(len(t) * (3 if ch.interpolation ==
+                                                             "CUBICSPLINE" else 1), -1)
+    if ch.interpolation == "CUBICSPLINE":
+        v = v[1::3]
+        ctx.note("pet.anim_cubic", "CUBICSPLINE keys written as linear keys (tangents dropped)")
+    elif ch.interpolation == "STEP":
+        ctx.note("pet.anim_step", "STEP keys written as linear keys (PET has no step)")
+    return t, v
+
+
+def _animations(scene: Scene, ctx: Context, bones: _Bones,
+                version: tuple[int, int]) -> tuple[AnimSection, MotiSection | None]:
+    keys: dict[tuple[int, str], list[tuple[F64, F64]]] = {}
+    motions: list[Motion] = []
+    cursor = 0
+    use_moti = len(scene.animations) > 1 or any(
+        isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
+    flags: dict[int, F64] = {}
+    for anim in scene.animations:
+        start_frame, motion = _motion_of(anim, cursor)
+        offset = start_frame / FPS if use_moti else 0.0
+        end_t = 0.0
+        for ch in anim.channels:
+            b = bones.index_of_node(ch.node)
+            if b is None or ch.path == "weights":
+                ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: a {ch.path} "
+                         "channel on a node that is not a bone is left out")
+                continue
+            t, v = _channel_keys(ch, ctx)
+            if not len(t):
+                continue
+            end_t = max(end_t, float(t[-1]))
+            keys.setdefault((b, ch.path), []).append((t + offset, v))
+        end_frame = start_frame + int(np.ceil(end_t * FPS - 1e-6))
+        if use_moti:
+            motion.frame_start, motion.frame_end = start_frame, end_frame
+            motions.append(motion)
+        cursor = max(cursor, end_frame + 1)
+        _flags_of(anim, bones, offset, flags)
+    return _tracks(keys, flags, bones, version, ctx), (MotiSection(motions) if use_moti
+                                                       else None)
+
+
+def _motion_of(anim: Animation, cursor: int) -> tuple[int, Motion]:
+    ex = anim.extras.get("pet_motion")
+    if isinstance(ex, dict):
+        try:
+            start = int(ex.get("frame_start", cursor))
+            return start, Motion(value_bytes(ex.get("name")) or anim.name.encode(ENCODING,
+                                                                                   "replace"),
+                                 start, start, value_bytes(ex.get("next_move")),
+                                 value_bytes(ex.get("connection_method")),
+                                 float(ex.get("connection_time", 0.0)),
+                                 value_bytes(ex.get("root_bone")))
+        except (TypeError, ValueError):
+            pass
+    return cursor, Motion(anim.name.encode(ENCODING, "replace") or b"clip", cursor, cursor)
+
+
+def _flags_of(anim: Animation, bones: _Bones, offset: float, out: dict[int, F64]) -> None:
+    fl = anim.extras.get("pet_flags")
+    if not isinstance(fl, dict):
+        return
+    for name, vals in fl.items():
+        try:
+            b = bones.names.index(str(name).encode(ENCODING, "replace"))
+            a = np.asarray(vals, np.float64).reshape(-1, 2)
+        except (ValueError, TypeError):
+            continue
+        out.setdefault(b, a)
+
+
+def _merge(parts: list[tuple[F64, F64]]) -> tuple[F64, F64]:
+    t = np.concatenate([p[0] for p in parts])
+    v = np.concatenate([p[1] for p in parts])
+    order = np.argsort(t, kind="stable")
+    t, v = t[order], v[order]
+    keep = np.ones(len(t), bool)
+    keep[1:] = np.diff(t) > 1e-9
+    return t[keep], v[keep]
+
+
+def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int, F64],
+            bones: _Bones, version: tuple[int, int], ctx: Context) -> AnimSection:
+    out = AnimSection(terminator=b"\xff")  # §E.2: always end ANIM with 0xFF
+    ids = sorted({b for b, _ in keys})
+    if len(ids) > TRACK_LIMIT[version[1]]:
+        raise LimitError(FMT, "too many animation tracks for this version", field="ANIM",
+                         expected=f"<= {TRACK_LIMIT[version[1]]}", actual=len(ids))
+    last = 0.0
+    dropped_scale = False
+    for b in ids:
+        tr = Track(bone=b, wide=b > 0xFD)
+        for path, attr, tail in (("translation", "pos", FLIP),
+                                 ("rotation", "rot", np.array([1.0, 1.0, -1.0, 1.0])),
+                                 ("scale", "scale", np.ones(3))):
+            if (b, path) not in keys:
+                continue
+            t, v = _merge(keys[(b, path)])
+            if path == "scale" and version < (1, 2):
+                dropped_scale = dropped_scale or bool(np.any(np.abs(v - 1) > 1e-6))
+                continue
+            last = max(last, float(t[-1]))
+            rec = np.concatenate([t[:, None], v * tail], axis=1).astype(np.float32)
+            setattr(tr, attr, rec)
+        if version >= (1, 3) and b in flags:
+            tr.flags = flags[b].astype(np.float32)
+        out.tracks.append(tr)
+    if dropped_scale:
+        ctx.note("pet.anim_scale_dropped", f"PET {version[0]}.{version[1]} has no scale keys: "
+                 "scale animation left out")
+    if last * FPS > FRAME_LIMIT[version[1]]:
+        raise LimitError(FMT, "animation longer than this version holds", field="ANIM",
+                         expected=f"<= {FRAME_LIMIT[version[1]]} frames",
+                         actual=int(np.ceil(last * FPS)))
+    return out
+
+
+# -- sections kept in extras ---------------------------------------------------------------------
+def _extras_sections(secs: dict[bytes, Payload], scene: Scene, extras: dict[str, Any],
+                     bones: _Bones) -> None:
+    smtl, fanm, fram = (smtl_from(extras.get("smtl")), fanm_from(extras.get("fanm")),
+                        fram_from(extras.get("fram")))
+    if smtl is not None and smtl.materials:
+        secs[b"SMTL"] = smtl
+    if fanm is not None and len(fanm.entries):
+        secs[b"FANM"] = fanm
+    if fram is not None and fram.frames:
+        secs[b"FRAM"] = fram
+    extr = extras.get("extr")
+    if isinstance(extr, list) and extr:
+        ids = [int(x) for x in extr if isinstance(x, int) and -1 <= x <= MAX_BONE_ID]
+        secs[b"EXTR"] = ExtrSection(ids, [x > 0xFD for x in ids])
+    skins = skins_from(extras.get("skins"))
+    mesh = secs.get(b"MESH")
+    if isinstance(mesh, MeshSection) and mesh.skins is not None and skins is not None and len(
+            skins) == 1 and int(skins[0]["vtx_count"]) == mesh.vertex_count:
+        mesh.skins = skins
+    boxes = []
+    for node in scene.nodes:
+        c = node.extras.get("pet_coll")
+        if isinstance(c, dict):
+            boxes.append(_box(c))
+    if boxes:
+        secs[b"COLL"] = CollSection(boxes)
+
+
+def _box(c: dict[str, Any]) -> CollBox:
+    box = np.zeros(6, np.float32)
+    raw = c.get("box_raw")
+    try:
+        if isinstance(raw, str) and len(raw) == 48:
+            box = np.frombuffer(bytes.fromhex(raw), "<f4").copy()
+        else:
+            lo, hi = np.asarray(c["min"], np.float64), np.asarray(c["max"], np.float64)
+            box = np.array([lo[0], lo[1], -hi[2], hi[0], hi[1], -lo[2]], np.float32)
+    except (KeyError, ValueError, TypeError, IndexError):
+        pass
+
+    def num(key: str, default: int) -> int:
+        v = c.get(key, default)
+        return int(v) & 0xFFFFFFFF if isinstance(v, int) else default
+
+    return CollBox(num("shape", 0), num("show", 1), value_bytes(c.get("box_name")),
+                   value_bytes(c.get("bone_name")), value_bytes(c.get("option1")),
+                   value_bytes(c.get("option2")), box)

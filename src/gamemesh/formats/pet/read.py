@@ -1,0 +1,612 @@
+"""PET bytes -> :class:`PetDocument` (spec §B.1-§B.13, reader algorithm §B.17)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...binary import Reader
+from ...errors import CorruptDataError, FormatError, UnsupportedVersionError
+from ...registry import Context
+from .layout import (
+    FANM_DT,
+    FMT,
+    FOURCCS,
+    KINDS,
+    SKIN_DT,
+    SMTL_SIZES,
+    TEXT_DT,
+    VERSIONS,
+    AnimSection,
+    BoneSection,
+    CollBox,
+    CollSection,
+    ExtrSection,
+    FanmSection,
+    Frame,
+    FramSection,
+    MeshSection,
+    Motion,
+    MotiSection,
+    Payload,
+    PetDocument,
+    RawSection,
+    Section,
+    SmtlMaterial,
+    SmtlSection,
+    SmtlValue,
+    TextSection,
+    Texture,
+    Track,
+    Vers,
+    corner_dtype,
+)
+
+# A vertex with more influence pairs than this is walked by the slow path (no real file has it).
+_FAST_PAIRS = 32
+_EMPTY = b""
+
+
+def kind_of(ctx: Context) -> str:
+    """The kind from the option, else from the extension, else plain .pet."""
+    opt = ctx.opt("kind")
+    if opt:
+        k = str(opt).lower().lstrip(".")
+        if k not in KINDS:
+            raise UnsupportedVersionError(FMT, "unknown PET kind", field="kind",
+                                          expected="/".join(KINDS), actual=opt)
+        return k
+    if ctx.path is not None:
+        ext = Path(ctx.path).suffix.lower().lstrip(".")
+        if ext in KINDS:
+            return ext
+    return "pet"
+
+
+def read(data: bytes, ctx: Context) -> PetDocument:
+    kind = kind_of(ctx)
+    r = Reader(data, FMT)
+    spans, tail = _split(r)
+    version = _find_version(r, spans)
+    doc = PetDocument(kind=kind, version=version, tail=tail)
+    for fourcc, start, end in spans:
+        sub = r.window(start, end - start)
+        name = fourcc.decode("latin-1")
+        with sub.field(name):
+            body = _read_section(sub, fourcc, version, kind, ctx)
+        doc.sections.append(Section(fourcc, body))
+    return doc
+
+
+def _split(r: Reader) -> tuple[list[tuple[bytes, int, int]], bytes]:
+    """(FourCC, payload start, payload end) per section; a last partial header is kept raw."""
+    spans: list[tuple[bytes, int, int]] = []
+    while r.remaining() >= 8:
+        at = r.tell()
+        fourcc = r.bytes(4)
+        length = r.u32("section.length")
+        if length > r.remaining():
+            raise r.truncated(expected=f"{length} bytes of {fourcc!r}",
+                              actual=f"{r.remaining()} left", field="section.length", offset=at)
+        spans.append((fourcc, r.tell(), r.tell() + length))
+        r.skip(length)
+    if not spans:
+        msg = "not a PET file: no section"
+        raise r.corrupt(msg, expected="a section header",
+                        actual=f"{r.remaining()} bytes", offset=0)
+    return spans, r.rest()
+
+
+def _find_version(r: Reader, spans: list[tuple[bytes, int, int]]) -> tuple[int, int]:
+    """VERS found in a pre-pass (§B.17: robust against a VERS that is not first); none = 1.0."""
+    for fourcc, start, end in spans:
+        if fourcc == b"VERS":
+            if not 2 <= end - start <= 4:
+                msg = "bad VERS length"
+                raise r.corrupt(msg, expected="2..4", actual=end - start,
+                                offset=start - 4, field="VERS.length")
+            minor, major = r.window(start, 2).bytes(2)
+            if (major, minor) not in VERSIONS:
+                raise r.error(UnsupportedVersionError, "PET version not supported",
+                              expected="1.0..1.3", actual=f"{major}.{minor}", offset=start,
+                              field="VERS")
+            return (major, minor)
+    return (1, 0)
+
+
+def _read_section(r: Reader, fourcc: bytes, version: tuple[int, int], kind: str,
+                  ctx: Context) -> Payload:
+    if fourcc == b"VERS":
+        return Vers(r.rest())
+    if fourcc == b"BONE":
+        return _with_retry(r, "BONE", kind == "apet",
+                           lambda rr, alt: _read_bones(rr, version, apet=alt), ctx)
+    if fourcc == b"MESH":
+        return _with_retry(r, "MESH", kind == "mpet",
+                           lambda rr, alt: _read_mesh(rr, version, mpet=alt), ctx)
+    if fourcc == b"SMTL":
+        try:
+            return _finish(r, _read_smtl(r))
+        except _Unsupported as e:
+            ctx.note("pet.smtl_kept_raw", f"SMTL kept as raw bytes: {e}")
+            return RawSection(fourcc, r.window(r.start, r.end - r.start).rest())
+    readers: dict[bytes, Callable[[Reader], Any]] = {
+        b"TEXT": _read_text, b"ANIM": lambda rr: _read_anim(rr, version),
+        b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti, b"COLL": _read_coll,
+        b"EXTR": _read_extr}
+    fn = readers.get(fourcc)
+    if fn is None:
+        if fourcc not in FOURCCS:
+            ctx.note("pet.unknown_section", f"unknown section {fourcc!r} kept as raw bytes",
+                     "info")
+        return RawSection(fourcc, r.rest())
+    return _finish(r, fn(r))
+
+
+def _finish(r: Reader, body: Any) -> Payload:
+    """Bytes after the parsed payload are ignored by every reader; keep them for the round trip."""
+    body.trailing = r.rest()
+    return body  # type: ignore[no-any-return]
+
+
+def _with_retry(r: Reader, name: str, primary: bool,
+                parse: Callable[[Reader, bool], Any], ctx: Context) -> Payload:
+    """§B.17 step 3: the kind decides the layout, but a section must be used up exactly; if it
+    is not, the other layout is tried and kept when it fits exactly."""
+    start, end = r.start, r.end
+    first_err: FormatError | None = None
+    body: Any = None
+    try:
+        body = parse(r, primary)
+        if r.at_end():
+            return body  # type: ignore[no-any-return]
+    except FormatError as e:
+        first_err = e
+    other = r.window(start, end - start)
+    other._fields = list(r._fields)  # keep the field path for messages
+    try:
+        alt = parse(other, not primary)
+    except FormatError:
+        alt = None
+    if alt is not None and other.at_end():
+        ctx.note(f"pet.{name.lower()}_layout",
+                 f"{name} did not fit the layout of the file's kind; read with the "
+                 f"{'other' if primary else 'apet/mpet'} layout, which uses it up exactly")
+        alt.trailing = b""
+        return alt  # type: ignore[no-any-return]
+    if first_err is not None:
+        raise first_err
+    return _finish(r, body)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+# -- small fields -------------------------------------------------------------------------------
+def read_boneid(r: Reader, field: str = "bone") -> tuple[int, bool]:
+    """§B.0: u8; 0xFF = none; 0xFE escapes to an i16 (kept as read; negative = none)."""
+    b = r.u8(field)
+    if b == 0xFF:
+        return -1, False
+    if b == 0xFE:
+        return r.i16(field), True
+    return b, False
+
+
+def _lstr(r: Reader, field: str) -> bytes:
+    n = r.u32(field)
+    r.count(n, 1, field)
+    return r.bytes(n, field)
+
+
+def _cstr(r: Reader, field: str) -> bytes:
+    """Bytes up to a NUL, which is consumed; the NUL must come before the section ends."""
+    rest = r.peek(r.remaining())
+    k = rest.find(b"\0")
+    if k < 0:
+        raise r.truncated(expected="a NUL-terminated name", actual="no NUL", field=field)
+    r.skip(k + 1)
+    return rest[:k]
+
+
+# -- sections ------------------------------------------------------------------------------------
+def _read_text(r: Reader) -> TextSection:
+    n = r.count(r.u32("count"), TEXT_DT.itemsize, "count")
+    recs = r.array(TEXT_DT, n, "textures")
+    raw = recs.tobytes()
+    out = TextSection()
+    for i in range(n):
+        rec = recs[i]
+        base = i * TEXT_DT.itemsize
+        out.textures.append(Texture(name_raw=raw[base:base + 32], flag=int(rec["flag"]),
+                                    group=int(rec["group"]), pad=raw[base + 34:base + 36],
+                                    diffuse=int(rec["diffuse"]), handle=int(rec["handle"])))
+    return out
+
+
+def _read_smtl(r: Reader) -> SmtlSection:
+    out = SmtlSection()
+    n = r.count(r.u32("count"), 8, "count")
+    for i in range(n):
+        with r.field(f"materials[{i}]"):
+            mat = SmtlMaterial(_lstr(r, "name"))
+            nv = r.count(r.u32("nvalues"), 12, "nvalues")
+            for j in range(nv):
+                with r.field(f"values[{j}]"):
+                    name = _lstr(r, "name")
+                    kind = r.u32("type")
+                    if kind == 8:
+                        value = _lstr(r, "value")
+                    elif kind in SMTL_SIZES:
+                        value = r.bytes(SMTL_SIZES[kind], "value")
+                    elif kind == 7:
+                        msg = "a MATRIXARRAY value (size unknown, no implementation reads it)"
+                        raise _Unsupported(msg)
+                    else:
+                        msg = "unknown SMTL value type"
+                        raise r.corrupt(msg, expected="0..8",
+                                        actual=kind, field="type")
+                    mat.values.append(SmtlValue(name, kind, value))
+            out.materials.append(mat)
+    return out
+
+
+def _read_bones(r: Reader, version: tuple[int, int], apet: bool) -> BoneSection:
+    out = BoneSection()
+    n = r.u8("count")
+    if n == 0 and r.remaining() >= 2:
+        n = r.u16("count")
+        out.wide_count = True
+    per = 2 + (0 if apet else 48 + (4 if version >= (1, 3) else 0))
+    r.count(n, per, "count")
+    mats: list[bytes] = []
+    extra: list[bytes] = []
+    for i in range(n):
+        with r.field(f"bones[{i}]"):
+            out.names.append(_cstr(r, "name"))
+            parent, wide = read_boneid(r, "parent")
+            out.parents.append(parent)
+            out.parent_wide.append(wide)
+            if not apet:
+                mats.append(r.bytes(48, "matrix"))
+                if version >= (1, 3):
+                    extra.append(r.bytes(4, "extra"))
+    if not apet:
+        out.matrices = np.frombuffer(b"".join(mats), "<f4").reshape(n, 12).copy()
+        if version >= (1, 3):
+            out.extra = np.frombuffer(b"".join(extra), "<f4").copy()
+    return out
+
+
+_KEYS = (("pos", 16), ("rot", 20), ("scale", 16))
+
+
+def _read_anim(r: Reader, version: tuple[int, int]) -> AnimSection:
+    """§B.7: the all-versions layout ({t,xyz}, {t,xyzw}, scale list always, flags in 1.3)."""
+    out = AnimSection(terminator=b"")
+    i = 0
+    while not r.at_end():
+        at = r.tell()
+        bone, wide = read_boneid(r, f"tracks[{i}].bone")
+        if bone == -1:
+            out.terminator = bytes(r.window(at, r.tell() - at).rest())
+            break
+        track = Track(bone=bone, wide=wide)
+        with r.field(f"tracks[{i}]"):
+            for name, size in _KEYS:
+                n = r.count(r.u32(f"n{name}"), size, f"n{name}")
+                setattr(track, name, r.array("<f4", n * size // 4, name).reshape(n, size // 4))
+            if version >= (1, 3):
+                n = r.count(r.u32("nflag"), 8, "nflag")
+                track.flags = r.array("<f4", n * 2, "flags").reshape(n, 2)
+        out.tracks.append(track)
+        i += 1
+    return out
+
+
+def _read_fanm(r: Reader) -> FanmSection:
+    n = r.count(r.u32("count"), FANM_DT.itemsize, "count")
+    return FanmSection(entries=r.array(FANM_DT, n, "entries").copy())
+
+
+def _read_fram(r: Reader) -> FramSection:
+    out = FramSection()
+    n = r.count(r.u32("count"), 16, "count")
+    for i in range(n):
+        with r.field(f"frames[{i}]"):
+            index = r.u32("index")
+            chunks = (_lstr(r, "chunk0"), _lstr(r, "chunk1"), _lstr(r, "chunk2"))
+            # #2/#3 omit `check` in short sections; read it only when 4 bytes remain (§B.10).
+            check = r.u32("check") if r.remaining() >= 4 else None
+            out.frames.append(Frame(index, chunks, check))
+    return out
+
+
+def _read_moti(r: Reader) -> MotiSection:
+    out = MotiSection()
+    n = r.count(r.u32("count"), 28, "count")
+    for i in range(n):
+        with r.field(f"motions[{i}]"):
+            out.motions.append(Motion(
+                name=_lstr(r, "name"), frame_start=r.u32("frame_start"),
+                frame_end=r.u32("frame_end"), next_move=_lstr(r, "next_move"),
+                connection_method=_lstr(r, "connection_method"),
+                connection_time=r.f32("connection_time"), root_bone=_lstr(r, "root_bone")))
+    return out
+
+
+def _read_coll(r: Reader) -> CollSection:
+    out = CollSection()
+    n = r.count(r.u32("count"), 48, "count")
+    for i in range(n):
+        with r.field(f"boxes[{i}]"):
+            shape, show = r.u32("shape"), r.u32("show")
+            names = [_lstr(r, f) for f in ("box_name", "bone_name", "option1", "option2")]
+            box = r.array("<f4", 6, "box").copy()
+            out.boxes.append(CollBox(shape, show, names[0], names[1], names[2], names[3], box))
+    return out
+
+
+def _read_extr(r: Reader) -> ExtrSection:
+    out = ExtrSection()
+    n = r.count(r.u32("count"), 1, "count")
+    for i in range(n):
+        bone, wide = read_boneid(r, f"bones[{i}]")
+        out.bones.append(bone)
+        out.wide.append(wide)
+    return out
+
+
+# -- MESH -----------------------------------------------------------------------------------------
+def _read_mesh(r: Reader, version: tuple[int, int], mpet: bool) -> MeshSection:
+    skins = None
+    if mpet:
+        ns = r.u8("nskin")
+        skins = r.array(SKIN_DT, ns, "skins").copy()
+    nvert = r.count(r.u32("nvert"), 16, "nvert")
+    head = 16 if mpet else 12
+    buf = np.frombuffer(r._view, np.uint8)
+    with r.field("vertices"):
+        starts = _vertex_starts(r, buf, nvert, head)
+        verts = _parse_vertices(buf, starts, head)
+    r.seek(int(starts[-1]))
+    npoly = r.count(r.u32("npoly"), 3 * (17 if version >= (1, 2) else 24), "npoly")
+    with r.field("polygons"):
+        corners = _read_corners(r, buf, 3 * npoly, version >= (1, 2))
+    texture = r.array("u1", npoly, "texture").copy()
+    specular = r.array("u1", npoly, "specular").copy() if version >= (1, 2) else None
+    return MeshSection(positions=verts["positions"], inf_count=verts["count"],
+                       inf_weight=verts["weight"], inf_bone=verts["bone"],
+                       inf_wide=verts["wide"], pad=verts["pad"],
+                       corner_vertex=corners[0], corner_normal=corners[1],
+                       corner_uv=corners[2], corner_nuv=corners[3], texture=texture,
+                       specular=specular, skins=skins, global_weight=verts.get("global"))
+
+
+def _vertex_next(buf: npt.NDArray[np.uint8], starts: npt.NDArray[Any], end: int,
+                 head: int, max_pairs: int | None) -> npt.NDArray[np.int32]:
+    """For each candidate start, where the next vertex would start: the pairs (u8 weight,
+    bone id) are read until the weights reach 255, then 2 pad bytes follow a single pair.
+    -1 = runs past the section; -2 = more than ``max_pairs`` pairs (decided by the slow path).
+    Vectorized over all candidates; the loop is over the pair rank."""
+    # int32 throughout: inputs are under 1 GiB and this runs over every even offset.
+    out = np.full(len(starts), -1, np.int32)
+    idx = np.arange(len(starts), dtype=np.int32)
+    cur = starts.astype(np.int32) + np.int32(head)
+    total = np.zeros(len(starts), np.int32)
+    pairs = np.zeros(len(starts), np.int32)
+    rank = 0
+    while len(idx):
+        if max_pairs is not None and rank >= max_pairs:
+            out[idx] = -2
+            break
+        ok = cur + 2 <= end
+        idx, cur, total, pairs = idx[ok], cur[ok], total[ok], pairs[ok]
+        bid = buf[cur + 1]
+        size = np.where(bid == 0xFE, np.int32(4), np.int32(2))
+        ok = cur + size <= end
+        idx, cur, total, pairs, size = idx[ok], cur[ok], total[ok], pairs[ok], size[ok]
+        total = total + buf[cur]
+        cur = cur + size
+        pairs = pairs + 1
+        done = total >= 255
+        fin = np.where(pairs[done] == 1, cur[done] + 2, cur[done])
+        fin[fin > end] = -1
+        out[idx[done]] = fin
+        keep = ~done
+        idx, cur, total, pairs = idx[keep], cur[keep], total[keep], pairs[keep]
+        rank += 1
+    return out
+
+
+def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
+                   head: int) -> npt.NDArray[np.int64]:
+    """Offsets of the ``nvert`` vertex records plus the offset after the last one.
+
+    Vertices have variable size, so each start depends on the one before. Rather than walking
+    them one by one, compute "the next start" for every even offset (all record parts are even
+    sized) and follow that chain by pointer doubling (§ design: no Python loop per vertex)."""
+    s0, end = r.tell(), r.end
+    if nvert == 0:
+        return np.array([s0], np.int64)
+    # Only offsets the vertex list can reach matter: start with a window for ~4 pairs a
+    # vertex and double it while the chain runs past it.
+    est = nvert * (head + 10)
+    while True:
+        lim = min(end, s0 + est)
+        cand = np.arange(s0, lim + 1, 2, dtype=np.int32)
+        nxt = _vertex_next(buf, cand, end, head, _FAST_PAIRS)
+        del cand
+        # Candidate j <-> offset s0 + 2j; sentinels D = invalid, D+1 = slow path, D+2 = beyond.
+        d = len(nxt)
+        j = (nxt.astype(np.int64) - s0) // 2
+        jn = np.where(nxt >= 0, np.where(j < d, j, d + 2),
+                      np.where(nxt == -1, d, d + 1)).astype(np.int32)
+        del nxt, j
+        jn = np.concatenate([jn, np.array([d, d + 1, d + 2], np.int32)])
+        chain = _follow(jn, nvert + 1).astype(np.int64)
+        if lim < end and np.any(chain == d + 2):
+            est *= 2
+            continue
+        break
+    if np.any(chain == d + 1):
+        return _vertex_starts_slow(r, buf, nvert, head)
+    bad = np.flatnonzero(chain == d)
+    if len(bad):
+        v = int(bad[0]) - 1
+        raise r.truncated(expected="influence weights that reach 255 within the section",
+                          actual="the section ended first", field=f"[{v}].weights",
+                          offset=int(s0 + 2 * chain[v]))
+    return s0 + 2 * chain
+
+
+def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
+                        head: int) -> npt.NDArray[np.int64]:
+    """Vertices with more than 32 influence pairs: walked one at a time (bounded by the
+    section; only hostile or very odd files get here)."""
+    starts = np.empty(nvert + 1, np.int64)
+    s = r.tell()
+    for v in range(nvert):
+        starts[v] = s
+        n = int(_vertex_next(buf, np.array([s]), r.end, head, None)[0])
+        if n < 0:
+            raise r.truncated(expected="influence weights that reach 255 within the section",
+                              actual="the section ended first", field=f"[{v}].weights",
+                              offset=s)
+        s = n
+    starts[nvert] = s
+    return starts
+
+
+def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
+    """The first ``count`` elements of the chain 0 -> jn[0] -> ... : jump 2^m steps at a time
+    (m ~ log2 sqrt(count)) along a coarse chain, then fill each block with 2^m gathers."""
+    m = max(0, math.ceil(math.log2(max(1.0, math.sqrt(count)))))
+    block = 1 << m
+    jump = jn
+    for _ in range(m):
+        jump = jump[jump]
+    blocks = -(-count // block)
+    coarse = np.empty(blocks, jn.dtype)
+    j = 0
+    for b in range(blocks):  # ~sqrt(count) steps
+        coarse[b] = j
+        j = int(jump[j])
+    grid = np.empty((blocks, block), jn.dtype)
+    grid[:, 0] = coarse
+    for k in range(1, block):
+        grid[:, k] = jn[grid[:, k - 1]]
+    return grid.reshape(-1)[:count]
+
+
+def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+                    head: int) -> dict[str, Any]:
+    n = len(starts) - 1
+    s = starts[:-1]
+    pos = buf[s[:, None] + np.arange(12)].copy().view("<f4").reshape(n, 3)
+    out: dict[str, Any] = {"positions": pos}
+    if head == 16:
+        out["global"] = buf[s[:, None] + np.arange(12, 16)].copy().view("<f4").reshape(n)
+    weights: list[npt.NDArray[np.uint8]] = []
+    bones: list[npt.NDArray[np.int32]] = []
+    wides: list[npt.NDArray[np.bool_]] = []
+    count = np.zeros(n, np.int32)
+    cur = s + head
+    total = np.zeros(n, np.int64)
+    active = np.arange(n)
+    while len(active):
+        c = cur[active]
+        w = buf[c]
+        bid = buf[c + 1]
+        wide = bid == 0xFE
+        lo = buf[np.minimum(c + 2, len(buf) - 1)].astype(np.int32)
+        hi = buf[np.minimum(c + 3, len(buf) - 1)].astype(np.int32)
+        wide_val = ((hi << 8) | lo).astype(np.uint16).view(np.int16).astype(np.int32)
+        bone = np.where(wide, wide_val, np.where(bid == 0xFF, -1, bid.astype(np.int32)))
+        rank_w = np.zeros(n, np.uint8)
+        rank_b = np.full(n, -1, np.int32)
+        rank_x = np.zeros(n, np.bool_)
+        rank_w[active], rank_b[active], rank_x[active] = w, bone, wide
+        weights.append(rank_w)
+        bones.append(rank_b)
+        wides.append(rank_x)
+        count[active] += 1
+        cur[active] = c + np.where(wide, 4, 2)
+        total[active] += w
+        active = active[total[active] < 255]
+    pad_at = np.minimum(cur[:, None] + np.arange(2), len(buf) - 1)
+    pad = np.where((count == 1)[:, None], buf[pad_at], 0).astype(np.uint8)
+    out.update(count=count, weight=_stack(weights, n, np.uint8),
+               bone=_stack(bones, n, np.int32), wide=_stack(wides, n, np.bool_), pad=pad)
+    return out
+
+
+def _stack(cols: list[Any], n: int, dtype: Any) -> Any:
+    if not cols:
+        return np.zeros((n, 0), dtype)
+    return np.stack(cols, axis=1).astype(dtype)
+
+
+def _read_corners(r: Reader, buf: npt.NDArray[np.uint8], n: int,
+                  with_count: bool) -> tuple[Any, Any, Any, Any]:
+    if not with_count:
+        recs = r.array(corner_dtype(1, False), n, "corners")
+        return (recs["vertex"].copy(), recs["normal"].copy(), recs["uv"].copy(), None)
+    if n == 0:
+        return (np.zeros(0, np.uint32), np.zeros((0, 3), np.float32),
+                np.zeros((0, 0, 2), np.float32), np.zeros(0, np.uint8))
+    s0 = r.tell()
+    r._need(17)
+    nuv = int(buf[s0 + 16])
+    size = 17 + 8 * nuv
+    if n * size <= r.remaining() and np.all(buf[s0 + 16 + size * np.arange(n)] == nuv):
+        # The usual case: every corner has the same number of UV sets.
+        recs = r.array(corner_dtype(nuv, True), n, "corners")
+        return (recs["vertex"].copy(), recs["normal"].copy(), recs["uv"].copy(),
+                recs["nuv"].copy())
+    return _read_corners_varying(r, buf, n)
+
+
+def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8],
+                          n: int) -> tuple[Any, Any, Any, Any]:
+    """Corners whose UV-set count varies (§B.8: take the max and pad)."""
+    s0, end = r.tell(), r.end
+    cand = np.arange(s0, end + 1, dtype=np.int64)
+    size = 17 + 8 * buf[np.minimum(cand + 16, len(buf) - 1)].astype(np.int64)
+    nxt = cand + size
+    d = len(cand)
+    jn = np.where((cand + 17 <= end) & (nxt <= end), nxt - s0, d)
+    jn = np.concatenate([jn, [d]])
+    chain = _follow(jn, n + 1)
+    bad = np.flatnonzero(chain == d)
+    if len(bad):
+        raise r.truncated(expected=f"{n} corners", actual="the section ended first",
+                          field=f"corners[{int(bad[0]) - 1}]")
+    st = s0 + chain[:-1]
+    vert = buf[st[:, None] + np.arange(4)].copy().view("<u4").reshape(n)
+    normal = buf[st[:, None] + np.arange(4, 16)].copy().view("<f4").reshape(n, 3)
+    nuv = buf[st + 16].copy()
+    u = int(nuv.max())
+    uv = np.zeros((n, u, 2), np.float32)
+    for k in range(u):  # per UV set, not per corner
+        has = nuv > k
+        at = st[has, None] + 17 + 8 * k + np.arange(8)
+        uv[has, k] = buf[at].copy().view("<f4").reshape(-1, 2)
+    r.seek(int(s0 + chain[-1]))
+    return vert, normal, uv, nuv
+
+
+def check_corner_range(mesh: MeshSection) -> None:
+    """Corner vertex indices must name a vertex (used by to_scene)."""
+    if len(mesh.corner_vertex) and int(mesh.corner_vertex.max()) >= mesh.vertex_count:
+        bad = int(np.argmax(mesh.corner_vertex >= mesh.vertex_count))
+        raise CorruptDataError(FMT, "corner vertex index out of range",
+                               field=f"MESH.corners[{bad}].vertex",
+                               expected=f"< {mesh.vertex_count}",
+                               actual=int(mesh.corner_vertex[bad]))

@@ -1,0 +1,638 @@
+"""PET documents -> Scene (spec §B.16), for one file or a character assembled from several.
+
+Pangya is Direct3D: left-handed, +Y up. ``S = diag(1, 1, -1)`` takes it to glTF: positions and
+normals get z negated, bone matrices become ``S L S``, animation quaternions ``(x, y, -z, w)``
+(the mirror combined with pet-source_tools' conjugation) and every triangle is reversed.
+Vertices are stored in their main (first) bone's rest space and normals per corner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...registry import Context
+from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, TextureRef
+from ...scene.math import matrix_to_trs, trs_to_matrix
+from .extras import doc_extras, text_value, texture_record
+from .layout import FPS, BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
+from .read import check_corner_range
+from .textures import MASK_FLAGS, TextureFinder, flags_of, load_image
+
+F64 = npt.NDArray[np.float64]
+S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+FLIP = np.array([1.0, 1.0, -1.0])
+
+
+@dataclass
+class Unit:
+    """One loaded file of a character (or the only file)."""
+
+    doc: PetDocument
+    path: Path | None = None
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem if self.path is not None else self.doc.kind
+
+
+def to_scene(doc: PetDocument, ctx: Context) -> Scene:
+    return build_scene(Unit(doc, ctx.path), [], ctx)
+
+
+def build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
+    """The scene of one file or of a character (skeleton, parts, motions)."""
+    # Hostile numbers (NaN, 1e38 matrices) must not warn or overflow: results are sanitized.
+    with np.errstate(all="ignore"):
+        return _build_scene(main, others, ctx)
+
+
+# -- skeleton -------------------------------------------------------------------------------------
+def bone_locals(bs: BoneSection) -> F64:
+    """Column-form 4x4 matrices from the D3D row-vector 4x3 rows (xa, ya, za, pivot); .apet
+    bones (no matrix) and non-finite matrices are identity."""
+    n = bs.count
+    out = np.tile(np.eye(4), (n, 1, 1))
+    if bs.matrices is None or n == 0:
+        return out
+    rows = np.asarray(bs.matrices, np.float64).reshape(n, 4, 3)
+    out[:, :3, :3] = np.transpose(rows[:, :3, :], (0, 2, 1))
+    out[:, :3, 3] = rows[:, 3, :]
+    bad = ~np.all(np.isfinite(out.reshape(n, 16)), axis=1)
+    out[bad] = np.eye(4)
+    return out
+
+
+def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """(order with parents first, parents with bad links cut, number cut). Iterative."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i, p in enumerate(par):
+        if p >= 0:
+            children[p].append(i)
+    order: list[int] = []
+    seen = [False] * n
+    cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
+    roots = [i for i in range(n) if par[i] < 0]
+    while True:
+        stack = list(reversed(roots))
+        while stack:
+            i = stack.pop()
+            if seen[i]:
+                continue
+            seen[i] = True
+            order.append(i)
+            stack.extend(reversed(children[i]))
+        rest = [i for i in range(n) if not seen[i]]
+        if not rest:
+            return order, par, cut
+        # A parent cycle: cut it at its first bone so every bone is reached.
+        par[rest[0]] = -1
+        children = [[c for c in ch if c != rest[0]] for ch in children]
+        roots = [rest[0]]
+        cut += 1
+
+
+def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
+    world = local.copy()
+    for i in order:  # per bone
+        p = par[i]
+        if p >= 0:
+            world[i] = world[p] @ local[i]
+    return world
+
+
+@dataclass
+class Skeleton:
+    unit: Unit
+    names: list[str]
+    parents: list[int]
+    local: F64
+    world: F64
+    nodes: list[int] = field(default_factory=list)
+
+    def find(self, name: str) -> int | None:
+        low = name.lower()
+        for i, n in enumerate(self.names):
+            if n == name:
+                return i
+        for i, n in enumerate(self.names):
+            if n.lower() == low:
+                return i
+        return None
+
+
+def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
+    bs = unit.doc.bones
+    if bs is None:
+        return None
+    names = [b.decode("cp949", errors="replace") for b in bs.names]
+    order, par, cut = bone_tree(bs.parents, bs.count)
+    if cut:
+        ctx.note("pet.bone_parent_cut", f"{cut} bone parent link(s) out of range or in a cycle "
+                 "were cut (those bones became roots)")
+    if bs.matrices is None and bs.count:
+        ctx.note("pet.apet_no_rest", "an .apet has no rest matrices: identity rest poses used "
+                 "(convert it with its .bpet for the real skeleton)")
+    local = bone_locals(bs)
+    return Skeleton(unit, names, par, local, bone_worlds(local, par, order))
+
+
+def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
+    bs = sk.unit.doc.bones
+    assert bs is not None
+    base = len(scene.nodes)
+    sk.nodes = list(range(base, base + len(sk.names)))
+    sheared = 0
+    for i, name in enumerate(sk.names):
+        node = Node(name=name, extras={"pet_bone": i})
+        if bs.extra is not None:
+            node.extras["pet_bone_extra"] = float(bs.extra[i])
+        gl = S4 @ sk.local[i] @ S4
+        t, r, s = matrix_to_trs(gl)
+        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(r)) and np.all(np.isfinite(s))):
+            t, r, s = np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]), np.ones(3)
+            gl = np.eye(4)
+        if np.allclose(trs_to_matrix(t, r, s), gl, atol=1e-4 * max(1.0, float(np.abs(gl).max()))):
+            node.translation = (float(t[0]), float(t[1]), float(t[2]))
+            node.rotation = (float(r[0]), float(r[1]), float(r[2]), float(r[3]))
+            node.scale = (float(s[0]), float(s[1]), float(s[2]))
+        else:
+            node.matrix = gl.astype(np.float32)
+            sheared += 1
+        scene.nodes.append(node)
+    roots = [i for i, p in enumerate(sk.parents) if p < 0]
+    top: int | None = None
+    if len(roots) > 1:
+        # glTF wants the joints of a skin under one common root.
+        top = len(scene.nodes)
+        scene.nodes.append(Node(name=sk.unit.stem, extras={"pet_root": True}))
+        scene.roots.append(top)
+    for i, p in enumerate(sk.parents):
+        if p >= 0:
+            scene.nodes[sk.nodes[p]].children.append(sk.nodes[i])
+        elif top is not None:
+            scene.nodes[top].children.append(sk.nodes[i])
+        else:
+            scene.roots.append(sk.nodes[i])
+    if sheared:
+        ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+def safe_inverse(m: F64) -> F64:
+    """Inverse of each 4x4; singular or non-finite ones give identity."""
+    out = np.tile(np.eye(4), (len(m), 1, 1))
+    if not len(m):
+        return out
+    with np.errstate(all="ignore"):
+        det = np.linalg.det(np.where(np.isfinite(m), m, 0.0))
+    ok = np.isfinite(det) & (np.abs(det) > 1e-12) & np.all(np.isfinite(m.reshape(len(m), 16)), 1)
+    if np.any(ok):
+        out[ok] = np.linalg.inv(m[ok])
+    return out
+
+
+# -- the scene -------------------------------------------------------------------------------------
+def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
+    units = [main, *others]
+    scene = Scene(name=main.stem)
+    skel_unit = next((u for u in units if u.doc.kind == "bpet" and u.doc.bones is not None),
+                     None)
+    if skel_unit is None:
+        skel_unit = next((u for u in units if u.doc.bones is not None
+                          and u.doc.bones.matrices is not None), None)
+    if skel_unit is None:
+        skel_unit = next((u for u in units if u.doc.bones is not None), None)
+    sk = make_skeleton(skel_unit, ctx) if skel_unit is not None else None
+    if sk is not None:
+        add_skeleton_nodes(scene, sk, ctx)
+    builder = _MeshBuilder(scene, sk, ctx)
+    for u in units:
+        if u.doc.mesh is not None:
+            builder.add(u)
+    if builder.used_skin and sk is not None:
+        ibm = _finite32(safe_inverse(S4 @ sk.world @ S4))
+        scene.skins.append(Skin(joints=list(sk.nodes), inverse_bind_matrices=ibm,
+                                name=f"{sk.unit.stem}_skin"))
+        for ni in builder.mesh_nodes:
+            scene.nodes[ni].skin = 0
+    for u in units:
+        if u.doc.anim is not None:
+            _add_animations(scene, u, sk, ctx)
+    for u in units:
+        coll = u.doc.get(b"COLL")
+        if isinstance(coll, CollSection):
+            _add_boxes(scene, coll, sk)
+    scene.extras.update({"format": "pet", "pet_version": "{}.{}".format(*main.doc.version),
+                         "pet_kind": main.doc.kind})
+    scene.extras["pet"] = {u.path.name if u.path else f"<{u.doc.kind}>": doc_extras(u.doc)
+                           for u in units}
+    return scene
+
+
+class _MeshBuilder:
+    def __init__(self, scene: Scene, sk: Skeleton | None, ctx: Context) -> None:
+        self.scene, self.sk, self.ctx = scene, sk, ctx
+        self.used_skin = False
+        self.mesh_nodes: list[int] = []
+        self.finders: dict[Path | None, TextureFinder] = {}
+        dirs = ctx.opt("texture_dir", []) or []
+        self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
+
+    def add(self, unit: Unit) -> None:
+        m = unit.doc.mesh
+        assert m is not None
+        check_corner_range(m)
+        sk = self.sk
+        bs = unit.doc.bones
+        nb = bs.count if bs is not None else 0
+        if sk is not None and sk.unit is unit:
+            wm, bone_map = sk.world, np.arange(nb)
+        else:
+            own = make_skeleton(unit, Context(None, {}, [])) if bs is not None else None
+            wm = own.world if own is not None else np.zeros((0, 4, 4))
+            bone_map = self._map_bones(unit, own)
+        pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
+        normals = self._normals(unit, m, pos, wm, main, bone_map)
+        prims = self._primitives(unit, m, pos, normals, joints, weights)
+        mesh = self.scene.add_mesh(Mesh(name=unit.stem, primitives=prims))
+        node = Node(name=unit.stem, mesh=mesh)
+        if m.global_weight is not None and len(m.global_weight):
+            vals = np.unique(m.global_weight)
+            node.extras["pet_global_weight"] = float(vals[0]) if len(vals) == 1 else None
+        self.mesh_nodes.append(self.scene.add_node(node))
+
+    def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
+        """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
+        matched ancestor (or the skeleton's first bone)."""
+        if own is None or self.sk is None:
+            return np.zeros(0, np.int64)
+        found: list[int] = []
+        missing: list[str] = []
+        for name in own.names:
+            j = self.sk.find(name)
+            found.append(-1 if j is None else j)
+            if j is None:
+                missing.append(name)
+        out = np.array(found, np.int64)
+        for i in range(len(out)):
+            p, steps = i, 0
+            while out[i] < 0 and own.parents[p] >= 0 and steps < len(out):
+                p = own.parents[p]
+                out[i] = found[p]
+                steps += 1
+        out[out < 0] = 0
+        if missing:
+            self.ctx.note("pet.bone_unmatched", f"{unit.stem}: {len(missing)} bone(s) not in "
+                          f"the skeleton ({', '.join(missing[:5])}); skinned to an ancestor")
+        return out
+
+    def _skin(self, m: MeshSection, nb: int, wm: F64,
+              bone_map: npt.NDArray[np.int64]) -> tuple[F64, Any, Any, Any]:
+        n = m.vertex_count
+        bones = np.asarray(m.inf_bone, np.int64)
+        p = bones.shape[1] if bones.ndim == 2 else 0
+        rank = np.arange(p)[None, :]
+        valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
+        w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
+        main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
+        pos = np.nan_to_num(np.asarray(m.positions, np.float64), nan=0.0, posinf=0.0,
+                            neginf=0.0)
+        if nb:
+            wmain = np.where((main >= 0)[:, None, None], wm[np.maximum(main, 0)], np.eye(4))
+            pos = np.einsum("nij,nj->ni", wmain[:, :3, :3], pos) + wmain[:, :3, 3]
+        total = w.sum(axis=1)
+        empty = total <= 0
+        if np.any(empty):
+            self.ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                          "influence: bound to their main bone (or bone 0) with weight 1")
+        w = np.where(empty[:, None], 0.0, w / np.where(empty, 1.0, total)[:, None])
+        joints = np.where(valid, bones, 0)
+        if p:
+            w[empty, 0] = 1.0
+            joints[empty, 0] = np.maximum(main[empty], 0)
+        if self.sk is None or nb == 0 or p == 0:
+            return pos, None, None, main
+        if self.sk.world is not wm and len(bone_map) == nb:
+            # Another file's bind pose onto the skeleton: p = sum w_i Wb(b_i) Wm(b_i)^-1 p.
+            a = self.sk.world[bone_map] @ safe_inverse(wm)
+            acc = np.zeros_like(pos)
+            for k in range(p):  # per influence rank
+                ak = a[joints[:, k]]
+                acc += w[:, k, None] * (np.einsum("nij,nj->ni", ak[:, :3, :3], pos)
+                                        + ak[:, :3, 3])
+            pos = acc
+            joints = bone_map[joints]
+        self.used_skin = True
+        return pos, joints, w, main
+
+    def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
+                 bone_map: npt.NDArray[np.int64]) -> F64:
+        """Per-corner normals in bind space, z not yet flipped."""
+        nrm = np.nan_to_num(np.asarray(m.corner_normal, np.float64), nan=0.0, posinf=0.0,
+                            neginf=0.0)
+        cv = np.asarray(m.corner_vertex, np.int64)
+        nb = len(wm)
+        cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
+        if unit.doc.version < (1, 1) and nb:
+            # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
+            rot_bone = _fake_body_substitute(unit, main, nb)
+            b = rot_bone[np.maximum(cmain, 0)]
+            r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
+            nrm = np.einsum("nij,nj->ni", r, nrm)
+        if self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb:
+            a = self.sk.world[bone_map] @ safe_inverse(wm)
+            r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
+            nrm = np.einsum("nij,nj->ni", r, nrm)
+        length = np.linalg.norm(nrm, axis=1)
+        zero = length < 1e-12
+        if np.any(zero):
+            # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
+            tri = cv.reshape(-1, 3)
+            fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
+            nrm[zero] = np.repeat(fn, 3, axis=0)[zero]
+            length = np.linalg.norm(nrm, axis=1)
+        ok = length > 1e-20
+        out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
+        return np.asarray(out)
+
+    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, normals: F64, joints: Any,
+                    weights: Any) -> list[Primitive]:
+        if joints is not None:
+            joints, weights = _limit_influences(joints, weights, self.ctx)
+        npoly = m.poly_count
+        spec = m.specular if m.specular is not None else np.full(npoly, 0xFF, np.uint8)
+        ntex = len(unit.doc.textures)
+        tex = np.asarray(m.texture, np.int64)
+        tex = np.where(tex < ntex, tex, -1)
+        key = (tex + 1) * 256 + np.asarray(spec, np.int64)
+        cuv = np.asarray(m.corner_uv, np.float32)
+        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+        uv_all = _finite32(cuv.reshape(len(m.corner_vertex), nsets, 2))
+        nuv = uv_all.shape[1]
+        if m.corner_nuv is not None and len(m.corner_nuv) and np.any(m.corner_nuv != nuv):
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            for k in range(1, nuv):
+                short = m.corner_nuv <= k
+                uv_all[short, k] = uv_all[short, 0]
+        cv = np.asarray(m.corner_vertex, np.int64)
+        gpos = _finite32(pos * FLIP)
+        gnrm = _finite32(normals * FLIP)
+        prims: list[Primitive] = []
+        for k in np.unique(key):  # one primitive per (texture, specular) pair
+            faces = np.flatnonzero(key == k)
+            corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
+            rec = np.concatenate([cv[corners, None].astype(np.float64),
+                                  gnrm[corners].astype(np.float64),
+                                  uv_all[corners].reshape(len(corners), -1).astype(np.float64)],
+                                 axis=1)
+            _, first, inverse = np.unique(rec, axis=0, return_index=True, return_inverse=True)
+            src = corners[first]
+            verts = cv[src]
+            prim = Primitive(positions=gpos[verts], normals=gnrm[src],
+                             texcoords=[uv_all[src, s].copy() for s in range(nuv)],
+                             indices=np.asarray(inverse, np.uint32).reshape(-1),
+                             material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
+            if joints is not None:
+                # Only as many sets of 4 as this primitive's vertices use.
+                wv = weights[verts]
+                used = int((wv > 0).sum(axis=1).max()) if len(wv) else 1
+                width = max(4, -(-used // 4) * 4)
+                prim.joints = joints[verts, :width].astype(np.uint16)
+                prim.weights = wv[:, :width].astype(np.float32)
+            prims.append(prim)
+        return prims
+
+    def _material(self, unit: Unit, tex_index: int, spec: int) -> int:
+        key = (id(unit), tex_index, spec)
+        cache: dict[tuple[int, int, int], int] = getattr(self, "_mats", {})
+        self._mats = cache
+        if key in cache:
+            return cache[key]
+        mat = Material(name="untextured", extras={"pet_smtl": spec if spec != 0xFF else -1})
+        if tex_index >= 0:
+            t = unit.doc.textures[tex_index]
+            self._fill_material(unit, mat, t)
+        idx = self.scene.add_material(mat)
+        cache[key] = idx
+        return idx
+
+    def _fill_material(self, unit: Unit, mat: Material, t: Texture) -> None:
+        name = t.name
+        mat.name = name
+        mat.extras["pet_texture"] = texture_record(t)
+        d = t.diffuse
+        if d not in (0, 0xFFFFFFFF):
+            # D3DCOLOR ARGB ([VERIFY] in the spec); alpha is left opaque.
+            mat.base_color_factor = (((d >> 16) & 255) / 255.0, ((d >> 8) & 255) / 255.0,
+                                     (d & 255) / 255.0, 1.0)
+        flags = flags_of(name)
+        if "!" in flags:
+            mat.extras["pet_specular_map"] = name
+            return
+        if name.lower() == "null" or not name:
+            return
+        chroma = "{" if "{" in flags else ("~" if "~" in flags else None)
+        finder = self._finder(unit)
+        notes: list[tuple[str, str]] = []
+        img = load_image(name, finder, chroma, notes)
+        for code, msg in notes:
+            self.ctx.note(code, msg)
+        mat.base_color_texture = TextureRef(self.scene.add_image(img))
+        if "]" in flags:
+            mat.alpha_mode = "BLEND"
+        elif any(c in MASK_FLAGS for c in flags) or chroma is not None or (
+                img.pixels is not None and bool(np.any(img.pixels[..., 3] < 255))):
+            mat.alpha_mode = "MASK"
+            mat.alpha_cutoff = 0.4
+
+    def _finder(self, unit: Unit) -> TextureFinder:
+        d = unit.path.parent if unit.path is not None else None
+        if d not in self.finders:
+            self.finders[d] = TextureFinder(d, self.extra_dirs)
+        return self.finders[d]
+
+
+def _finite32(a: Any) -> npt.NDArray[np.float32]:
+    """float32 without NaN or infinity (hostile files): clipped to a large finite range."""
+    with np.errstate(all="ignore"):
+        out = np.nan_to_num(np.clip(np.asarray(a, np.float64), -1e30, 1e30))
+    return out.astype(np.float32)
+
+
+def _fake_body_substitute(unit: Unit, main: Any, nb: int) -> npt.NDArray[np.int64]:
+    bs = unit.doc.bones
+    if bs is None:
+        return np.arange(nb)
+    return fake_body_substitute(bs.names, bs.parents, main, nb)
+
+
+def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
+                         nb: int) -> npt.NDArray[np.int64]:
+    """v1.0 quirk (#2): with a "fake body bone" (no Bip/Bone/Jaw in its name, nobody's main
+    bone, no children), corners of Bip/Bone/Jaw main bones rotate by that bone instead.
+    Returns, per bone, the bone whose rotation its corners' normals use."""
+    out = np.arange(nb)
+    names = [b.decode("cp949", errors="replace") for b in names_raw[:nb]]
+    mains = set(np.unique(main[main >= 0]).tolist()) if len(main) else set()
+    has_child = {p for p in parents if 0 <= p < nb}
+    skeletal = [any(k in n for k in ("Bip", "Bone", "Jaw")) for n in names]
+    fake = [i for i in range(nb) if not skeletal[i] and i not in mains and i not in has_child]
+    if fake:
+        out[np.array(skeletal, bool)] = fake[0]
+    return out
+
+
+def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any]:
+    """Merge repeated bones, sort influences by weight, drop empty slots, honour
+    ``max_influences``, pad to 4k."""
+    weights = weights.copy()
+    p = weights.shape[1]
+    if p > 32:  # a pairwise merge would be slow; such vertices only come from odd files
+        ctx.note("pet.influences_many", f"vertices with {p} influences: repeats not merged")
+    else:
+        for a in range(p):  # per pair of influence slots, vectorized over vertices
+            for b in range(a + 1, p):
+                same = (joints[:, b] == joints[:, a]) & (weights[:, a] > 0)
+                weights[same, a] += weights[same, b]
+                weights[same, b] = 0.0
+    order = np.argsort(-weights, axis=1, kind="stable")
+    w = np.take_along_axis(weights, order, axis=1)
+    j = np.take_along_axis(joints, order, axis=1)
+    used = int((w > 0).sum(axis=1).max()) if len(w) else 0
+    limit = ctx.opt("max_influences")
+    keep = max(1, used)
+    if limit is not None and int(limit) > 0 and used > int(limit):
+        keep = int(limit)
+        over = int(((w > 0).sum(axis=1) > keep).sum())
+        ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} influences: "
+                 f"the {keep} largest kept and renormalized")
+    w, j = w[:, :keep], j[:, :keep]
+    total = w.sum(axis=1, keepdims=True)
+    w = w / np.where(total > 0, total, 1.0)
+    width = max(4, -(-keep // 4) * 4)
+    wp = np.zeros((len(w), width))
+    jp = np.zeros((len(w), width), np.int64)
+    wp[:, :keep], jp[:, :keep] = w, j
+    jp[wp == 0] = 0  # the validator warns about a joint on a zero weight
+    return jp, wp
+
+
+# -- animation ------------------------------------------------------------------------------------
+def _clean(times: Any, values: Any, ctx: Context, what: str) -> tuple[Any, Any]:
+    """Finite, non-negative, strictly increasing key times (glTF needs them)."""
+    t = np.asarray(times, np.float64)
+    v = np.asarray(values, np.float64)
+    ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
+    t, v = t[ok], v[ok]
+    order = np.argsort(t, kind="stable")
+    t, v = t[order], v[order]
+    keep = np.ones(len(t), bool)
+    keep[1:] = np.diff(t) > 0
+    if not np.all(ok) or not np.all(keep):
+        ctx.note("pet.anim_keys_fixed", f"{what}: keys with bad or repeated times dropped")
+    return t[keep], v[keep]
+
+
+def _track_channels(track: Any, node: int, ctx: Context, label: str) -> list[Channel]:
+    out: list[Channel] = []
+    for arr, path in ((track.pos, "translation"), (track.rot, "rotation"),
+                      (track.scale, "scale")):
+        a = np.asarray(arr, np.float64)
+        if not len(a):
+            continue
+        t, v = _clean(a[:, 0], a[:, 1:], ctx, label)
+        if not len(t):
+            continue
+        if path == "translation":
+            v = v * FLIP
+        elif path == "rotation":
+            v = v * np.array([1.0, 1.0, -1.0, 1.0])
+            length = np.linalg.norm(v, axis=1, keepdims=True)
+            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
+                         [0.0, 0.0, 0.0, 1.0])
+        out.append(Channel(node, path, t.astype(np.float32), v.astype(np.float32)))  # type: ignore[arg-type]
+    return out
+
+
+def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) -> None:
+    anim = unit.doc.anim
+    if anim is None or sk is None:
+        if anim is not None and anim.tracks:
+            ctx.note("pet.anim_no_bones", f"{unit.stem}: ANIM without bones is left out")
+        return
+    bs = unit.doc.bones
+    names = [b.decode("cp949", errors="replace") for b in bs.names] if bs is not None else []
+    channels: list[Channel] = []
+    flags: dict[str, list[list[float]]] = {}
+    skipped = 0
+    for i, tr in enumerate(anim.tracks):
+        j: int | None
+        if sk.unit is unit:
+            j = tr.bone if 0 <= tr.bone < len(sk.nodes) else None
+        else:
+            j = sk.find(names[tr.bone]) if 0 <= tr.bone < len(names) else None
+        if j is None:
+            skipped += 1
+            continue
+        channels += _track_channels(tr, sk.nodes[j], ctx, f"{unit.stem} track {i}")
+        if tr.flags is not None and len(tr.flags):
+            flags[sk.names[j]] = np.asarray(tr.flags, np.float64).tolist()
+    if skipped:
+        ctx.note("pet.anim_track_unmatched", f"{unit.stem}: {skipped} track(s) name no bone")
+    moti = unit.doc.get(b"MOTI")
+    base = {"pet_source": unit.stem}
+    if flags:
+        base["pet_flags"] = flags  # type: ignore[assignment]
+    if isinstance(moti, MotiSection) and moti.motions:
+        for mo in moti.motions:
+            t0, t1 = mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS
+            clip = [c for c in (_cut(ch, t0, t1) for ch in channels) if c is not None]
+            extras: dict[str, Any] = {"pet_motion": {
+                "name": text_value(mo.name), "frame_start": mo.frame_start,
+                "frame_end": mo.frame_end, "next_move": text_value(mo.next_move),
+                "connection_method": text_value(mo.connection_method),
+                "connection_time": float(mo.connection_time),
+                "root_bone": text_value(mo.root_bone)}, **base}
+            scene.animations.append(Animation(name=mo.name.decode("cp949", "replace"),
+                                              channels=clip, extras=extras))
+    elif channels:
+        scene.animations.append(Animation(name=unit.stem, channels=channels, extras=base))
+
+
+def _cut(ch: Channel, t0: float, t1: float) -> Channel | None:
+    """The part of a channel in [t0, t1], boundary values interpolated, times from 0."""
+    t = ch.times.astype(np.float64)
+    v = ch.values.astype(np.float64)
+    if ch.path == "rotation" and len(v) > 1:
+        # Same hemisphere key to key so the interpolation takes the short way.
+        d = np.sum(v[1:] * v[:-1], axis=1)
+        v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
+    inside = (t > t0) & (t < t1)
+    times = np.concatenate([[t0], t[inside], [t1]]) if t1 > t0 else np.array([t0])
+    vals = np.stack([np.interp(times, t, v[:, c]) for c in range(v.shape[1])], axis=1)
+    if ch.path == "rotation":
+        vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
+    return Channel(ch.node, ch.path, (times - t0).astype(np.float32), vals.astype(np.float32))
+
+
+def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
+    for i, b in enumerate(coll.boxes):
+        box = np.nan_to_num(np.asarray(b.box, np.float64))
+        lo, hi = box[:3].copy(), box[3:].copy()
+        gl_lo = [lo[0], lo[1], -hi[2]]
+        gl_hi = [hi[0], hi[1], -lo[2]]
+        bone = b.bone_name.decode("cp949", "replace")
+        parent = sk.find(bone) if sk is not None else None
+        node = Node(name=b.box_name.decode("cp949", "replace") or f"coll{i}", extras={
+            "pet_coll": {"shape": b.shape, "show": b.show, "box_name": text_value(b.box_name),
+                         "bone_name": text_value(b.bone_name),
+                         "option1": text_value(b.option1), "option2": text_value(b.option2),
+                         "box_raw": np.asarray(b.box, "<f4").tobytes().hex(),
+                         "min": [float(x) for x in gl_lo], "max": [float(x) for x in gl_hi]}})
+        scene.add_node(node, sk.nodes[parent] if sk is not None and parent is not None else None)

@@ -1,0 +1,553 @@
+"""PET (Pangya puppets): native layer, fixtures against the spec's worked layout (§B.18),
+scene conversion both ways, character assembly, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image as PILImage
+
+import gamemesh
+from gamemesh.errors import FormatError, LimitError, TruncatedError, UnsupportedVersionError
+from gamemesh.formats.pet import SPEC, info, read, siblings, sniff, write
+from gamemesh.formats.pet.layout import (
+    BoneSection,
+    MeshSection,
+    PetDocument,
+    Section,
+    TextSection,
+    Texture,
+    Vers,
+)
+from gamemesh.formats.pet.sample import build
+from gamemesh.registry import Context
+from gamemesh.registry import sniff as registry_sniff
+from gamemesh.sample import sample_scene
+from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
+from gamemesh.scene.math import face_normals
+from helpers import corpus_files
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pet"
+KINDS = ("pet", "apet", "bpet", "mpet")
+VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
+
+
+def ctx(path: str | Path | None = None, **opts: Any) -> Context:
+    return Context(Path(path) if path else None, opts)
+
+
+def b18_document() -> PetDocument:
+    """The spec's worked example: v1.3 .pet, 1 texture, 1 bone, 1 triangle."""
+    bones = BoneSection(names=[b"root"], parents=[-1], parent_wide=[False],
+                        matrices=np.array([[1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]], np.float32),
+                        extra=np.array([-1.0], np.float32))
+    mesh = MeshSection(
+        positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32),
+        inf_count=np.ones(3, np.int32), inf_weight=np.full((3, 1), 255, np.uint8),
+        inf_bone=np.zeros((3, 1), np.int32), inf_wide=np.zeros((3, 1), bool),
+        pad=np.zeros((3, 2), np.uint8), corner_vertex=np.array([0, 1, 2], np.uint32),
+        corner_normal=np.tile(np.float32([0, 0, -1]), (3, 1)),
+        corner_uv=np.array([[[0, 0]], [[1, 0]], [[0, 1]]], np.float32),
+        corner_nuv=np.ones(3, np.uint8), texture=np.array([0], np.uint8),
+        specular=np.array([0xFF], np.uint8))
+    return PetDocument("pet", (1, 3), [
+        Section(b"VERS", Vers()),
+        Section(b"TEXT", TextSection([Texture(b"item.jpg".ljust(32, b"\0"))])),
+        Section(b"BONE", bones), Section(b"MESH", mesh)])
+
+
+def b18_expected() -> bytes:
+    """§B.18 written out byte by byte from the spec's table."""
+    f = struct.Struct("<f")
+    out = b"VERS" + (4).to_bytes(4, "little") + bytes([3, 1, 0xFE, 0xFF])
+    out += b"TEXT" + (48).to_bytes(4, "little") + (1).to_bytes(4, "little")
+    out += b"item.jpg" + b"\0" * 24 + b"\0\0\0\0" + b"\xff" * 4 + b"\0" * 4
+    out += b"BONE" + (59).to_bytes(4, "little") + b"\x01" + b"root\0\xff"
+    out += b"".join(f.pack(v) for v in (1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0))
+    out += b"\x00\x00\x80\xbf"
+    out += b"MESH" + (133).to_bytes(4, "little") + (3).to_bytes(4, "little")
+    for p in ((0, 0, 0), (1, 0, 0), (0, 1, 0)):
+        out += b"".join(f.pack(v) for v in p) + b"\xff\x00" + b"\x00\x00"
+    out += (1).to_bytes(4, "little")
+    for i, uv in enumerate(((0, 0), (1, 0), (0, 1))):
+        out += i.to_bytes(4, "little") + b"".join(f.pack(v) for v in (0, 0, -1))
+        out += b"\x01" + b"".join(f.pack(v) for v in uv)
+    out += b"\x00\xff"
+    return out
+
+
+def fixture(kind: str, version: tuple[int, int], escape: bool = False) -> bytes:
+    return write(build(kind, version, escape=escape))
+
+
+# -- native layer ------------------------------------------------------------------------------
+def test_worked_layout_b18_exact_bytes() -> None:
+    data = write(b18_document())
+    expected = b18_expected()
+    assert len(data) == 276 == len(expected)
+    assert data == expected
+    # The offsets the spec's table names.
+    assert data[0x0C:0x10] == b"TEXT" and data[0x44:0x48] == b"BONE"
+    assert data[0x87:0x8B] == b"MESH" and data[0x112:] == b"\x00\xff"
+    doc = read(data, ctx("x.pet"))
+    assert write(doc) == data
+    assert info(doc) == {"version": "1.3", "kind": "pet",
+                         "sections": ["VERS", "TEXT", "BONE", "MESH"], "bones": 1,
+                         "bone_layout": "matrices", "textures": 1, "vertices": 3,
+                         "triangles": 1, "uv_sets": 1, "max_influences": 1,
+                         "mesh_layout": "plain"}
+
+
+def test_checked_in_fixtures_match_the_writer() -> None:
+    files = sorted(FIXTURES.glob("*.*pet")) + sorted(FIXTURES.glob("*.pet"))
+    assert len(set(files)) >= 9
+    assert (FIXTURES / "b18.pet").read_bytes() == b18_expected()
+    for kind, (major, minor) in itertools.product(KINDS, VERSIONS):
+        p = FIXTURES / f"tube_{major}{minor}.{kind}"
+        assert p.read_bytes() == fixture(kind, (major, minor)), p.name
+    assert (FIXTURES / "escape_13.pet").read_bytes() == fixture("pet", (1, 3), True)
+
+
+@pytest.mark.parametrize(("kind", "version", "escape"),
+                         list(itertools.product(KINDS, VERSIONS, (False, True))))
+def test_every_kind_and_version_round_trips(kind: str, version: tuple[int, int],
+                                            escape: bool) -> None:
+    data = fixture(kind, version, escape)
+    doc = read(data, ctx(f"m.{kind}"))
+    assert doc.kind == kind and doc.version == version
+    assert write(doc) == data
+    facts = info(doc)
+    assert facts["bones"] == (300 if escape else 5)
+    assert facts["bone_layout"] == ("names only (apet)" if kind == "apet" else "matrices")
+    if kind in ("pet", "mpet"):
+        assert facts["vertices"] == 30 and facts["triangles"] == 48
+        assert facts["max_influences"] == 5
+        assert facts["uv_sets"] == (2 if version >= (1, 2) else 1)
+        assert facts["mesh_layout"] == ("skin list (mpet)" if kind == "mpet" else "plain")
+    if version == (1, 0):
+        assert "VERS" not in facts["sections"]
+    assert sniff(data[:64])
+    assert registry_sniff(data[:64], f"x.{kind}") is SPEC
+
+
+def test_escape_and_raw_fields_are_kept() -> None:
+    data = fixture("pet", (1, 3), escape=True)
+    doc = read(data, ctx("e.pet"))
+    bones = doc.bones
+    assert bones is not None and bones.wide_count  # 300 bones: 00 + u16
+    assert bones.parents[299] == 298 and bones.parents[1] == 0 and bones.parent_wide[1]
+    mesh = doc.mesh
+    assert mesh is not None
+    assert 299 in mesh.inf_bone and bool(mesh.inf_wide[mesh.inf_bone == 299].all())
+    assert b"\xfe\x2b\x01" in data  # FE + i16 299
+    anim = doc.anim
+    assert anim is not None and anim.tracks[-1].bone == 299 and anim.tracks[-1].wide
+    assert doc.textures[0].name == "item1_01.jpg"
+    assert doc.textures[0].name_raw[12:17] == b"\0\xcc\xcc\x13\x37"  # garbage after the NUL
+    assert doc.textures[2].name == "\ud55c\uae00.png"  # CP949
+
+
+def test_varying_uv_set_counts_round_trip() -> None:
+    doc = build("pet", (1, 2))
+    mesh = doc.mesh
+    assert mesh is not None
+    nuv = np.full(len(mesh.corner_vertex), 2, np.uint8)
+    nuv[::5] = 1
+    mesh.corner_nuv = nuv
+    mesh.corner_uv[nuv == 1, 1] = 0
+    data = write(doc)
+    back = read(data, ctx("v.pet"))
+    assert back.mesh is not None and np.array_equal(back.mesh.corner_nuv, nuv)
+    assert np.array_equal(back.mesh.corner_uv, mesh.corner_uv)
+    assert write(back) == data
+
+
+def test_weights_that_never_reach_255_are_an_error() -> None:
+    data = bytearray(b18_expected())
+    # Vertex 2's weight 255 -> 1: its pairs then run into the polygon data and past the end.
+    at = 0x8F + 4 + 2 * 16 + 12
+    assert data[at] == 0xFF
+    for w in (0, 1):
+        data[at] = w
+        with pytest.raises(FormatError):
+            read(bytes(data), ctx("w.pet"))
+    # Pairs that run to the end of the section: an error naming the vertex, never a hang.
+    payload = (1).to_bytes(4, "little") + b"\0" * 12 + b"\x00\x00" * 3000
+    mesh = b"MESH" + len(payload).to_bytes(4, "little") + payload
+    with pytest.raises(TruncatedError, match=r"vertices\[0\]\.weights"):
+        read(mesh, ctx("w.pet"))
+
+
+def test_wrong_kind_is_detected_by_exact_consumption() -> None:
+    data = fixture("apet", (1, 3))
+    c = ctx("m.pet")
+    doc = read(data, c)
+    assert doc.bones is not None and doc.bones.matrices is None
+    assert any(n.code == "pet.bone_layout" for n in c.notes)
+    assert write(doc) == data
+    mdata = fixture("mpet", (1, 2))
+    c = ctx(None, kind="pet")
+    mdoc = read(mdata, c)
+    assert mdoc.mesh is not None and mdoc.mesh.skins is not None
+    assert write(mdoc) == mdata
+
+
+def test_unsupported_version_and_unknown_section() -> None:
+    data = bytearray(b18_expected())
+    data[9] = 2
+    with pytest.raises(UnsupportedVersionError, match=r"2\.3"):
+        read(bytes(data), ctx("x.pet"))
+    extra = b18_expected() + b"ZZZZ" + (3).to_bytes(4, "little") + b"abc" + b"\x01\x02"
+    c = ctx("x.pet")
+    doc = read(extra, c)
+    assert doc.sections[-1].fourcc == b"ZZZZ" and doc.tail == b"\x01\x02"
+    assert write(doc) == extra
+    with pytest.raises(UnsupportedVersionError):
+        read(b18_expected(), ctx("x.pet", kind="qpet"))
+
+
+# -- to the scene ------------------------------------------------------------------------------
+def _mean_winding_dot(scene: Scene) -> float:
+    dots = []
+    for m in scene.meshes:
+        for p in m.primitives:
+            tri = p.triangles()
+            fn = face_normals(p.positions, tri)
+            fn /= np.linalg.norm(fn, axis=1, keepdims=True)
+            assert p.normals is not None
+            dots.append(np.sum(fn * p.normals[tri].mean(axis=1), axis=1))
+    return float(np.concatenate(dots).mean())
+
+
+@pytest.mark.parametrize(("kind", "version"), list(itertools.product(("pet", "mpet"), VERSIONS)))
+def test_to_scene_geometry_skin_and_winding(kind: str, version: tuple[int, int]) -> None:
+    scene = SPEC.to_scene(read(fixture(kind, version), ctx(f"t.{kind}")), ctx(f"t.{kind}"))
+    scene.validate()
+    assert _mean_winding_dot(scene) > 0.8
+    pos = np.concatenate([p.positions for p in scene.meshes[0].primitives])
+    # The tube: a hexagon of radius 0.3 around +Y, 2 units tall (after the bones' transforms).
+    half = 0.3 * np.sin(np.pi / 3)
+    assert np.allclose(pos.min(axis=0), [-0.3, 0, -half], atol=1e-5)
+    assert np.allclose(pos.max(axis=0), [0.3, 2, half], atol=1e-5)
+    for p in scene.meshes[0].primitives:
+        assert p.joints is not None and p.weights is not None
+        assert p.joints.shape[1] == 8  # five influences -> JOINTS_0 + JOINTS_1
+        assert np.allclose(p.weights.sum(axis=1), 1.0, atol=1e-6)
+        assert np.all(p.joints[p.weights == 0] == 0)
+        assert len(p.texcoords) == (2 if version >= (1, 2) else 1)
+    assert scene.extras["pet_version"] == "{}.{}".format(*version)
+    assert scene.extras["pet_kind"] == kind
+    assert len(scene.skins) == 1 and len(scene.skins[0].joints) == 5
+
+
+def test_skeleton_and_animation_conventions() -> None:
+    scene = SPEC.to_scene(read(fixture("pet", (1, 3)), ctx("a.pet")), ctx("a.pet"))
+    names = [n.name for n in scene.nodes]
+    spine1 = scene.nodes[names.index("Bip01 Spine1")]
+    # Half a unit above its parent, turned 20 degrees about Y: mirrored z turns the other way.
+    assert np.allclose(spine1.translation, (0, 0.5, 0), atol=1e-6)
+    assert np.allclose(spine1.rotation, (0, -np.sin(np.radians(10)), 0, np.cos(np.radians(10))),
+                       atol=1e-6)
+    spine2 = scene.nodes[names.index("Bip01 Spine3")]
+    assert np.allclose(spine2.scale, (1.25, 1.25, 1.25), atol=1e-6)
+    assert spine2.extras["pet_bone_extra"] == -1.0
+    assert [a.name for a in scene.animations] == ["idle", "walk"]
+    idle = scene.animations[0]
+    assert idle.extras["pet_motion"]["next_move"] == "walk"
+    assert idle.extras["pet_motion"]["connection_time"] == 0.25
+    rot = next(c for c in idle.channels if c.path == "rotation")
+    assert rot.times[0] == 0 and abs(rot.times[-1] - 0.5) < 1e-6
+    assert np.allclose(np.linalg.norm(rot.values, axis=1), 1, atol=1e-6)
+    # File quaternion about +z (x, y, z, w) -> glTF (x, y, -z, w).
+    t = 20 / 30
+    half = 0.3 * np.sin(t * 4) / 2
+    walk_rot = next(c for c in scene.animations[1].channels if c.path == "rotation")
+    k = int(np.argmin(np.abs(walk_rot.times - (t - 0.5))))
+    assert np.allclose(walk_rot.values[k], (0, 0, -np.sin(half), np.cos(half)), atol=1e-5)
+    box = next(n for n in scene.nodes if "pet_coll" in n.extras)
+    assert box.name == "body" and box.extras["pet_coll"]["bone_name"] == "Bip01 Spine1"
+    assert np.allclose(box.extras["pet_coll"]["min"], (-0.3, 0, -0.25))
+    assert scene.nodes.index(box) in spine1.children
+    mats = {m.name: m for m in scene.materials}
+    assert mats["]glass.png"].alpha_mode == "BLEND"
+    assert np.allclose(mats["]glass.png"].base_color_factor, (128 / 255, 128 / 255,
+                                                              128 / 255, 1))
+
+
+def test_max_influences_option() -> None:
+    c = ctx("m.pet", max_influences=4)
+    scene = SPEC.to_scene(read(fixture("pet", (1, 3)), c), c)
+    for p in scene.meshes[0].primitives:
+        assert p.joints is not None and p.weights is not None
+        assert p.joints.shape[1] == 4
+        assert np.allclose(p.weights.sum(axis=1), 1.0, atol=1e-6)
+    assert any(n.code == "pet.influences_limited" for n in c.notes)
+
+
+def test_textures_found_case_insensitively_with_mask(tmp_path: Path) -> None:
+    model = tmp_path / "models" / "ball.pet"
+    model.parent.mkdir()
+    model.write_bytes(fixture("pet", (1, 3)))
+    rgb = np.zeros((8, 8, 3), np.uint8)
+    rgb[..., 0] = 200
+    PILImage.fromarray(rgb).save(model.parent / "ITEM1_01.JPG", quality=95)
+    mask = np.zeros((8, 8, 3), np.uint8)
+    mask[:, 4:] = 255
+    PILImage.fromarray(mask).save(model.parent / "item1_01_mask.png")
+    shared = tmp_path / "z_common" / "sub"
+    shared.mkdir(parents=True)
+    PILImage.fromarray(np.full((4, 4, 4), 90, np.uint8)).save(shared / "]glass.png")
+    scene = gamemesh.load(model)
+    imgs = {i.uri: i for i in scene.images}
+    item = imgs["item1_01.jpg"]
+    assert item.pixels is not None and item.pixels.shape == (8, 8, 4)
+    assert item.pixels[0, 0, 3] < 10 and item.pixels[0, 7, 3] > 245
+    glass = imgs["]glass.png"]
+    assert glass.data is not None and glass.mime_type == "image/png"
+    assert not any(n.code == "pet.texture_missing" for n in scene.notes)
+    gamemesh.save(scene, tmp_path / "ball.glb")
+    (shared / "]glass.png").unlink()
+    again = gamemesh.load(model)
+    assert any(n.code == "pet.texture_missing" and "glass" in n.message for n in again.notes)
+    placeholder = next(i for i in again.images if i.uri == "]glass.png")
+    assert placeholder.pixels is None and placeholder.data is None
+
+
+@pytest.mark.parametrize(("kind", "version"), list(itertools.product(KINDS, VERSIONS)))
+def test_glb_is_valid(tmp_path: Path, gltf_validator: Any, kind: str,
+                      version: tuple[int, int]) -> None:
+    src = tmp_path / f"f.{kind}"
+    src.write_bytes(fixture(kind, version, escape=kind == "pet"))
+    gamemesh.convert(src, tmp_path / "f.glb")
+    gltf_validator(tmp_path / "f.glb")
+
+
+# -- from the scene ----------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", KINDS)
+def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
+    dst = tmp_path / f"sample.{kind}"
+    notes = gamemesh.save(sample_scene(), dst)
+    data = dst.read_bytes()
+    doc = read(data, ctx(dst))
+    assert write(doc) == data and doc.version == (1, 3)
+    bones = doc.bones
+    assert bones is not None
+    assert [b.decode() for b in bones.names][:3] == ["bone0", "bone1", "bone2"]
+    if kind in ("pet", "mpet"):
+        assert (tmp_path / "checker.png").is_file()
+        assert doc.textures[0].name == "checker.png"
+        mesh = doc.mesh
+        assert mesh is not None
+        assert np.all(mesh.inf_weight.astype(int).sum(axis=1) == 255)
+        back = gamemesh.load(dst)
+        assert _mean_winding_dot(back) > 0.5
+    if kind == "mpet":
+        assert b"SAMPLE" in bones.names
+    if kind == "apet":
+        moti = doc.get(b"MOTI")
+        assert moti is not None and [m.name for m in moti.motions] == [b"bend", b"twist"]
+        assert moti.motions[1].frame_start == moti.motions[0].frame_end + 1
+    if kind == "bpet":
+        assert doc.mesh is None and doc.anim is None
+    assert all(n.code.startswith("pet.") for n in notes)
+
+
+def test_version_option_and_limits(tmp_path: Path) -> None:
+    gamemesh.save(sample_scene(), tmp_path / "old.pet", version="1.0")
+    doc = read((tmp_path / "old.pet").read_bytes(), ctx("old.pet"))
+    assert doc.version == (1, 0)
+    with pytest.raises(LimitError):
+        gamemesh.save(sample_scene(), tmp_path / "bad.pet", version="2.0")
+    scene = sample_scene()
+    prim = scene.meshes[0].primitives[0]
+    tris = prim.triangles()
+    for i in range(256):
+        scene.images.append(Image(name=f"t{i}", pixels=np.zeros((1, 1, 4), np.uint8)))
+        scene.materials.append(Material(name=f"m{i}",
+                                        base_color_texture=TextureRef(len(scene.images) - 1)))
+    mesh = scene.meshes[0]
+    mesh.primitives = [Primitive(positions=prim.positions, normals=prim.normals,
+                                 indices=tris[i % len(tris)].copy(), material=1 + i)
+                       for i in range(256)]
+    with pytest.raises(LimitError, match="texture"):
+        SPEC.from_scene(scene, ctx("many.pet"))
+
+
+def test_static_scene_without_skin(tmp_path: Path) -> None:
+    pos = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    scene = Scene()
+    mesh = scene.add_mesh(Mesh(primitives=[Primitive(positions=pos,
+                                                     indices=np.array([0, 1, 2], np.uint32))]))
+    scene.add_node(Node(name="thing", mesh=mesh, translation=(0, 0, 5)))
+    doc = SPEC.from_scene(scene, ctx("thing.pet"))
+    back = SPEC.to_scene(read(write(doc), ctx("thing.pet")), ctx("thing.pet"))
+    p = back.meshes[0].primitives[0]
+    assert np.allclose(np.sort(p.positions[:, 2]), [5, 5, 5])
+    assert _mean_winding_dot(back) > 0.99
+
+
+def test_pet_glb_pet_keeps_content(tmp_path: Path) -> None:
+    doc = build("pet", (1, 3))
+    assert doc.mesh is not None
+    cv = doc.mesh.corner_vertex
+    # The fixture's zero normal (which comes back computed) replaced by its smooth value.
+    twin = int(np.flatnonzero(cv == cv[0])[1])
+    doc.mesh.corner_normal[0] = doc.mesh.corner_normal[twin]
+    src = tmp_path / "a.pet"
+    src.write_bytes(write(doc))
+    gamemesh.convert(src, tmp_path / "a.glb")
+    gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.pet")
+    a = read(src.read_bytes(), ctx(src))
+    b = read((tmp_path / "b.pet").read_bytes(), ctx(tmp_path / "b.pet"))
+    assert [s.fourcc for s in a.sections] == [s.fourcc for s in b.sections]
+    assert a.bones is not None and b.bones is not None
+    assert a.bones.names == b.bones.names and a.bones.parents == b.bones.parents
+    assert a.bones.matrices is not None and b.bones.matrices is not None
+    assert np.allclose(a.bones.matrices, b.bones.matrices, atol=1e-5)
+    ma, mb = a.mesh, b.mesh
+    assert ma is not None and mb is not None
+    assert ma.vertex_count == mb.vertex_count and ma.poly_count == mb.poly_count
+
+    def corners(m: MeshSection) -> Any:
+        # Per corner: stored position, weights by bone, normal and UVs, in a sortable form.
+        w = np.zeros((len(m.positions), 5))
+        for k in range(m.inf_bone.shape[1]):
+            on = k < m.inf_count
+            np.add.at(w, (np.flatnonzero(on), m.inf_bone[on, k]), m.inf_weight[on, k])
+        cv = m.corner_vertex
+        rows = np.concatenate([m.positions[cv], w[cv] / 255, m.corner_normal,
+                               m.corner_uv.reshape(len(cv), -1)], axis=1)
+        return rows[np.lexsort(np.round(rows, 4).T[::-1])]
+
+    ca, cb = corners(ma), corners(mb)
+    assert np.allclose(ca[:, :3], cb[:, :3], atol=1e-5)
+    assert np.allclose(ca[:, 3:8], cb[:, 3:8], atol=1 / 255 + 1e-6)
+    assert np.allclose(ca[:, 8:], cb[:, 8:], atol=1e-5)
+    ta, tb = a.anim, b.anim
+    assert ta is not None and tb is not None and len(ta.tracks) == len(tb.tracks)
+    for x, y in zip(ta.tracks, tb.tracks, strict=True):
+        assert x.bone == y.bone
+        for k in ("pos", "rot", "scale"):
+            ka, kb = getattr(x, k), getattr(y, k)
+            # Clips cut at the MOTI frame ranges come back with keys added at the cuts.
+            assert set(np.round(ka[:, 0], 5)) <= set(np.round(kb[:, 0], 5)), k
+            back = np.stack([np.interp(ka[:, 0], kb[:, 0], kb[:, c])
+                             for c in range(1, ka.shape[1])], axis=1)
+            assert np.allclose(back, ka[:, 1:], atol=1e-5), k
+    for fourcc in (b"TEXT", b"SMTL", b"FANM", b"FRAM", b"MOTI", b"COLL", b"EXTR"):
+        assert a.get(fourcc) is not None
+        from gamemesh.formats.pet.write import section_bytes
+        assert section_bytes(a.get(fourcc), a.version) == section_bytes(  # type: ignore[arg-type]
+            b.get(fourcc), b.version), fourcc  # type: ignore[arg-type]
+
+
+# -- characters ----------------------------------------------------------------------------------
+def _character(folder: Path) -> dict[str, Path]:
+    files = {"bpet": folder / "h_def.bpet", "ha": folder / "h_ha_01.mpet",
+             "ts": folder / "h_ts_01.mpet", "apet": folder / "h_def.apet",
+             "other": folder / "k_def.bpet"}
+    files["bpet"].write_bytes(fixture("bpet", (1, 3)))
+    files["ha"].write_bytes(write(build("mpet", (1, 3), rings=3, sides=5)))
+    files["ts"].write_bytes(write(build("mpet", (1, 2), rings=4, sides=8)))
+    files["apet"].write_bytes(fixture("apet", (1, 3)))
+    files["other"].write_bytes(fixture("bpet", (1, 1)))
+    return files
+
+
+def test_siblings_follow_the_prefix_rule(tmp_path: Path) -> None:
+    f = _character(tmp_path)
+    assert siblings(f["bpet"]) == sorted([f["apet"], f["ha"], f["ts"]])
+    assert siblings(f["ha"]) == sorted([f["apet"], f["bpet"], f["ts"]])
+    assert SPEC.siblings is siblings
+
+
+@pytest.mark.parametrize("how", ["with", "character"])
+def test_character_assembles_into_one_glb(tmp_path: Path, gltf_validator: Any,
+                                          how: str) -> None:
+    f = _character(tmp_path)
+    opts: dict[str, Any] = ({"with": [f["ha"], f["ts"], f["apet"]]} if how == "with"
+                            else {"character": True})
+    scene = gamemesh.load(f["bpet"], **opts)
+    scene.validate()
+    assert len(scene.skins) == 1 and len(scene.skins[0].joints) == 5
+    skinned = [n for n in scene.nodes if n.mesh is not None]
+    assert sorted(n.name for n in skinned) == ["h_ha_01", "h_ts_01"]
+    assert all(n.skin == 0 for n in skinned)
+    assert [a.name for a in scene.animations] == ["idle", "walk"]
+    bone_nodes = set(scene.skins[0].joints)
+    assert all(c.node in bone_nodes for a in scene.animations for c in a.channels)
+    # The parts sit on the .bpet's bind pose: the same tube as the .pet gives.
+    for n in skinned:
+        pos = np.concatenate([p.positions for p in scene.meshes[n.mesh].primitives])  # type: ignore[index]
+        assert np.allclose(pos[:, 1].min(), 0, atol=1e-4)
+        assert np.allclose(pos[:, 1].max(), 2, atol=2e-2)
+    assert _mean_winding_dot(scene) > 0.8
+    out = tmp_path / "h.glb"
+    report = gamemesh.convert(f["bpet"], out, **opts)
+    assert report.outputs == [str(out)]
+    gltf_validator(out)
+
+
+def test_missing_part_is_a_format_error(tmp_path: Path) -> None:
+    f = _character(tmp_path)
+    with pytest.raises(FormatError, match="cannot read"):
+        gamemesh.load(f["bpet"], **{"with": [tmp_path / "nope.mpet"]})
+
+
+# -- bad input -----------------------------------------------------------------------------------
+def test_truncations_fail_cleanly() -> None:
+    from helpers import assert_truncations_fail_cleanly
+
+    total = 0
+    for kind in KINDS:
+        total += assert_truncations_fail_cleanly(SPEC, fixture(kind, (1, 3)))
+    total += assert_truncations_fail_cleanly(SPEC, fixture("mpet", (1, 0), escape=True))
+    total += assert_truncations_fail_cleanly(SPEC, b18_expected())
+    assert total > 2000
+
+
+@pytest.mark.parametrize(("kind", "version", "seed", "count"),
+                         [("pet", (1, 3), 1, 2000), ("mpet", (1, 2), 2, 600),
+                          ("pet", (1, 0), 3, 600)])
+def test_mutations_fail_cleanly(kind: str, version: tuple[int, int], seed: int,
+                                count: int) -> None:
+    from helpers import assert_mutations_fail_cleanly
+
+    # 2000 on the richest file; the other layouts (skin list, 1.0) get fewer to keep the
+    # suite fast (each mutation is read and converted to a scene, ~10 ms).
+    assert_mutations_fail_cleanly(SPEC, fixture(kind, version), count=count, seed=seed)
+
+
+def test_crash_inputs_replay_cleanly() -> None:
+    from helpers import replay_crashes
+
+    replay_crashes(SPEC)
+
+
+def test_empty_and_garbage_input() -> None:
+    for data in (b"", b"VERS", b"VERS\xff\xff\xff\xff", b"MESH\x04\0\0\0\xff\xff\xff\xff"):
+        with pytest.raises(FormatError):
+            SPEC.to_scene(read(data, ctx("x.pet")), ctx("x.pet"))
+    with pytest.raises(TruncatedError):
+        read(b"BONE\x10\0\0\0\x01", ctx("x.pet"))
+
+
+def test_corpus_round_trips() -> None:
+    files = corpus_files("pet")
+    for p in files:
+        data = p.read_bytes()
+        assert write(read(data, ctx(p))) == data, p.name
+
+
+def test_make_sample_is_readable_and_sized() -> None:
+    assert SPEC.make_sample is not None
+    data = SPEC.make_sample(400_000)
+    assert 250_000 < len(data) < 600_000
+    doc = read(data, ctx("s.pet"))
+    assert write(doc) == data
+    assert doc.mesh is not None and doc.mesh.vertex_count > 1000
