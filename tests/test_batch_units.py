@@ -325,6 +325,11 @@ def test_cli_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert code == 2 and "not a folder" in err
     code, err = run_cli(capsys, "batch", str(tmp_path / "nothing"), str(tmp_path / "o"))
     assert code == 2 and "not a folder" in err
+    (tmp_path / "file").write_bytes(b"")
+    code, err = run_cli(capsys, "batch", str(tmp_path), str(tmp_path / "file"))
+    assert code == 2 and "is not a folder" in err
+    code, err = run_cli(capsys, "batch", str(tmp_path), str(tmp_path))
+    assert code == 2 and "another folder than SRC" in err
 
 
 def test_options_compare_as_stored(tmp_path: Path) -> None:

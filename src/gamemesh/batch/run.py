@@ -297,6 +297,9 @@ def run_batch(cfg: BatchConfig) -> BatchResult:
         raise ValueError(msg)
     ext = output_extension(cfg.to)
     dst = cfg.dst.resolve()
+    if dst.exists() and not dst.is_dir():
+        msg = f"{cfg.dst}: exists and is not a folder"
+        raise ValueError(msg)
     if dst == src:
         # Outputs next to inputs would be found as inputs by the next run.
         msg = "DST must be another folder than SRC (it may lie inside SRC)"
