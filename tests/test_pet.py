@@ -318,6 +318,40 @@ def test_textures_found_case_insensitively_with_mask(tmp_path: Path) -> None:
     assert placeholder.pixels is None and placeholder.data is None
 
 
+def test_texture_dir_tga_and_mpet_float(tmp_path: Path) -> None:
+    model = tmp_path / "m" / "h_ha_01.mpet"
+    model.parent.mkdir()
+    model.write_bytes(fixture("mpet", (1, 3)))
+    extra = tmp_path / "elsewhere"
+    extra.mkdir()
+    tga = np.zeros((2, 2, 4), np.uint8)
+    tga[..., 1] = 255
+    tga[..., 3] = 128
+    PILImage.fromarray(tga).save(extra / "Item1_01.tga")
+    # The TEXT name is item1_01.jpg: a .tga of that stem is not it; the name must match.
+    scene = gamemesh.load(model, texture_dir=[extra])
+    assert any(n.code == "pet.texture_missing" for n in scene.notes)
+    PILImage.fromarray(tga).save(extra / "]GLASS.tga")
+    doc = read(model.read_bytes(), ctx(model))
+    text = doc.get(b"TEXT")
+    assert isinstance(text, TextSection)
+    text.textures[1].name_raw = b"]glass.tga".ljust(32, b"\0")
+    model.write_bytes(write(doc))
+    scene = gamemesh.load(model, texture_dir=[extra])
+    glass = next(i for i in scene.images if i.uri == "]glass.tga")
+    assert glass.pixels is not None and glass.pixels[0, 0].tolist() == [0, 255, 0, 128]
+    mat = next(m for m in scene.materials if m.name == "]glass.tga")
+    assert mat.alpha_mode == "BLEND"
+    node = next(n for n in scene.nodes if n.mesh is not None)
+    assert node.extras["pet_global_weight"] == 1.0
+    out = tmp_path / "out" / "h_ha_01.mpet"
+    notes = gamemesh.save(scene, out)
+    back = read(out.read_bytes(), ctx(out))
+    assert back.mesh is not None and back.mesh.global_weight is not None
+    assert np.all(back.mesh.global_weight == 1.0)
+    assert any(n.code == "pet.texture_not_written" and "glass.tga" in n.message for n in notes)
+
+
 @pytest.mark.parametrize(("kind", "version"), list(itertools.product(KINDS, VERSIONS)))
 def test_glb_is_valid(tmp_path: Path, gltf_validator: Any, kind: str,
                       version: tuple[int, int]) -> None:
@@ -354,6 +388,7 @@ def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
         assert moti.motions[1].frame_start == moti.motions[0].frame_end + 1
     if kind == "bpet":
         assert doc.mesh is None and doc.anim is None
+        assert any(n.code == "pet.sections_dropped" and "MESH" in n.message for n in notes)
     assert all(n.code.startswith("pet.") for n in notes)
 
 
@@ -439,6 +474,10 @@ def test_pet_glb_pet_keeps_content(tmp_path: Path) -> None:
             back = np.stack([np.interp(ka[:, 0], kb[:, 0], kb[:, c])
                              for c in range(1, ka.shape[1])], axis=1)
             assert np.allclose(back, ka[:, 1:], atol=1e-5), k
+    for x, y in zip(ta.tracks, tb.tracks, strict=True):
+        assert x.flags is not None and y.flags is not None
+        assert np.array_equal(x.flags, y.flags)  # the 1.3 flag keys, through extras
+    assert b.bones.extra is not None and np.array_equal(a.bones.extra, b.bones.extra)
     for fourcc in (b"TEXT", b"SMTL", b"FANM", b"FRAM", b"MOTI", b"COLL", b"EXTR"):
         assert a.get(fourcc) is not None
         from gamemesh.formats.pet.write import section_bytes

@@ -132,6 +132,10 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
     _extras_sections(secs, scene, extras, bones)
     order = [f for f in WRITE_ORDER if f in allowed and f in secs]
     dropped = [f.decode() for f in secs if f not in allowed]
+    if scene.meshes and b"MESH" not in allowed:
+        dropped.append("MESH (the meshes)")
+    if scene.animations and b"ANIM" not in allowed:
+        dropped.append("ANIM (the animations)")
     if dropped:
         ctx.note("pet.sections_dropped", f"a .{kind} holds no {', '.join(dropped)}: left out")
     return PetDocument(kind=kind, version=version,
@@ -242,6 +246,8 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
                 mat_tex[mi] = _texture_for(scene, mi, texts, ctx, images)
                 mat_spec[mi] = _spec_for(scene, mi)
             part["tex"], part["spec"] = mat_tex[mi], mat_spec[mi]
+            gw = node.extras.get("pet_global_weight")
+            part["global_weight"] = float(gw) if isinstance(gw, int | float) else None
             nsets = max(nsets, len(part["uv"]))
             parts.append(part)
     if not parts:
@@ -372,7 +378,8 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
                 target = i
         skins[0] = (min(target, 255), b"\0\0\0", 0, len(first), 0, len(tris))
         mesh.skins = skins
-        mesh.global_weight = np.zeros(len(first), np.float32)
+        gw = next((p["global_weight"] for p in parts if p.get("global_weight") is not None), 0.0)
+        mesh.global_weight = np.full(len(first), gw, np.float32)
     return mesh
 
 

@@ -240,6 +240,7 @@ class _MeshBuilder:
         self.used_skin = False
         self.mesh_nodes: list[int] = []
         self.finders: dict[Path | None, TextureFinder] = {}
+        self.images: dict[tuple[Path | None, str, str | None], int] = {}
         dirs = ctx.opt("texture_dir", []) or []
         self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
 
@@ -439,11 +440,14 @@ class _MeshBuilder:
             return
         chroma = "{" if "{" in flags else ("~" if "~" in flags else None)
         finder = self._finder(unit)
-        notes: list[tuple[str, str]] = []
-        img = load_image(name, finder, chroma, notes)
-        for code, msg in notes:
-            self.ctx.note(code, msg)
-        mat.base_color_texture = TextureRef(self.scene.add_image(img))
+        key = (finder.model_dir, name.lower(), chroma)
+        if key not in self.images:  # parts of a character share textures: load each once
+            notes: list[tuple[str, str]] = []
+            self.images[key] = self.scene.add_image(load_image(name, finder, chroma, notes))
+            for code, msg in notes:
+                self.ctx.note(code, msg)
+        img = self.scene.images[self.images[key]]
+        mat.base_color_texture = TextureRef(self.images[key])
         if "]" in flags:
             mat.alpha_mode = "BLEND"
         elif any(c in MASK_FLAGS for c in flags) or chroma is not None or (
