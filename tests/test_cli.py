@@ -145,3 +145,12 @@ def test_demo(tmp_path: Path, gltf_validator: Any) -> None:
         glb = tmp_path / "demo" / row["glb"]
         gltf_validator(glb)
         assert gamemesh.load(glb).summary()["vertices"] > 0
+
+
+def test_outputs_get_the_usual_file_mode(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        gamemesh.save(sample_scene(), tmp_path / "s.glb")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "s.glb").stat().st_mode & 0o777 == 0o644

@@ -86,3 +86,16 @@ def test_trs_matrix() -> None:
 def test_primitive_counts() -> None:
     p = Primitive(positions=np.zeros((6, 3), np.float32))
     assert p.triangle_count == 2 and p.triangles().tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_matrix_to_quat_half_turns() -> None:
+    """w = 0: the signs of x, y, z relative to each other must survive (a real SPLASHPACK
+    object is turned half way about a tilted axis)."""
+    axes = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, -1, 0], [0, 1, -1],
+                     [1, -2, 3], [-1, 0.5, 0.25]], dtype=np.float64)
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    q = np.concatenate([axes, np.zeros((len(axes), 1))], axis=1)  # 180 degrees
+    got = matrix_to_quat(quat_to_matrix(q))
+    same = np.minimum(np.abs(got - q).max(axis=1), np.abs(got + q).max(axis=1))
+    assert same.max() < 1e-9
+    np.testing.assert_allclose(quat_to_matrix(got), quat_to_matrix(q), atol=1e-12)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -186,10 +186,13 @@ def write_files(folder: Path, files: dict[str, bytes]) -> list[str]:
         for name, data in files.items():
             target = folder / safe_name(name)
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".gamemesh-", suffix=".part", dir=target.parent)
+            # Not mkstemp: its 0600 mode would survive the rename. O_EXCL with a random name
+            # is as safe and lets the umask decide, as for any file the user writes.
+            tmp = target.parent / f".gamemesh-{secrets.token_hex(8)}.part"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            staged.append((str(target), tmp))
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            staged.append((str(target), Path(tmp)))
         for final, part in staged:
             os.replace(part, final)
     except BaseException:

@@ -37,17 +37,30 @@ def quat_to_matrix(q: npt.ArrayLike) -> F64:
 
 
 def matrix_to_quat(m: npt.ArrayLike) -> F64:
-    """(..., 3, 3) rotation matrices (orthonormal) to (..., 4) xyzw quaternions, w >= 0."""
+    """(..., 3, 3) rotation matrices (orthonormal) to (..., 4) xyzw quaternions, w >= 0.
+
+    Shepperd's method: each row is solved from whichever of w, x, y, z is largest, so half
+    turns (w = 0) keep the relative signs of x, y and z that the diagonal alone cannot give.
+    """
     a = np.asarray(m, dtype=np.float64)
     m00, m11, m22 = a[..., 0, 0], a[..., 1, 1], a[..., 2, 2]
-    q = np.empty((*a.shape[:-2], 4))
-    q[..., 3] = np.sqrt(np.maximum(0.0, 1 + m00 + m11 + m22)) / 2
-    q[..., 0] = np.sqrt(np.maximum(0.0, 1 + m00 - m11 - m22)) / 2
-    q[..., 1] = np.sqrt(np.maximum(0.0, 1 - m00 + m11 - m22)) / 2
-    q[..., 2] = np.sqrt(np.maximum(0.0, 1 - m00 - m11 + m22)) / 2
-    q[..., 0] = np.copysign(q[..., 0], a[..., 2, 1] - a[..., 1, 2])
-    q[..., 1] = np.copysign(q[..., 1], a[..., 0, 2] - a[..., 2, 0])
-    q[..., 2] = np.copysign(q[..., 2], a[..., 1, 0] - a[..., 0, 1])
+    d21, s21 = a[..., 2, 1] - a[..., 1, 2], a[..., 2, 1] + a[..., 1, 2]
+    d02, s02 = a[..., 0, 2] - a[..., 2, 0], a[..., 0, 2] + a[..., 2, 0]
+    d10, s10 = a[..., 1, 0] - a[..., 0, 1], a[..., 1, 0] + a[..., 0, 1]
+    # 4 * (component)^2 for w, x, y, z.
+    sq = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22,
+                   1 - m00 - m11 + m22], axis=-1)
+    big = np.argmax(sq, axis=-1)
+    r = np.sqrt(np.maximum(np.take_along_axis(sq, big[..., None], -1)[..., 0], 1e-300))
+    # Candidate (x, y, z, w) * r for each choice of the largest component.
+    cands = np.stack([
+        np.stack([d21, d02, d10, r * r], -1),
+        np.stack([r * r, s10, s02, d21], -1),
+        np.stack([s10, r * r, s21, d02], -1),
+        np.stack([s02, s21, r * r, d10], -1),
+    ], axis=-2)
+    q = np.take_along_axis(cands, big[..., None, None], -2)[..., 0, :] / (2 * r[..., None])
+    q = np.where(q[..., 3:4] < 0, -q, q)
     return quat_normalize(q)
 
 

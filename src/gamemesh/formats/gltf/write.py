@@ -6,9 +6,9 @@ aligns to 4 bytes, writes equal data once, and records min/max where the spec as
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
+import zlib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -35,25 +35,35 @@ def _version() -> str:
 
 @dataclass
 class _Builder:
-    """Binary chunk and the JSON arrays that index into it."""
+    """The binary chunk (kept as a list of pieces, joined once) and the JSON arrays that index
+    into it. Equal data is stored once: a cheap fingerprint (length, Adler-32) finds candidates
+    and an exact byte comparison confirms them, so there is no collision risk."""
 
-    buffer: bytearray = field(default_factory=bytearray)
+    pieces: list[memoryview] = field(default_factory=list)
+    size: int = 0
     views: list[dict[str, Any]] = field(default_factory=list)
     accessors: list[dict[str, Any]] = field(default_factory=list)
-    _view_keys: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    _by_print: dict[tuple[int, int, int | None], list[tuple[int, memoryview]]] = field(
+        default_factory=dict)
     _acc_keys: dict[tuple[Any, ...], int] = field(default_factory=dict)
 
-    def view(self, data: bytes, target: int | None = None) -> int:
-        key = (hashlib.blake2b(data, digest_size=16).hexdigest(), target)
-        if key in self._view_keys:
-            return self._view_keys[key]
-        self.buffer += b"\0" * ((-len(self.buffer)) % 4)
-        v: dict[str, Any] = {"buffer": 0, "byteOffset": len(self.buffer), "byteLength": len(data)}
+    def view(self, data: bytes | memoryview, target: int | None = None) -> int:
+        mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        fp = (mv.nbytes, zlib.adler32(mv), target)
+        for index, seen in self._by_print.get(fp, []):
+            if seen == mv:
+                return index
+        pad = (-self.size) % 4
+        if pad:
+            self.pieces.append(memoryview(b"\0" * pad))
+            self.size += pad
+        v: dict[str, Any] = {"buffer": 0, "byteOffset": self.size, "byteLength": mv.nbytes}
         if target is not None:
             v["target"] = target
-        self.buffer += data
+        self.pieces.append(mv)
+        self.size += mv.nbytes
         self.views.append(v)
-        self._view_keys[key] = len(self.views) - 1
+        self._by_print.setdefault(fp, []).append((len(self.views) - 1, mv))
         return len(self.views) - 1
 
     def accessor(self, arr: npt.ArrayLike, component: int, *, target: int | None = None,
@@ -62,12 +72,12 @@ class _Builder:
         n = a.shape[0]
         w = width if width is not None else (a.size // n if n else 1)
         flat = a.reshape(n, w)
-        data = flat.tobytes()
-        key = (hashlib.blake2b(data, digest_size=16).hexdigest(), component, w, normalized,
-               target, minmax)
+        # No copy: the piece is a view that keeps the array alive.
+        view = self.view(flat.reshape(-1).view(np.uint8).data, target)
+        key = (view, component, w, normalized, minmax)
         if key in self._acc_keys:
             return self._acc_keys[key]
-        acc: dict[str, Any] = {"bufferView": self.view(data, target), "componentType": component,
+        acc: dict[str, Any] = {"bufferView": view, "componentType": component,
                                "count": int(n), "type": _TYPES[w]}
         if normalized:
             acc["normalized"] = True
@@ -79,6 +89,10 @@ class _Builder:
         self.accessors.append(acc)
         self._acc_keys[key] = len(self.accessors) - 1
         return len(self.accessors) - 1
+
+    def padded_pieces(self) -> list[memoryview]:
+        pad = (-self.size) % 4
+        return [*self.pieces, memoryview(b"\0" * pad)] if pad else list(self.pieces)
 
 
 @dataclass
@@ -238,27 +252,45 @@ def _material(out: _Out, m: Material) -> dict[str, Any]:
 
 def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
              ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float32]]:
-    """Weights summing to 1 in float32, and joint 0 wherever the weight is 0 (the validator
-    flags a zero-weight slot that names a joint)."""
-    w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
-    joints = np.asarray(joints).copy()
+    """Weights summing to 1 in float32, no joint named twice for a vertex, and joint 0
+    wherever the weight is 0 (the validator flags a zero-weight slot that names a joint).
+    Weights that already satisfy all three pass through untouched."""
+    w32 = np.asarray(weights, dtype=np.float32)
+    j = np.asarray(joints)
+    k = j.shape[1]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    dup = np.zeros(len(j), dtype=bool)
+    for a, b in pairs:
+        dup |= (j[:, a] == j[:, b]) & (w32[:, a] > 0) & (w32[:, b] > 0)
+    sums = w32.sum(axis=1, dtype=np.float64)
+    if not dup.any() and (w32 >= 0).all() and np.abs(sums - 1.0).max(initial=0.0) <= 1e-6:
+        return np.where(w32 > 0, j, 0), w32
+    w = np.clip(w32.astype(np.float64), 0.0, None)
+    j = j.copy()
     # A joint named twice for one vertex is invalid glTF: fold later slots into the first.
-    k = joints.shape[1]
-    for a in range(k):
-        for b in range(a + 1, k):
-            dup = (joints[:, b] == joints[:, a]) & (w[:, a] > 0) & (w[:, b] > 0)
-            w[dup, a] += w[dup, b]
-            w[dup, b] = 0.0
-    s = w.sum(axis=1, keepdims=True)
-    w = np.where(s > 0, w / np.where(s == 0, 1, s), 0.0)
-    w[s[:, 0] == 0, 0] = 1.0
-    w32 = w.astype(np.float32)
+    for a, b in pairs:
+        d = (j[:, b] == j[:, a]) & (w[:, a] > 0) & (w[:, b] > 0)
+        w[d, a] += w[d, b]
+        w[d, b] = 0.0
+    total = w.sum(axis=1, keepdims=True)
+    w = np.where(total > 0, w / np.where(total == 0, 1, total), 0.0)
+    w[total[:, 0] == 0, 0] = 1.0
+    out = w.astype(np.float32)
     # Push the float32 rounding error into each row's largest weight.
-    err = 1.0 - w32.astype(np.float64).sum(axis=1)
-    big = np.argmax(w32, axis=1)
-    w32[np.arange(len(w32)), big] += err.astype(np.float32)
-    j = np.where(w32 > 0, joints, 0)
-    return j, w32
+    err = 1.0 - out.astype(np.float64).sum(axis=1)
+    big = np.argmax(out, axis=1)
+    out[np.arange(len(out)), big] += err.astype(np.float32)
+    return np.where(out > 0, j, 0), out
+
+
+def _unit_rows(v: npt.ArrayLike, fallback: tuple[float, float, float]) -> npt.NDArray[np.float32]:
+    """Rows scaled to length 1 (the validator demands unit normals); zero rows get
+    ``fallback``. Rows already of unit length are not touched."""
+    a = np.ascontiguousarray(np.asarray(v, dtype=np.float32))
+    sq = np.einsum("ij,ij->i", a, a)
+    if np.abs(sq - 1.0).max(initial=0.0) <= 1e-5:
+        return a
+    return normalize_rows(a, fallback)
 
 
 def _primitive(out: _Out, p: Primitive) -> dict[str, Any]:
@@ -266,11 +298,11 @@ def _primitive(out: _Out, p: Primitive) -> dict[str, Any]:
     attrs: dict[str, int] = {
         "POSITION": b.accessor(p.positions, FLOAT, target=ARRAY_BUFFER, minmax=True, width=3)}
     if p.normals is not None:
-        attrs["NORMAL"] = b.accessor(normalize_rows(p.normals), FLOAT, target=ARRAY_BUFFER,
-                                     width=3)
+        attrs["NORMAL"] = b.accessor(_unit_rows(p.normals, (0.0, 1.0, 0.0)), FLOAT,
+                                     target=ARRAY_BUFFER, width=3)
     if p.tangents is not None:
         t = np.asarray(p.tangents, dtype=np.float32).copy()
-        t[:, :3] = normalize_rows(t[:, :3], (1.0, 0.0, 0.0))
+        t[:, :3] = _unit_rows(t[:, :3], (1.0, 0.0, 0.0))
         t[:, 3] = np.where(t[:, 3] < 0, -1.0, 1.0)
         attrs["TANGENT"] = b.accessor(t, FLOAT, target=ARRAY_BUFFER, width=4)
     for i, uv in enumerate(p.texcoords):
@@ -436,9 +468,9 @@ def _animations(out: _Out) -> list[dict[str, Any]]:
     return anims
 
 
-def build_document(scene: Scene, *, external: bool, stem: str,
-                   notes: list[Note]) -> tuple[dict[str, Any], bytes, dict[str, bytes]]:
-    """The glTF JSON, the binary buffer and (for .gltf) the image files beside it."""
+def build_document(scene: Scene, *, external: bool, stem: str, notes: list[Note]
+                   ) -> tuple[dict[str, Any], list[memoryview], dict[str, bytes]]:
+    """The glTF JSON, the binary buffer's pieces and (for .gltf) the image files beside it."""
     out = _Out(scene, external, stem, notes)
     doc: dict[str, Any] = {"asset": {"version": "2.0", "generator": f"gamemesh {_version()}"}}
     extras, root_ext = _promote(out, scene.extras)
@@ -469,39 +501,45 @@ def build_document(scene: Scene, *, external: bool, stem: str,
     doc.update({k: v for k, v in parts.items() if v != [] or k == "scenes"})
     if out.extensions:
         doc["extensionsUsed"] = sorted(out.extensions)
-    buf = bytes(out.b.buffer + b"\0" * ((-len(out.b.buffer)) % 4))
-    if buf:
+    pieces = out.b.padded_pieces()
+    length = sum(p.nbytes for p in pieces)
+    if length:
         doc["bufferViews"] = out.b.views
         doc["accessors"] = out.b.accessors
-        doc["buffers"] = [{"byteLength": len(buf)}]
+        doc["buffers"] = [{"byteLength": length}]
         if external:
             doc["buffers"][0]["uri"] = f"{stem}.bin"
-    return doc, buf, out.files
+    return doc, pieces, out.files
 
 
-def to_glb(doc: dict[str, Any], buf: bytes) -> bytes:
+def to_glb(doc: dict[str, Any], pieces: list[memoryview]) -> bytes:
+    """The GLB container, joined in one copy."""
     js = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     js += b" " * ((-len(js)) % 4)
-    chunks = struct.pack("<II", len(js), 0x4E4F534A) + js
-    if buf:
-        chunks += struct.pack("<II", len(buf), 0x004E4942) + buf
-    return struct.pack("<III", 0x46546C67, 2, 12 + len(chunks)) + chunks
+    binary = sum(p.nbytes for p in pieces)
+    total = 12 + 8 + len(js) + (8 + binary if binary else 0)
+    parts: list[bytes | memoryview] = [struct.pack("<III", 0x46546C67, 2, total),
+                                       struct.pack("<II", len(js), 0x4E4F534A), js]
+    if binary:
+        parts.append(struct.pack("<II", binary, 0x004E4942))
+        parts.extend(pieces)
+    return b"".join(parts)
 
 
 def write_glb(scene: Scene, notes: list[Note] | None = None) -> bytes:
     """A whole scene as GLB bytes (images embedded)."""
-    doc, buf, _ = build_document(scene, external=False, stem="scene",
-                                 notes=notes if notes is not None else [])
-    return to_glb(doc, buf)
+    doc, pieces, _ = build_document(scene, external=False, stem="scene",
+                                    notes=notes if notes is not None else [])
+    return to_glb(doc, pieces)
 
 
 def write_gltf(scene: Scene, name: str, notes: list[Note]) -> dict[str, bytes]:
     """``name`` (.gltf) with ``stem.bin`` and the PNG images beside it."""
     stem = PurePosixPath(name).stem or "scene"
-    doc, buf, files = build_document(scene, external=True, stem=stem, notes=notes)
+    doc, pieces, files = build_document(scene, external=True, stem=stem, notes=notes)
     out = {name: json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")}
-    if buf:
-        out[f"{stem}.bin"] = buf
+    if pieces:
+        out[f"{stem}.bin"] = b"".join(pieces)
     out.update(files)
     return out
 
