@@ -239,3 +239,22 @@ def test_missing_image_noted_once(tmp_path: Path) -> None:
     scene.images[0].pixels = None
     notes = gamemesh.save(scene, tmp_path / "m.glb")
     assert [n.code for n in notes] == ["gltf.image_missing"]
+
+
+def test_siblings_name_external_files(tmp_path: Path) -> None:
+    gamemesh.save(sample_scene(), tmp_path / "s.gltf")
+    sibs = by_name("gltf").siblings
+    assert sibs is not None
+    assert sorted(p.name for p in sibs(tmp_path / "s.gltf")) == ["s.bin", "s_0_checker.png"]
+    gamemesh.save(sample_scene(), tmp_path / "s.glb")
+    assert sibs(tmp_path / "s.glb") == []
+    (tmp_path / "junk.gltf").write_text("{ not json")
+    assert sibs(tmp_path / "junk.gltf") == []
+
+
+def test_image_errors_are_stable() -> None:
+    from gamemesh.textures import decode_image
+
+    with pytest.raises(FormatError) as e:
+        decode_image(b"\x89PNG\r\n\x1a\n garbage", "image")
+    assert "0x" not in str(e.value)

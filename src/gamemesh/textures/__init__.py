@@ -6,6 +6,7 @@ Everything returns (H, W, 4) uint8 RGBA arrays; nothing loops per pixel.
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,10 @@ def decode_image(data: bytes, fmt: str = "image") -> RGBA:
             # Bound decompression bombs by what the file could plausibly hold.
             return np.asarray(im.convert("RGBA"), dtype=np.uint8)
     except (OSError, ValueError, SyntaxError, PILImage.DecompressionBombError) as e:
-        raise CorruptDataError(fmt, f"image could not be decoded ({e})") from e
+        # Pillow names the stream object (with its address); keep messages the same every run.
+        reason = re.sub(r" <_io\.BytesIO object at 0x[0-9a-fA-F]+>", "", str(e))
+        msg = f"image could not be decoded ({reason})"
+        raise CorruptDataError(fmt, msg) from e
 
 
 def bcn_size(width: int, height: int, n: int) -> int:

@@ -46,6 +46,25 @@ def _write(doc: GltfDocument, ctx: Context) -> bytes:
     return next(iter(files.values()))
 
 
+def _siblings(path: Path) -> list[Path]:
+    """The external buffers and images a .gltf (or a GLB) names: batch converts them with it
+    instead of as files of their own. Unreadable input names none (the load will say why)."""
+    from ...errors import FormatError
+    from .read import external_uris
+
+    try:
+        data = path.read_bytes()
+        uris = external_uris(data)
+    except (OSError, FormatError):
+        return []
+    out = []
+    for uri in uris:
+        p = (path.parent / uri).resolve()
+        if p.is_file() and p != path.resolve():
+            out.append(p)
+    return out
+
+
 def _sample(size: int) -> bytes:
     from ...sample import sample_scene
 
@@ -65,4 +84,5 @@ SPEC = FormatSpec(
     info=_info,
     document_type=GltfDocument,
     make_sample=_sample,
+    siblings=_siblings,
 )

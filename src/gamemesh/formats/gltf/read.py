@@ -119,6 +119,25 @@ def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
     return js, binary
 
 
+def external_uris(data: bytes) -> list[str]:
+    """The relative file names a glTF's buffers and images refer to (data URIs excluded)."""
+    js = _parse_glb(data)[0] if data[:4] == b"glTF" else data
+    try:
+        doc = json.loads(js.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _err(what=f"JSON does not parse ({e})", field="json") from None
+    if not isinstance(doc, dict):
+        return []
+    out = []
+    for key in ("buffers", "images"):
+        items = doc.get(key)
+        for item in items if isinstance(items, list) else []:
+            uri = item.get("uri") if isinstance(item, dict) else None
+            if isinstance(uri, str) and uri and not uri.startswith("data:"):
+                out.append(urllib.parse.unquote(uri))
+    return out
+
+
 def _load_buffer(b: Any, i: int, bin_chunk: bytes | None, ctx: Context) -> bytes:
     if not isinstance(b, dict):
         raise _err(what="buffer is not an object", field=f"buffers[{i}]")
