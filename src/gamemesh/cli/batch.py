@@ -44,10 +44,16 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary")
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="S",
                    help="seconds between progress lines when stderr is not a terminal")
+    p.add_argument("--thumbnails", action="store_true",
+                   help="write a thumbnail beside each output (x.glb.thumb.png) and a contact "
+                   "sheet (PNG and HTML) in each output folder")
     p.add_argument("--post-step", action="append", default=[], metavar="MODULE:FUNC",
                    help="call FUNC(main_output, source) after each conversion; it returns the "
                    "extra files it wrote (thumbnails)")
     add_format_options(p)
+
+
+THUMBNAIL_STEP = "gamemesh.viewer.thumbnail:batch_thumbnail"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,13 +69,22 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("gamemesh: usage error: --jobs must be at least 1", file=sys.stderr)
         return 2
+    post = list(args.post_step)
+    if args.thumbnails:
+        post.append(THUMBNAIL_STEP)
     cfg = BatchConfig(src=Path(args.src), dst=Path(args.dst), to=args.to, jobs=args.jobs,
                       include=args.include, exclude=args.exclude, formats=args.only,
                       force=args.force,
                       retry_errors=args.retry_errors, options=format_options(args),
                       scheduler=args.scheduler, quiet=args.quiet,
-                      progress_interval=args.progress_interval, post=args.post_step)
+                      progress_interval=args.progress_interval, post=post)
     res = run_batch(cfg)
+    if args.thumbnails and not res.interrupted:
+        from ..viewer.thumbnail import folder_contact_sheets
+
+        sheets = folder_contact_sheets(Path(args.dst))
+        if not args.quiet:
+            print(f"gamemesh: {len(sheets)} contact sheet(s) written", file=sys.stderr)
     if args.json:
         emit_json(res.to_dict())
     elif not args.quiet:

@@ -359,3 +359,33 @@ figcaption {{ overflow-wrap: anywhere; }}
 {body}
 </main></body></html>
 """
+
+
+BATCH_THUMBNAIL_SIZE = 256
+THUMB_SUFFIX = ".thumb.png"
+
+
+def batch_thumbnail(output: Path, source: Path) -> list[Path]:
+    """``gamemesh batch --thumbnails`` post-step: a picture of each converted model beside it
+    (``x.glb`` -> ``x.glb.thumb.png``), rendered from the output as the user will open it."""
+    from ..api import load, write_files
+
+    scene = load(output)
+    png = thumbnail_png(scene, size=BATCH_THUMBNAIL_SIZE)
+    target = output.with_name(output.name + THUMB_SUFFIX)
+    write_files(target.parent, {target.name: png})
+    return [target]
+
+
+def folder_contact_sheets(root: Path) -> list[Path]:
+    """One contact sheet (PNG and HTML) in every folder under ``root`` that holds batch
+    thumbnails; returns the sheets written."""
+    by_folder: dict[Path, list[Path]] = {}
+    for thumb in sorted(root.rglob("*" + THUMB_SUFFIX)):
+        by_folder.setdefault(thumb.parent, []).append(thumb)
+    written = []
+    for folder, thumbs in sorted(by_folder.items()):
+        items = [(t, t.name[: -len(THUMB_SUFFIX)]) for t in thumbs]
+        contact_sheet(items, folder / "contact_sheet.png", folder / "contact_sheet.html")
+        written.append(folder / "contact_sheet.png")
+    return written
