@@ -14,7 +14,7 @@ from PIL import Image as PILImage
 
 import gamemesh
 from gamemesh.errors import FormatError, LimitError, TruncatedError, UnsupportedVersionError
-from gamemesh.formats.pet import SPEC, info, read, siblings, sniff, write
+from gamemesh.formats.pet import SPEC, character_files, info, read, siblings, sniff, write
 from gamemesh.formats.pet.layout import (
     BoneSection,
     MeshSection,
@@ -500,18 +500,26 @@ def _character(folder: Path) -> dict[str, Path]:
 
 def test_siblings_follow_the_prefix_rule(tmp_path: Path) -> None:
     f = _character(tmp_path)
+    # A skeleton's load reads its character; parts alone read nothing else.
     assert siblings(f["bpet"]) == sorted([f["apet"], f["ha"], f["ts"]])
-    assert siblings(f["ha"]) == sorted([f["apet"], f["bpet"], f["ts"]])
+    assert siblings(f["ha"]) == [] and siblings(f["apet"]) == []
+    assert character_files(f["ha"]) == sorted([f["apet"], f["bpet"], f["ts"]])
     assert SPEC.siblings is siblings
+    alone = gamemesh.load(f["bpet"], no_parts=True)
+    assert not alone.meshes and not alone.animations
+    part = gamemesh.load(f["ha"])
+    assert [n.name for n in part.nodes if n.mesh is not None] == ["h_ha_01"]
 
 
-@pytest.mark.parametrize("how", ["with", "character"])
+@pytest.mark.parametrize("how", ["with", "character", "default"])
 def test_character_assembles_into_one_glb(tmp_path: Path, gltf_validator: Any,
                                           how: str) -> None:
     f = _character(tmp_path)
-    opts: dict[str, Any] = ({"with": [f["ha"], f["ts"], f["apet"]]} if how == "with"
-                            else {"character": True})
-    scene = gamemesh.load(f["bpet"], **opts)
+    opts: dict[str, Any] = {"with": {"with": [f["ha"], f["ts"], f["apet"]]},
+                            "character": {"character": True}, "default": {}}[how]
+    # --character works from any file of the character; a .bpet reads its parts by default.
+    main = f["ha"] if how == "character" else f["bpet"]
+    scene = gamemesh.load(main, **opts)
     scene.validate()
     assert len(scene.skins) == 1 and len(scene.skins[0].joints) == 5
     skinned = [n for n in scene.nodes if n.mesh is not None]
@@ -527,7 +535,7 @@ def test_character_assembles_into_one_glb(tmp_path: Path, gltf_validator: Any,
         assert np.allclose(pos[:, 1].max(), 2, atol=2e-2)
     assert _mean_winding_dot(scene) > 0.8
     out = tmp_path / "h.glb"
-    report = gamemesh.convert(f["bpet"], out, **opts)
+    report = gamemesh.convert(main, out, **opts)
     assert report.outputs == [str(out)]
     gltf_validator(out)
 

@@ -9,8 +9,9 @@ headers. No code is taken from them. No real file is public: the fixtures are ma
 package's own writer (``sample.build``).
 
 A character is several files: ``load`` assembles the ``.bpet`` skeleton, ``.mpet`` parts (matched
-by bone name) and ``.apet`` motions given with ``with`` or found by the name-prefix rule with
-``character``; ``siblings`` lists those files.
+by bone name) and ``.apet`` motions given with ``with`` or found by the name-prefix rule (with
+``character``, and by default when the file loaded is a ``.bpet``); ``siblings`` lists the files
+a load reads with no options.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from .sample import sample_bytes
 from .scene import Unit, build_scene, to_scene
 from .write import write
 
-__all__ = ["SPEC", "PetDocument", "info", "load", "read", "siblings", "sniff", "write"]
+__all__ = ["SPEC", "PetDocument", "character_files", "info", "load", "read", "siblings", "sniff",
+           "write"]
 
 _EXTS = tuple(f".{k}" for k in KINDS)
 
@@ -74,7 +76,7 @@ def info(doc: PetDocument) -> dict[str, Any]:
     return out
 
 
-def siblings(path: Path) -> list[Path]:
+def character_files(path: Path) -> list[Path]:
     """The other files of the character (the spec's prefix rule: the text before the first
     ``_``): every .bpet, .mpet and .apet of that prefix in the folder, sorted."""
     path = Path(path)
@@ -90,12 +92,30 @@ def siblings(path: Path) -> list[Path]:
             and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != path.name]
 
 
+def siblings(path: Path) -> list[Path]:
+    """The files a load of ``path`` reads besides it (with no options): for a skeleton
+    (``.bpet``) its character's parts and motions; other files stand alone. So batch
+    converts each character once, from its skeleton."""
+    if Path(path).suffix.lower() != ".bpet":
+        return []
+    return [p for p in character_files(path) if p.suffix.lower() != ".bpet"]
+
+
 def _part_paths(ctx: Context) -> list[Path]:
     given = ctx.opt("with", []) or []
     paths = [Path(p) for p in ([given] if isinstance(given, str | Path) else given)]
-    if ctx.opt("character", False) and ctx.path is not None:
-        paths += [p for p in siblings(ctx.path) if p not in paths]
-    return paths
+    given_alias = ctx.opt("parts", []) or []  # the API spelling (``with`` is a keyword)
+    paths += [Path(p) for p in ([given_alias] if isinstance(given_alias, str | Path)
+                                else given_alias)]
+    if ctx.path is None:
+        return paths
+    if ctx.opt("character", False):
+        found = character_files(ctx.path)
+    elif not paths and not ctx.opt("no_parts", False):
+        found = siblings(ctx.path)
+    else:
+        found = []
+    return paths + [p for p in found if p not in paths]
 
 
 def load(data: bytes, ctx: Context) -> Scene:
@@ -172,8 +192,11 @@ SPEC = FormatSpec(
                "(the largest, renormalized)", type=int),
         Option("with", "another file of the character (.bpet/.mpet/.apet) to assemble",
                multiple=True),
-        Option("character", "assemble the character from the files sharing the name prefix",
+        Option("character", "assemble the character from the files sharing the name prefix "
+               "(a .bpet does this unless --with or --no-parts is given)",
                type=bool, default=False),
+        Option("no_parts", "convert a .bpet alone, without its character's parts", type=bool,
+               default=False),
     ),
     notes="kind from the extension; characters assemble with --with or --character",
 )
