@@ -39,7 +39,7 @@ __all__ = ["SPEC", "Animation", "Piece", "PmfDocument", "info", "make_sample", "
 def sniff(prefix: bytes) -> bool:
     # "PMF" plus a digit: other digits are claimed too, so they get a clear "unsupported
     # version" instead of "unknown format". PSP movies start "PSMF", so they never match.
-    return len(prefix) >= 4 and prefix[:3] == b"PMF" and chr(prefix[3]).isdigit()
+    return len(prefix) >= 4 and prefix[:3] == b"PMF" and 0x30 <= prefix[3] <= 0x39
 
 
 def _depth(doc: PmfDocument) -> int:
@@ -52,7 +52,8 @@ def _depth(doc: PmfDocument) -> int:
 
 def info(doc: PmfDocument) -> dict[str, Any]:
     unit, why, _ = guess_angle_unit(doc)
-    flip, agreement = detect_flip(doc, False)
+    with np.errstate(all="ignore"):
+        flip, agreement = detect_flip(doc, False)
     frames = sum(a.frame_count for a in doc.animations)
     return {
         "version": doc.magic.decode("latin-1"),

@@ -92,7 +92,8 @@ def max_abs_angle(doc: PmfDocument) -> float:
     """The largest finite |angle| over every frame of every animation (0 without any)."""
     best = 0.0
     for a in doc.animations:
-        rot = np.asarray(a.frames["rot"], dtype=np.float64)
+        with np.errstate(all="ignore"):
+            rot = np.asarray(a.frames["rot"], dtype=np.float64)
         finite = rot[np.isfinite(rot)]
         if finite.size:
             best = max(best, float(np.max(np.abs(finite))))

@@ -27,13 +27,12 @@ import numpy.typing as npt
 
 from ...errors import LimitError
 from ...registry import Context
-from ...scene import Animation, Channel, Primitive, Scene
+from ...scene import Animation, Channel, Node, Primitive, Scene
 from ...scene.math import (
-    local_matrix,
-    matrix_to_trs,
+    matrix_to_quat,
     quat_multiply,
+    quat_to_matrix,
     vertex_normals,
-    world_matrices,
 )
 from .conventions import Conventions, quats_to_euler
 from .layout import (
@@ -43,6 +42,7 @@ from .layout import (
     MAX_FRAMES,
     MAX_VERTICES,
     NAME_MAX,
+    VERTEX,
     PmfDocument,
     frame_dtype,
     make_vertices,
@@ -177,7 +177,47 @@ def _dominant(joints: npt.NDArray[Any], weights: F64, n_joints: int) -> npt.NDAr
     return np.asarray(j[np.arange(t), np.argmax(w, axis=1)], dtype=np.int64)
 
 
-def _gather(scene: Scene, slots: list[_Slot], worlds: list[F64], ctx: Context) -> None:
+@dataclass
+class _Rest:
+    """Every node's rest world transform, split into the linear part, its rotation (xyzw) and
+    its scale. Built with one small matrix product per node and batched decompositions, so a
+    hundred thousand nodes take well under a second."""
+
+    lin: F64  # (N, 3, 3)
+    quat: F64  # (N, 4)
+    scale: F64  # (N, 3)
+
+
+def _rest(scene: Scene, slots: list[_Slot]) -> _Rest:
+    n = len(scene.nodes)
+    lin = np.tile(np.eye(3), (n, 1, 1))
+    trs = scene.nodes
+    rot = np.array([nd.rotation for nd in trs], dtype=np.float64).reshape(-1, 4)
+    scl = np.array([nd.scale for nd in trs], dtype=np.float64).reshape(-1, 3)
+    local = quat_to_matrix(rot) * scl[:, None, :] if n else np.zeros((0, 3, 3))
+    for i, nd in enumerate(trs):
+        if nd.matrix is not None:
+            local[i] = np.asarray(nd.matrix, dtype=np.float64)[:3, :3]
+    trivial = np.all(np.abs(local - np.eye(3)) == 0, axis=(1, 2)) if n else np.zeros(0, bool)
+    for s in slots:
+        if s.node < 0:
+            continue
+        parent = slots[s.parent].node if s.parent >= 0 else -1
+        if parent < 0:
+            lin[s.node] = local[s.node]
+        elif trivial[s.node]:
+            lin[s.node] = lin[parent]
+        else:
+            lin[s.node] = lin[parent] @ local[s.node]
+    scale = np.linalg.norm(lin, axis=1) if n else np.zeros((0, 3))
+    neg = np.linalg.det(lin) < 0 if n else np.zeros(0, bool)
+    scale[neg, 0] *= -1
+    safe = np.where(scale == 0, 1.0, scale)
+    quat = matrix_to_quat(lin / safe[:, None, :]) if n else np.zeros((0, 4))
+    return _Rest(lin, quat, scale)
+
+
+def _gather(scene: Scene, slots: list[_Slot], worlds: _Rest, ctx: Context) -> None:
     piece_of = {s.node: i for i, s in enumerate(slots) if s.node >= 0}
     skipped_modes = 0
     for si, slot in enumerate(slots):
@@ -201,7 +241,7 @@ def _gather(scene: Scene, slots: list[_Slot], worlds: list[F64], ctx: Context) -
             if skin is not None and soup.joints is not None and soup.weights is not None:
                 _split_skinned(scene, skin, soup, slots, piece_of, worlds, ctx)
             else:
-                lin = worlds[slot.node][:3, :3]
+                lin = worlds.lin[slot.node]
                 _place(slots[si], soup.pos, soup.nrm, soup.uv, lin, np.zeros(3))
         if skin is not None:
             ctx.note("pmf.skin_split", f"skinned mesh {mesh.name!r} split into rigid pieces "
@@ -212,7 +252,7 @@ def _gather(scene: Scene, slots: list[_Slot], worlds: list[F64], ctx: Context) -
 
 
 def _split_skinned(scene: Scene, skin: Any, soup: _Soup, slots: list[_Slot],
-                   piece_of: dict[int, int], worlds: list[F64], ctx: Context) -> None:
+                   piece_of: dict[int, int], worlds: _Rest, ctx: Context) -> None:
     assert soup.joints is not None and soup.weights is not None
     n_joints = len(skin.joints)
     if n_joints == 0 or not len(soup.pos):
@@ -229,7 +269,7 @@ def _split_skinned(scene: Scene, skin: Any, soup: _Soup, slots: list[_Slot],
             lost += int(sel.sum()) // 3
             continue
         # Bind space -> joint space (IBM) -> the joint piece's unrotated rest frame.
-        lin_w = worlds[node][:3, :3]
+        lin_w = worlds.lin[node]
         lin = lin_w @ ibm[j][:3, :3]
         off = lin_w @ ibm[j][:3, 3]
         _place(slots[piece], soup.pos[sel], soup.nrm[sel], soup.uv[sel], lin, off)
@@ -242,6 +282,9 @@ def _names(texts: Iterator[str], kind: str, ctx: Context) -> list[bytes]:
     """ASCII, at most 31 bytes, unique (a clash after cutting gets a ~N suffix)."""
     out: list[bytes] = []
     used: set[bytes] = set()
+    # The next suffix to try per clashing name: a hundred thousand pieces all called "p" must
+    # not cost a quadratic search.
+    next_suffix: dict[bytes, int] = {}
     changed = 0
     for i, text in enumerate(texts):
         folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore")
@@ -249,12 +292,12 @@ def _names(texts: Iterator[str], kind: str, ctx: Context) -> list[bytes]:
         if not raw:
             raw = f"{kind}{i}".encode()
         raw = raw[:NAME_MAX]
-        k = 2
         base = raw
         while raw in used:
+            k = next_suffix.get(base, 2)
+            next_suffix[base] = k + 1
             suffix = f"~{k}".encode()
             raw = base[: NAME_MAX - len(suffix)] + suffix
-            k += 1
         if raw != text.encode("utf-8", "replace"):
             changed += 1
         used.add(raw)
@@ -270,7 +313,7 @@ def from_scene(scene: Scene, ctx: Context) -> PmfDocument:
     unit = "radians" if conv.angle_unit == "radians" else "degrees"
     left = conv.handedness == "left"
     slots = _tree(scene, ctx)
-    worlds = world_matrices(scene)
+    worlds = _rest(scene, slots)
     _gather(scene, slots, worlds, ctx)
     texts = ("root" if s.node < 0 else scene.nodes[s.node].name for s in slots)
     names = _names(texts, "piece", ctx)
@@ -283,8 +326,8 @@ def from_scene(scene: Scene, ctx: Context) -> PmfDocument:
                                parent=s.parent))
         if s.parent >= 0:
             pieces[s.parent].children.append(i)
-    rest_q = [IDENTITY_Q if s.node < 0 else matrix_to_trs(worlds[s.node])[1] for s in slots]
-    _note_scale(scene, slots, worlds, ctx)
+    rest_q = [IDENTITY_Q if s.node < 0 else worlds.quat[s.node] for s in slots]
+    _note_scale(worlds, ctx)
     anims = _animations(scene, slots, rest_q, conv, unit, left, ctx)
     ctx.note("pmf.conventions_written", f"written with Euler order {conv.euler_order}, angles in "
              f"{unit}, root position {conv.root_position}, {conv.handedness}-handed, "
@@ -292,24 +335,29 @@ def from_scene(scene: Scene, ctx: Context) -> PmfDocument:
     return PmfDocument(pieces=pieces, animations=anims)
 
 
-def _translation(scene: Scene, slots: list[_Slot], s: _Slot, worlds: list[F64],
+def _translation(scene: Scene, slots: list[_Slot], s: _Slot, worlds: _Rest,
                  left: bool) -> npt.NDArray[np.float32]:
     if s.node < 0:
         return np.zeros(3, dtype=np.float32)
-    local = local_matrix(scene.nodes[s.node])[:3, 3]
+    local = _local_translation(scene.nodes[s.node])
     parent = slots[s.parent].node if s.parent >= 0 else -1
     # The offset in the parent piece's frame, which has the parent's rest rotation and scale
     # taken out: push the local offset through them.
-    lin = worlds[parent][:3, :3] if parent >= 0 else np.eye(3)
-    t = lin @ local
+    t = worlds.lin[parent] @ local if parent >= 0 else local
     if left:
         t[2] = -t[2]
     return t.astype(np.float32)
 
 
+def _local_translation(node: Node) -> F64:
+    if node.matrix is not None:
+        return np.array(np.asarray(node.matrix, dtype=np.float64)[:3, 3])
+    return np.array(node.translation, dtype=np.float64)
+
+
 def _vertices(s: _Slot, left: bool, reverse: bool, flip_v: bool, index: int) -> Any:
     if not s.pos:
-        return make_vertices(np.zeros((0, 3)))
+        return np.zeros(0, dtype=VERTEX)
     pos = np.concatenate(s.pos)
     nrm = np.concatenate(s.nrm)
     uv = np.concatenate(s.uv)
@@ -327,14 +375,14 @@ def _vertices(s: _Slot, left: bool, reverse: bool, flip_v: bool, index: int) -> 
     return make_vertices(pos, nrm, uv)
 
 
-def _note_scale(scene: Scene, slots: list[_Slot], worlds: list[F64], ctx: Context) -> None:
-    scaled = sum(1 for s in slots if s.node >= 0 and
-                 not np.allclose(np.abs(matrix_to_trs(worlds[s.node])[2]), 1.0, atol=1e-6))
+def _note_scale(worlds: _Rest, ctx: Context) -> None:
+    if not len(worlds.scale):
+        return
+    scaled = int(np.sum(np.any(np.abs(np.abs(worlds.scale) - 1.0) > 1e-6, axis=1)))
     if scaled:
         ctx.note("pmf.scale_baked", f"{scaled} pieces had a rest scale: it was baked into "
                  "their vertices and offsets (PMF stores no scale)")
-    rotated = sum(1 for s in slots if s.node >= 0 and
-                  abs(abs(matrix_to_trs(worlds[s.node])[1][3]) - 1.0) > 1e-9)
+    rotated = int(np.sum(np.abs(np.abs(worlds.quat[:, 3]) - 1.0) > 1e-9))
     if rotated:
         ctx.note("pmf.rest_rotation_baked", f"{rotated} pieces had a rest rotation: it was baked "
                  "into their vertices (a PMF rest pose has no rotation)", "info")
@@ -423,7 +471,7 @@ def _root_positions(scene: Scene, slots: list[_Slot], by_node: dict[tuple[int, s
     node = slots[0].node
     if node < 0:
         return np.zeros((len(t), 3))
-    rest = local_matrix(scene.nodes[node])[:3, 3]
+    rest = _local_translation(scene.nodes[node])
     ch = by_node.get((node, "translation"))
     pos = sample_channel(ch, t) if ch is not None else np.tile(rest, (len(t), 1))
     return np.asarray(pos - rest) if conv.root_position == "add" else np.asarray(pos)

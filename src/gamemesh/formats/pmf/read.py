@@ -47,9 +47,9 @@ def read(data: bytes, ctx: Context) -> PmfDocument:
 
 def _magic(r: Reader) -> bytes:
     head = bytes(r.peek(4))
-    if len(head) == 4 and head[:3] == b"PMF" and head != MAGIC and chr(head[3]).isdigit():
-        raise r.error(UnsupportedVersionError, f"unsupported PMF version {head.decode()!r} "
-                      "(only PMF1 is documented)", expected=repr(MAGIC), actual=repr(head),
+    if len(head) == 4 and head[:3] == b"PMF" and head != MAGIC and 0x30 <= head[3] <= 0x39:
+        msg = f"unsupported PMF version {head.decode('latin-1')!r} (only PMF1 is documented)"
+        raise r.error(UnsupportedVersionError, msg, expected=repr(MAGIC), actual=repr(head),
                       field="magic")
     return r.magic(MAGIC)
 

@@ -110,6 +110,13 @@ def _mesh(p: Piece, index: int, flip: bool, conv: Conventions, ctx: Context) -> 
 
 
 def to_scene(doc: PmfDocument, ctx: Context) -> Scene:
+    # A damaged file's NaN and huge floats are handled explicitly (_finite); numpy's
+    # floating-point warnings about them are noise.
+    with np.errstate(all="ignore"):
+        return _to_scene(doc, ctx)
+
+
+def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
     conv = Conventions.from_ctx(ctx)
     left = conv.handedness == "left"
     unit, why, certain = resolve_unit(conv, doc)
