@@ -369,6 +369,12 @@ def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
     data = dst.read_bytes()
     doc = read(data, ctx(dst))
     assert write(doc) == data and doc.version == (1, 3)
+    # §E: VERS always with its 4 bytes; ANIM always ends with 0xFF.
+    assert data[:12] == b"VERS\x04\x00\x00\x00\x03\x01\xfe\xff"
+    if b"ANIM" in data:
+        at = data.index(b"ANIM")
+        end = at + 8 + int.from_bytes(data[at + 4:at + 8], "little")
+        assert data[end - 1] == 0xFF
     bones = doc.bones
     assert bones is not None
     assert [b.decode() for b in bones.names][:3] == ["bone0", "bone1", "bone2"]
@@ -589,6 +595,18 @@ def test_corpus_round_trips() -> None:
     for p in files:
         data = p.read_bytes()
         assert write(read(data, ctx(p))) == data, p.name
+
+
+def test_corpus_winding_check_b19() -> None:
+    """§B.19 check 1 on real files (when someone supplies them): in file space the standard
+    cross product of each stored triangle agrees with its stored normals (v >= 1.1)."""
+    for p in corpus_files("pet"):
+        doc = read(p.read_bytes(), ctx(p))
+        mesh = doc.mesh
+        if mesh is None or doc.version < (1, 1) or not mesh.poly_count:
+            continue
+        scene = SPEC.to_scene(doc, ctx(p))
+        assert _mean_winding_dot(scene) > 0, p.name
 
 
 def test_make_sample_is_readable_and_sized() -> None:

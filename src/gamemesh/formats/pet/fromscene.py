@@ -232,12 +232,18 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
             continue
         skinned = skin_i is not None and node.skin == skin_i
+        if node.skin is not None and not skinned:
+            ctx.note("pet.skin_dropped", f"mesh node {node.name!r} uses another skin: written "
+                     "rigid in its bind pose (a PET file has one skeleton)")
         rigid_bone = _rigid_bone(ni, parents, bones)
         for prim in scene.meshes[node.mesh].primitives:
             if prim.mode != 4:
                 ctx.note("pet.primitive_mode", f"a primitive of mode {prim.mode} is not "
                          "triangles: left out")
                 continue
+            if prim.colors or prim.targets:
+                ctx.note("pet.attributes_dropped", "PET holds no vertex colours or morph "
+                         "targets: left out")
             part = _part(prim, skinned, worlds[ni], rigid_bone, ctx)
             if part is None:
                 continue
@@ -252,6 +258,9 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
             parts.append(part)
     if not parts:
         return None
+    if len(texts) > 127:
+        ctx.note("pet.texture_index_high", f"{len(texts)} textures: indices above 127 read as "
+                 "negative (no texture) in readers that take them as signed bytes (spec §E)")
     if version < (1, 2) and nsets > 1:
         ctx.note("pet.uv_sets_dropped", f"PET {version[0]}.{version[1]} holds one UV set: "
                  f"{nsets - 1} more dropped")

@@ -131,7 +131,7 @@ def _bones(w: Writer, body: BoneSection, version: tuple[int, int]) -> None:
     if n > 0xFFFF:
         raise LimitError(FMT, "too many bones", field="BONE.count", expected="<= 65535",
                          actual=n)
-    if body.wide_count or n == 0 or n > 255:
+    if body.wide_count or n > 255:
         w.u8(0)
         w.u16(n)
     else:
