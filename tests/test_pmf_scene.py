@@ -411,3 +411,34 @@ def test_build_triangle_glb_time_and_extras(tmp_path: Path) -> None:
     scene = gamemesh.load(gamemesh.convert(path, tmp_path / "t.glb").outputs[0])
     assert scene.animations[0].extras["events"] == [1]
     assert scene.animations[0].channels[0].times.tolist() == pytest.approx([0, 0.1])
+
+
+def test_from_scene_copes_with_points_missing_normals_and_matrices() -> None:
+    s = Scene()
+    tri = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], "f4"))
+    pts = Primitive(positions=np.zeros((2, 3), "f4"), mode=0)
+    fan = Primitive(positions=np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], "f4"),
+                    mode=6)
+    m = s.add_mesh(Mesh("m", [tri, pts, fan]))
+    mat = np.eye(4, dtype=np.float32)
+    mat[:3, 3] = (2, 3, 4)
+    root = s.add_node(Node("r", matrix=mat))
+    s.add_node(Node("c", mesh=m, translation=(1, 0, 0)), root)
+    ctx = Context()
+    doc = SPEC.from_scene(s, ctx)
+    assert doc.pieces[0].translation.tolist() == [2, 3, 4]
+    child = doc.pieces[1]
+    assert child.vertex_count == 9  # one triangle + a fan of two
+    assert child.vertices["normal"][:, 2].tolist() == [1.0] * 9  # computed, facing +Z
+    assert child.vertices["uv"].tolist() == [[0, 0]] * 9
+    assert "pmf.points_lines_dropped" in {n.code for n in ctx.notes}
+
+
+def test_deep_hierarchy_converts_to_a_valid_glb(tmp_path: Path, gltf_validator: Any) -> None:
+    from test_pmf import chain
+
+    glb = tmp_path / "deep.glb"
+    gamemesh.convert(chain(500, verts=True), glb, from_format="pmf")
+    gltf_validator(glb)
+    back = SPEC.from_scene(gamemesh.load(glb), Context())
+    assert len(back.pieces) == 500 and back.pieces[499].parent == 498

@@ -435,6 +435,9 @@ def _clip(scene: Scene, slots: list[_Slot], rest_q: list[Any], anim: Animation, 
         raise LimitError(FMT, f"clip {anim.name!r} needs too many frames at {fps} fps (lower "
                          "--fps)", field="numFrames", expected=f"<= {MAX_FRAMES}", actual=count)
     t = start + np.arange(count, dtype=np.float64) / fps
+    if start > 0:
+        ctx.note("pmf.clip_shifted", f"clip {anim.name!r} starts at {start:g} s; PMF frame 0 "
+                 "is its first key", "info")
     by_node: dict[tuple[int, str], Channel] = {(c.node, c.path): c for c in chans}
     root_node = slots[0].node
     for c in chans:
