@@ -442,3 +442,12 @@ def test_deep_hierarchy_converts_to_a_valid_glb(tmp_path: Path, gltf_validator: 
     gltf_validator(glb)
     back = SPEC.from_scene(gamemesh.load(glb), Context())
     assert len(back.pieces) == 500 and back.pieces[499].parent == 498
+
+
+def test_events_keep_their_time_when_resampled() -> None:
+    scene, _ = load("figure.pmf")  # walk: 12 fps, events at frames 5 and 9
+    doc = SPEC.from_scene(scene, Context(options={"fps": 24}))
+    walk = doc.animations[0]
+    assert walk.fps == 24 and walk.frame_count == 23
+    assert np.flatnonzero(walk.frames["flags"] & 2).tolist() == [10, 18]
+    assert np.all(walk.frames["flags"] & 1)  # resampled: every frame a keyframe

@@ -493,6 +493,11 @@ def _frame_flags(anim: Animation, count: int, fps: int) -> npt.NDArray[np.uint8]
         flags[idx] |= FRAME_KEY
     events = ex.get("events")
     if isinstance(events, list):
-        idx = np.asarray([k for k in events if isinstance(k, int) and 0 <= k < count], np.int64)
+        ev = np.asarray([k for k in events if isinstance(k, int) and k >= 0], np.float64)
+        src_fps = ex.get("fps")
+        if isinstance(src_fps, int) and src_fps > 0 and src_fps != fps:
+            # Resampled at another rate: an event stays at its time, on the nearest frame.
+            ev = np.round(ev / src_fps * fps)
+        idx = ev[ev < count].astype(np.int64)
         flags[idx] |= FRAME_EVENT
     return flags

@@ -138,7 +138,9 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
              "info" if certain else "warning")
     ctx.note("pmf.conventions", "assumed: Euler order "
              f"{conv.euler_order} (R = " + "*".join(f"R{c.lower()}" for c in conv.euler_order)
-             + f"), root position {conv.root_position}s the root translation, "
+             + "), the frames' root position "
+             + ("replaces" if conv.root_position == "replace" else "is added to")
+             + " the root translation, "
              f"{conv.handedness}-handed coordinates; change with --euler-order, "
              "--root-position, --handedness", "info")
     ctx.note("pmf.no_material", "PMF stores no materials or textures: the glTF default "
