@@ -380,3 +380,56 @@ if __name__ == "__main__":  # regenerate the checked-in fixtures
     for fname, build in BUILDERS.items():
         (FIXTURES / fname).write_bytes(build())
         print(fname, len(build()))
+
+
+def random_doc(rng: np.random.Generator, n: int) -> PmfDocument:
+    """A random tree (each piece's parent drawn among the earlier ones, then put in pre-order),
+    random geometry, names with random tails, and random clips with random flags."""
+    parent = [-1] + [int(rng.integers(0, i)) for i in range(1, n)]
+    kids: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        kids[parent[i]].append(i)
+    order, stack = [], [0]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(kids[i]))
+    new = {old: k for k, old in enumerate(order)}
+    pieces = []
+    for old in order:
+        nv = 3 * int(rng.integers(0, 4))
+        verts = np.frombuffer(rng.bytes(32 * nv), dtype=make_vertices(np.zeros((0, 3))).dtype)
+        tail = rng.bytes(32)
+        name = pack_name(f"piece{old}"[: int(rng.integers(0, 10))], tail=tail)
+        pieces.append(Piece(name, np.frombuffer(rng.bytes(12), "<f4").copy(), verts,
+                            new[parent[old]] if parent[old] >= 0 else -1,
+                            [new[c] for c in kids[old]]))
+    anims = []
+    for a in range(int(rng.integers(0, 4))):
+        f = int(rng.integers(0, 6))
+        frames = np.frombuffer(rng.bytes((13 + 12 * n) * f),
+                               dtype=make_frames(n, np.zeros((0, n, 3))).dtype)
+        anims.append(Animation(pack_name(f"a{a}", rng.bytes(32)), int(rng.integers(0, 256)),
+                               int(rng.integers(0, 256)), frames))
+    return PmfDocument(pieces, anims, trailing=rng.bytes(int(rng.integers(0, 3))))
+
+
+def test_random_documents_round_trip() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        doc = random_doc(rng, int(rng.integers(1, 40)))
+        data = SPEC.write(doc, Context())
+        back = SPEC.read(data, Context())
+        assert [p.parent for p in back.pieces] == [p.parent for p in doc.pieces]
+        assert [p.children for p in back.pieces] == [p.children for p in doc.pieces]
+        assert [p.name for p in back.pieces] == [p.name for p in doc.pieces]
+        assert [a.frames.tobytes() for a in back.animations] == \
+            [a.frames.tobytes() for a in doc.animations]
+        assert SPEC.write(back, Context()) == data
+
+
+def test_writer_refuses_a_tree_that_is_not_in_pre_order() -> None:
+    doc = figure_doc()
+    doc.pieces[0].children = [6, 1, 8, 10]
+    with pytest.raises(ValueError, match="pre-order"):
+        SPEC.write(doc, Context())

@@ -451,3 +451,14 @@ def test_events_keep_their_time_when_resampled() -> None:
     assert walk.fps == 24 and walk.frame_count == 23
     assert np.flatnonzero(walk.frames["flags"] & 2).tolist() == [10, 18]
     assert np.all(walk.frames["flags"] & 1)  # resampled: every frame a keyframe
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+def test_euler_conversion_inverts_for_every_order(order: str) -> None:
+    from gamemesh.formats.pmf.conventions import euler_to_quats, quats_to_euler
+
+    rng = np.random.default_rng(1)
+    e = rng.uniform(-80, 80, size=(50, 2, 3))
+    for left in (False, True):
+        q = euler_to_quats(e, order, "degrees", left)
+        assert quats_to_euler(q, order, "degrees", left) == pytest.approx(e, abs=1e-6)
