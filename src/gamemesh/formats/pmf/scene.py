@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ...registry import Context
 from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene
-from ...scene.math import as_tuple3, face_normals
 from .conventions import (
     Conventions,
     euler_to_quats,
     hemisphere_continuous,
     resolve_unit,
 )
-from .layout import FRAME_EVENT, FRAME_KEY, Arr, Piece, PmfDocument
+from .layout import FRAME_EVENT, FRAME_KEY, VERTEX, Arr, Piece, PmfDocument
 
 FMT = "pmf"
 
@@ -48,35 +48,49 @@ def _usable_vertices(p: Piece) -> Arr:
     return p.vertices[:n]
 
 
+def all_vertices(doc: PmfDocument) -> tuple[Arr, npt.NDArray[np.int64]]:
+    """Every piece's whole triangles in one VERTEX array, and the (P + 1,) offsets of each
+    piece's run in it: geometry is converted in bulk, not piece by piece, so a model of a
+    hundred thousand small pieces costs one numpy pass."""
+    runs = [_usable_vertices(p) for p in doc.pieces]
+    counts = np.fromiter((len(r) for r in runs), dtype=np.int64, count=len(runs))
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    # Joining the raw records is much cheaper than concatenating 10^5 structured arrays.
+    joined = b"".join(np.ascontiguousarray(r, dtype=VERTEX).tobytes() for r in runs)
+    return np.frombuffer(joined, dtype=VERTEX), offsets
+
+
+def winding_agreement(pos: Arr, nrm: Arr) -> float:
+    """Mean cosine between each triangle's winding normal (counter-clockwise) and the sum of
+    its stored normals, over the triangles where both exist; 1.0 when none do."""
+    tri_pos = np.nan_to_num(np.asarray(pos, dtype=np.float64)).reshape(-1, 3, 3)
+    vn = np.nan_to_num(np.asarray(nrm, dtype=np.float64)).reshape(-1, 3, 3).sum(axis=1)
+    fn = np.cross(tri_pos[:, 1] - tri_pos[:, 0], tri_pos[:, 2] - tri_pos[:, 0])
+    fl = np.linalg.norm(fn, axis=1)
+    vl = np.linalg.norm(vn, axis=1)
+    ok = (fl > 0) & (vl > 0) & np.isfinite(fl) & np.isfinite(vl)
+    if not np.any(ok):
+        return 1.0
+    return float(np.mean(np.sum(fn[ok] * vn[ok], axis=1) / (fl[ok] * vl[ok])))
+
+
 def detect_flip(doc: PmfDocument, left: bool) -> tuple[bool, float]:
     """Whether front faces must be reversed to be counter-clockwise in glTF space, from the
-    stored normals: (flip, mean dot of winding normal and stored normal, -1..1)."""
-    total = 0.0
-    count = 0
-    for p in doc.pieces:
-        v = _usable_vertices(p)
-        if not len(v):
-            continue
-        pos = _mirror(np.nan_to_num(np.asarray(v["position"], dtype=np.float64)), left)
-        nrm = _mirror(np.nan_to_num(np.asarray(v["normal"], dtype=np.float64)), left)
-        tris = np.arange(len(v)).reshape(-1, 3)
-        fn = face_normals(pos, tris)
-        vn = nrm.reshape(-1, 3, 3).sum(axis=1)
-        fl = np.linalg.norm(fn, axis=1)
-        vl = np.linalg.norm(vn, axis=1)
-        ok = (fl > 0) & (vl > 0) & np.isfinite(fl) & np.isfinite(vl)
-        if np.any(ok):
-            d = np.sum(fn[ok] * vn[ok], axis=1) / (fl[ok] * vl[ok])
-            total += float(np.sum(d))
-            count += int(ok.sum())
-    mean = total / count if count else 1.0
+    stored normals: (flip, mean agreement of winding and stored normals, -1..1)."""
+    v, _ = all_vertices(doc)
+    mean = winding_agreement(v["position"], v["normal"])
+    # A mirror reverses every triangle's orientation and the normals' z: the sign flips.
+    if left:
+        mean = winding_agreement(_mirror(np.asarray(v["position"], np.float64), True),
+                                 _mirror(np.asarray(v["normal"], np.float64), True))
     return mean < 0, mean
 
 
-def _winding(doc: PmfDocument, conv: Conventions, ctx: Context) -> bool:
+def _winding(doc: PmfDocument, conv: Conventions, ctx: Context, pos: Arr, nrm: Arr) -> bool:
     left = conv.handedness == "left"
     if conv.winding == "auto":
-        flip, mean = detect_flip(doc, left)
+        mean = winding_agreement(pos, nrm)  # already in glTF space
+        flip = mean < 0
         what = "reversed to be counter-clockwise for glTF" if flip else "kept"
         ctx.note("pmf.winding", "winding detected from the stored normals (mean agreement "
                  f"{mean:+.3f}): the triangles' corner order was {what}", "info")
@@ -85,28 +99,37 @@ def _winding(doc: PmfDocument, conv: Conventions, ctx: Context) -> bool:
     return (conv.winding == "cw") != left
 
 
-def _mesh(p: Piece, index: int, flip: bool, conv: Conventions, ctx: Context) -> Mesh | None:
-    v = _usable_vertices(p)
-    if len(p.vertices) != len(v):
-        ctx.note("pmf.partial_triangle", f"piece {index} ({p.text!r}): the last "
-                 f"{len(p.vertices) - len(v)} vertices form no triangle and were dropped")
-    if not len(v):
-        return None
+def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mesh | None], bool]:
+    """One mesh per piece with whole triangles (None for the others), converted in bulk."""
+    for i, p in enumerate(doc.pieces):
+        if len(p.vertices) % 3:
+            ctx.note("pmf.partial_triangle", f"piece {i} ({p.text!r}): the last "
+                     f"{len(p.vertices) % 3} vertices form no triangle and were dropped")
+    v, offsets = all_vertices(doc)
     left = conv.handedness == "left"
-    pos = _mirror(_finite(v["position"], f"piece {index} positions", ctx), left)
-    nrm = _mirror(_finite(v["normal"], f"piece {index} normals", ctx), left)
-    uv = _finite(v["uv"], f"piece {index} UVs", ctx)
+    pos = _mirror(_finite(v["position"], "piece positions", ctx), left)
+    nrm = _mirror(_finite(v["normal"], "piece normals", ctx), left)
+    uv = _finite(v["uv"], "piece UVs", ctx)
     if conv.flip_v:
         uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
+    flip = _winding(doc, conv, ctx, pos, nrm)
     lengths = np.linalg.norm(nrm, axis=1, keepdims=True)
     nrm = np.where(lengths > 1e-12, nrm / np.where(lengths > 1e-12, lengths, 1.0),
                    np.array([0.0, 1.0, 0.0]))
     if flip:
+        # Runs are whole triangles, so reversing every triple never crosses a piece.
         order = np.arange(len(v)).reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
         pos, nrm, uv = pos[order], nrm[order], uv[order]
-    prim = Primitive(positions=pos.astype(np.float32), normals=nrm.astype(np.float32),
-                     texcoords=[uv.astype(np.float32)])
-    return Mesh(name=p.text, primitives=[prim])
+    pos32, nrm32, uv32 = (a.astype(np.float32) for a in (pos, nrm, uv))
+    out: list[Mesh | None] = []
+    for i, p in enumerate(doc.pieces):
+        a, b = int(offsets[i]), int(offsets[i + 1])
+        if a == b:
+            out.append(None)
+            continue
+        prim = Primitive(positions=pos32[a:b], normals=nrm32[a:b], texcoords=[uv32[a:b]])
+        out.append(Mesh(name=p.text, primitives=[prim]))
+    return out, flip
 
 
 def to_scene(doc: PmfDocument, ctx: Context) -> Scene:
@@ -121,11 +144,14 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
     left = conv.handedness == "left"
     unit, why, certain = resolve_unit(conv, doc)
     scene = Scene(name="pmf")
-    flip = _winding(doc, conv, ctx)
+    meshes, flip = _meshes(doc, conv, ctx)
+    trans = np.array([p.translation for p in doc.pieces], dtype=np.float32).reshape(-1, 3)
+    trans = _mirror(_finite(trans, "piece translations", ctx), left)
+    trans_list: list[list[float]] = trans.tolist()
     for i, p in enumerate(doc.pieces):
-        t = _mirror(_finite(p.translation, f"piece {i} translation", ctx), left)
-        node = Node(name=p.text, translation=as_tuple3(t), extras={"pmf_piece": i})
-        mesh = _mesh(p, i, flip, conv, ctx)
+        x, y, z = trans_list[i]
+        node = Node(name=p.text, translation=(x, y, z), extras={"pmf_piece": i})
+        mesh = meshes[i]
         if mesh is not None:
             node.mesh = scene.add_mesh(mesh)
         # Pre-order: a piece's parent always comes first, so the node exists already.
