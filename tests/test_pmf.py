@@ -148,8 +148,25 @@ def build_odd() -> bytes:
     return SPEC.write(doc, Context())
 
 
+def build_deep() -> bytes:
+    """A chain 300 pieces deep (every tenth with a triangle, names cut from a longer one in
+    the same buffer, as Pascal leaves them) and a looping 4-frame clip with an event."""
+    n = 300
+    pieces = []
+    for i in range(n):
+        verts = tri_vertices() if i % 10 == 0 else make_vertices(np.zeros((0, 3)))
+        name = pack_name(f"seg{i}", tail=b"\x0csegment_long")
+        pieces.append(Piece(name, np.array([0, 0.1, 0], "<f4"), verts, i - 1,
+                            [i + 1] if i + 1 < n else []))
+    rot = np.zeros((4, n, 3))
+    rot[:, :, 2] = np.array([0, 1, 2, 1])[:, None] * 2.5
+    clip = Animation(pack_name("curl"), 1, 8, make_frames(n, rot, np.zeros((4, 3)),
+                                                           [1, 0, 3, 1]))
+    return SPEC.write(PmfDocument(pieces, [clip]), Context())
+
+
 BUILDERS = {"minimal.pmf": build_minimal, "triangle_anim.pmf": build_triangle,
-            "figure.pmf": build_figure, "odd.pmf": build_odd}
+            "figure.pmf": build_figure, "odd.pmf": build_odd, "deep.pmf": build_deep}
 
 
 def fixture_bytes() -> list[tuple[str, bytes]]:
@@ -347,6 +364,14 @@ def test_mutations_fail_cleanly() -> None:
     assert_mutations_fail_cleanly(SPEC, (FIXTURES / "figure.pmf").read_bytes(), count=2000)
     assert_mutations_fail_cleanly(SPEC, (FIXTURES / "odd.pmf").read_bytes(), count=500, seed=2)
     assert_mutations_fail_cleanly(SPEC, chain(40, verts=True), count=500, seed=3)
+    assert_mutations_fail_cleanly(SPEC, (FIXTURES / "deep.pmf").read_bytes(), count=200, seed=4)
+
+
+def test_deep_fixture() -> None:
+    doc = SPEC.read((FIXTURES / "deep.pmf").read_bytes(), Context())
+    assert info(doc)["max_depth"] == 299 and info(doc)["empty_pieces"] == 270
+    assert doc.pieces[12].name == b"\x05seg12nt_long" + b"\0" * 19
+    assert doc.animations[0].frames["rot"][2, 299].tolist() == [0, 0, 5]
 
 
 def test_crash_inputs_replay_cleanly() -> None:

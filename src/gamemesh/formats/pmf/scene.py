@@ -78,11 +78,9 @@ def detect_flip(doc: PmfDocument, left: bool) -> tuple[bool, float]:
     """Whether front faces must be reversed to be counter-clockwise in glTF space, from the
     stored normals: (flip, mean agreement of winding and stored normals, -1..1)."""
     v, _ = all_vertices(doc)
-    mean = winding_agreement(v["position"], v["normal"])
-    # A mirror reverses every triangle's orientation and the normals' z: the sign flips.
-    if left:
-        mean = winding_agreement(_mirror(np.asarray(v["position"], np.float64), True),
-                                 _mirror(np.asarray(v["normal"], np.float64), True))
+    pos = _mirror(np.asarray(v["position"], np.float64), left)
+    nrm = _mirror(np.asarray(v["normal"], np.float64), left)
+    mean = winding_agreement(pos, nrm)
     return mean < 0, mean
 
 
