@@ -458,3 +458,26 @@ def test_writer_refuses_a_tree_that_is_not_in_pre_order() -> None:
     doc.pieces[0].children = [6, 1, 8, 10]
     with pytest.raises(ValueError, match="pre-order"):
         SPEC.write(doc, Context())
+
+
+def test_cli_info_says_which_conventions_are_assumed(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    import json
+
+    from gamemesh.cli import main
+
+    assert main(["info", "--json", str(FIXTURES / "odd.pmf")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    native = out["native"]
+    assert native["version"] == "PMF1" and native["trailing_bytes"] == 4
+    assert "cannot be told" in native["conventions_assumed"]["angle_unit"]
+    assert main(["info", str(FIXTURES / "odd.pmf").replace("odd", "missing")]) == 1
+
+
+def test_read_native_and_write_native(tmp_path: Path) -> None:
+    doc = gamemesh.read_native(FIXTURES / "figure.pmf")
+    assert isinstance(doc, PmfDocument)
+    gamemesh.write_native(doc, tmp_path / "copy.pmf")
+    assert (tmp_path / "copy.pmf").read_bytes() == (FIXTURES / "figure.pmf").read_bytes()
+    with pytest.raises(UnsupportedVersionError):
+        gamemesh.load(b"PMF9" + b"\0" * 60)
