@@ -547,3 +547,22 @@ def test_sample_scene_to_pmf_and_back_to_a_valid_glb(tmp_path: Path,
     assert [n.name for n in scene.nodes] == ["root", "sample", "bone0", "bone1", "bone2",
                                              "column"]
     assert mean_normal_agreement(scene) > 0.8  # smooth normals on a square column: ~0.9
+
+
+def test_texture_option_puts_one_material_on_every_piece(tmp_path: Path,
+                                                        gltf_validator: Any) -> None:
+    from gamemesh.sample import checker
+    from gamemesh.textures import encode_png
+
+    (tmp_path / "skin.png").write_bytes(encode_png(checker()))
+    src = tmp_path / "figure.pmf"
+    src.write_bytes((FIXTURES / "figure.pmf").read_bytes())
+    scene = gamemesh.load(src, texture="skin.png")
+    assert len(scene.materials) == 1 and scene.images[0].mime_type == "image/png"
+    assert {p.material for m in scene.meshes for p in m.primitives} == {0}
+    assert "pmf.texture" in {n.code for n in scene.notes}
+    report = gamemesh.convert(src, tmp_path / "textured.glb", texture="skin.png")
+    assert report.outputs
+    gltf_validator(tmp_path / "textured.glb")
+    with pytest.raises(FileNotFoundError):
+        gamemesh.load(src, texture="missing.png")

@@ -41,6 +41,9 @@ OPTIONS = (
            str, "auto", WINDINGS),
     Option("flip_v", "PMF UVs: write v as 1 - v (the raw values pass through by default)",
            bool, False),
+    Option("texture", "PMF -> glTF: an image file (PNG, JPEG or any Pillow reads) to put on "
+           "every piece as its base colour (PMF stores no texture); relative to the PMF file",
+           str, None),
     Option("default_fps", "PMF clips whose fps byte is 0: the rate assumed for timing", int,
            DEFAULT_FPS_FOR_ZERO),
     Option("fps", "glTF -> PMF: frames per second to sample each clip at (1..255; default: "

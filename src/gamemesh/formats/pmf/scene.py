@@ -7,13 +7,25 @@ k / fps. The open conventions come from :mod:`.conventions`; what was assumed is
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ...registry import Context
-from ...scene import Animation, Channel, Mesh, Node, Primitive, Scene
+from ...scene import (
+    Animation,
+    Channel,
+    Image,
+    Material,
+    Mesh,
+    Node,
+    Primitive,
+    Scene,
+    TextureRef,
+)
+from ...textures import decode_image
 from .conventions import (
     Conventions,
     euler_to_quats,
@@ -154,6 +166,7 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
             node.mesh = scene.add_mesh(mesh)
         # Pre-order: a piece's parent always comes first, so the node exists already.
         scene.add_node(node, None if p.parent < 0 else p.parent)
+    _attach_texture(scene, ctx)
     for ai in range(len(doc.animations)):
         anim = _animation(doc, ai, unit, conv, ctx)
         if anim is not None:
@@ -167,13 +180,37 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
              + " the root translation, "
              f"{conv.handedness}-handed coordinates; change with --euler-order, "
              "--root-position, --handedness", "info")
-    ctx.note("pmf.no_material", "PMF stores no materials or textures: the glTF default "
-             "material applies", "info")
+    if not scene.materials:
+        ctx.note("pmf.no_material", "PMF stores no materials or textures: the glTF default "
+                 "material applies (attach a texture with --texture)", "info")
     scene.extras.update({"format": FMT, "version": doc.magic.decode("latin-1"),
                          "pmf_conventions": {**conv.as_dict(), "angle_unit": unit,
                                              "winding_flipped": flip}})
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
     return scene
+
+
+def _attach_texture(scene: Scene, ctx: Context) -> None:
+    """``--texture FILE``: PMF carries no texture, so the user may name one; it becomes one
+    material on every piece (a relative name is looked up next to the PMF file)."""
+    name = ctx.opt("texture")
+    if not name:
+        return
+    path = Path(str(name))
+    if not path.is_absolute() and ctx.path is not None:
+        path = ctx.path.parent / path
+    data = path.read_bytes()  # a missing file is the caller's OSError, not a format error
+    mime = ("image/png" if data[:8] == b"\x89PNG\r\n\x1a\n" else
+            "image/jpeg" if data[:3] == b"\xff\xd8\xff" else None)
+    image = (Image(name=path.stem, data=data, mime_type=mime, uri=path.name) if mime else
+             Image(name=path.stem, pixels=decode_image(data), uri=path.name))
+    mat = scene.add_material(Material(name=path.stem,
+                                      base_color_texture=TextureRef(scene.add_image(image))))
+    for mesh in scene.meshes:
+        for prim in mesh.primitives:
+            prim.material = mat
+    ctx.note("pmf.texture", f"texture {path.name!r} attached to every piece (--texture); "
+             f"UVs {'flipped' if ctx.opt('flip_v', False) else 'as stored'}", "info")
 
 
 def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
