@@ -41,3 +41,20 @@ def test_public_formats_survives_subpackage_import() -> None:
 
     names = [s.name for s in gamemesh.formats()]
     assert names == [s.name for s in registry.formats()] and "gltf" in names
+
+
+def test_option_values_are_checked(tmp_path: Path) -> None:
+    import pytest
+
+    from gamemesh.cli import main
+
+    gamemesh.save(sample_scene(), tmp_path / "s.glb")
+    spec = registry.by_name("pmf")
+    opt = next(o for o in spec.options if o.choices)
+    with pytest.raises(ValueError, match=f"pmf option {opt.flag}: expected one of"):
+        gamemesh.save(sample_scene(), tmp_path / "s.pmf", **{opt.name: "nonsense"})
+    assert not (tmp_path / "s.pmf").exists()
+    # On the command line argparse already refuses it: a usage error, exit 2.
+    with pytest.raises(SystemExit) as e:
+        main(["convert", str(tmp_path / "s.glb"), str(tmp_path / "t.pmf"), opt.flag, "nonsense"])
+    assert e.value.code == 2

@@ -84,6 +84,7 @@ def read_native(src: Source, format: str | None = None, **options: Any) -> Any:
     """The format's native document (a dataclass that mirrors the file)."""
     data, path = _read_source(src)
     spec = _spec_for(data, path, format)
+    spec.check_options(options)
     return spec.read_doc(data, Context(path, options))
 
 
@@ -100,6 +101,7 @@ def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
     data, path = _read_source(src)
     spec = _spec_for(data, path, format)
+    spec.check_options(options)
     ctx = Context(path, options)
     scene = spec.load_scene(data, ctx)
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
@@ -122,6 +124,7 @@ def _save(scene: Scene, dst: Path, format: str | None,
     if spec is None:
         msg = f"cannot tell the output format from {dst.name!r}; give one with --to"
         raise ValueError(msg)
+    spec.check_options(options)
     # A scene breaking the model's invariants is a converter bug: name it before any writer
     # turns it into a file real tools choke on.
     scene.validate()

@@ -11,6 +11,7 @@ This module is also the one exception boundary: whatever slips out of a reader a
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import struct
 from collections.abc import Callable, Mapping
@@ -116,6 +117,18 @@ class FormatSpec:
         """Scene -> native."""
         return self.save is not None or (self.from_scene is not None and self.write is not None)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Values of this format's options must fit their declared type and choices; a bad one
+        is the caller's mistake (a usage error), never "malformed data". Options of other
+        formats pass through: one convert call carries both sides' options."""
+        for opt in self.options:
+            value = options.get(opt.name)
+            if value is None:
+                continue
+            values = value if opt.multiple and isinstance(value, list | tuple) else [value]
+            for v in values:
+                _check_option(self.name, opt, v)
+
     def capabilities(self) -> dict[str, bool]:
         return {"read": self.can_read, "write": self.can_write, "to_scene": self.can_import,
                 "from_scene": self.can_export}
@@ -149,6 +162,21 @@ class FormatSpec:
             raise FormatError(self.name, msg)
         doc = self.from_scene(scene, ctx)
         return {name: self.write(doc, ctx)}
+
+
+def _check_option(fmt: str, opt: Option, v: Any) -> None:
+    ok_type = (isinstance(v, opt.type)
+               or (opt.type is float and isinstance(v, int) and not isinstance(v, bool))
+               or (opt.type is str and isinstance(v, os.PathLike)))
+    if opt.type is not bool and isinstance(v, bool):
+        ok_type = False
+    if not ok_type:
+        msg = (f"{fmt} option {opt.flag}: expected {opt.type.__name__}, got "
+               f"{type(v).__name__} {v!r}")
+        raise ValueError(msg)
+    if opt.choices and v not in opt.choices:
+        msg = f"{fmt} option {opt.flag}: expected one of {list(opt.choices)}, got {v!r}"
+        raise ValueError(msg)
 
 
 _INTERNAL = (struct.error, IndexError, KeyError, UnicodeDecodeError, OverflowError,
