@@ -741,27 +741,3 @@ def test_duplicate_bone_names_are_made_unique() -> None:
     names = [doc.string(int(n)) for n in doc.skeletons[0].bones["name"]]
     assert names == ["bone", "bone_2", "bone_3"]
     assert any(n.code == "papa.bone_renamed" for n in c.notes)
-
-
-def test_resampling_interpolations() -> None:
-    from gamemesh.formats.papa.resample import sample
-    from gamemesh.scene import Channel
-
-    times = np.array([0.0, 0.25, 0.5, 1.0, 2.0])
-    lin = Channel(0, "translation", np.array([0.0, 1.0], np.float32),
-                  np.array([[0, 0, 0], [2, 4, 6]], np.float32))
-    np.testing.assert_allclose(sample(lin, times, False)[:, 1], [0, 1, 2, 4, 4])
-    step = Channel(0, "translation", np.array([0.0, 0.5], np.float32),
-                   np.array([[1, 0, 0], [3, 0, 0]], np.float32), "STEP")
-    np.testing.assert_allclose(sample(step, times, False)[:, 0], [1, 1, 3, 3, 3])
-    # CUBICSPLINE with zero tangents: Hermite smoothstep between the two values.
-    vals = np.array([[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [8, 0, 0], [0, 0, 0]],
-                    np.float32)
-    cub = Channel(0, "translation", np.array([0.0, 1.0], np.float32), vals, "CUBICSPLINE")
-    np.testing.assert_allclose(sample(cub, times, False)[:, 0], [0, 1.25, 4, 8, 8])
-    # Rotation: slerp half way between identity and 90 deg about Y is 45 deg.
-    s = np.sqrt(0.5)
-    rot = Channel(0, "rotation", np.array([0.0, 1.0], np.float32),
-                  np.array([[0, 0, 0, 1], [0, s, 0, s]], np.float32))
-    q = sample(rot, np.array([0.5]), True)[0]
-    np.testing.assert_allclose(q, [0, np.sin(np.pi / 8), 0, np.cos(np.pi / 8)], atol=1e-6)

@@ -21,7 +21,6 @@ from gamemesh.formats.pmf.layout import (
     make_frames,
     pack_name,
 )
-from gamemesh.formats.pmf.sampling import sample_channel, slerp
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Animation as SceneAnimation
@@ -33,6 +32,7 @@ from gamemesh.scene.math import (
     quat_to_matrix,
     trs_to_matrix,
 )
+from gamemesh.scene.sampling import sample_channel, slerp
 from test_pmf import FIXTURES, build_triangle, cube_vertices, figure_doc, tri_vertices
 
 RAD_TOL = 1e-5

@@ -16,6 +16,7 @@ from gamemesh.scene.math import (
     trs_to_matrix,
     world_matrices,
 )
+from gamemesh.scene.sampling import sample_channel
 
 
 def test_sample_is_valid_and_summarized() -> None:
@@ -99,3 +100,26 @@ def test_matrix_to_quat_half_turns() -> None:
     same = np.minimum(np.abs(got - q).max(axis=1), np.abs(got + q).max(axis=1))
     assert same.max() < 1e-9
     np.testing.assert_allclose(quat_to_matrix(got), quat_to_matrix(q), atol=1e-12)
+
+
+def test_sampling_interpolations() -> None:
+    """The shared sampler (PMF frames, Papa frames, PBA keys): before the first key the
+    first value, after the last the last."""
+    times = np.array([0.0, 0.25, 0.5, 1.0, 2.0])
+    lin = Channel(0, "translation", np.array([0.0, 1.0], np.float32),
+                  np.array([[0, 0, 0], [2, 4, 6]], np.float32))
+    np.testing.assert_allclose(sample_channel(lin, times)[:, 1], [0, 1, 2, 4, 4])
+    step = Channel(0, "translation", np.array([0.0, 0.5], np.float32),
+                   np.array([[1, 0, 0], [3, 0, 0]], np.float32), "STEP")
+    np.testing.assert_allclose(sample_channel(step, times)[:, 0], [1, 1, 3, 3, 3])
+    # CUBICSPLINE with zero tangents: Hermite smoothstep between the two values.
+    vals = np.array([[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [8, 0, 0], [0, 0, 0]],
+                    np.float32)
+    cub = Channel(0, "translation", np.array([0.0, 1.0], np.float32), vals, "CUBICSPLINE")
+    np.testing.assert_allclose(sample_channel(cub, times)[:, 0], [0, 1.25, 4, 8, 8])
+    # Rotation: slerp half way between identity and 90 deg about Y is 45 deg.
+    s = np.sqrt(0.5)
+    rot = Channel(0, "rotation", np.array([0.0, 1.0], np.float32),
+                  np.array([[0, 0, 0, 1], [0, s, 0, s]], np.float32))
+    q = sample_channel(rot, np.array([0.5]))[0]
+    np.testing.assert_allclose(q, [0, np.sin(np.pi / 8), 0, np.cos(np.pi / 8)], atol=1e-6)

@@ -28,6 +28,7 @@ from ...scene.math import (
     vertex_normals,
     world_matrices,
 )
+from ...scene.sampling import sample_channel
 from ...textures import decode_image
 from . import layout as lay
 from . import textures as tx
@@ -45,7 +46,7 @@ from .document import (
     Texture,
     VertexBuffer,
 )
-from .resample import decompose, sample, trs_batch
+from .resample import decompose, trs_batch
 from .to_scene import AXES, continuous_quats
 from .write import write
 
@@ -511,11 +512,11 @@ class _Exporter:
             s = np.tile(s0, (f, 1))
             for c in channels:
                 if c.path == "translation":
-                    t = sample(c, times, False)
+                    t = sample_channel(c, times)
                 elif c.path == "rotation":
-                    r = sample(c, times, True)
+                    r = sample_channel(c, times)
                 elif c.path == "scale":
-                    s = sample(c, times, False)
+                    s = sample_channel(c, times)
             local = trs_batch(t, r, s)
             mats = prefix[None] @ local
         return np.asarray(AXES.T[None] @ mats @ AXES[None])

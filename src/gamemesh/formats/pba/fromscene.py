@@ -26,6 +26,7 @@ from ...errors import FormatError
 from ...registry import Context
 from ...scene import Channel, Material, Mesh, Primitive, Scene
 from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
+from ...scene.sampling import sample_channel
 from ..ptx.scene import image_pixels, rgba_to_doc
 from ..ptx.write import write as write_ptx
 from .layout import (
@@ -351,28 +352,6 @@ def _values(ch: Channel) -> npt.NDArray[np.float64]:
     return v[1::3] if ch.interpolation == "CUBICSPLINE" else v
 
 
-def sample(ch: Channel, times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """A channel's values at ``times`` (STEP, LINEAR; CUBICSPLINE through its key values;
-    rotations by normalised lerp along the shorter arc)."""
-    src = np.asarray(ch.times, dtype=np.float64)
-    v = _values(ch)
-    if len(src) == 1:
-        return np.repeat(v, len(times), axis=0)
-    i = np.clip(np.searchsorted(src, times, side="right") - 1, 0, len(src) - 2)
-    if ch.interpolation == "STEP":
-        j = np.clip(np.searchsorted(src, times, side="right") - 1, 0, len(src) - 1)
-        return v[j]
-    f = np.clip((times - src[i]) / np.maximum(src[i + 1] - src[i], 1e-12), 0, 1)[:, None]
-    a, b = v[i], v[i + 1]
-    if ch.path == "rotation":
-        b = np.where((a * b).sum(axis=1, keepdims=True) < 0, -b, b)
-        q = a * (1 - f) + b * f
-        out: F64 = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        return out
-    lerp: F64 = a * (1 - f) + b * f
-    return lerp
-
-
 def _ms(times: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
     """Seconds -> strictly increasing u32 milliseconds, and which input times were kept."""
     ms = np.clip(np.rint(np.asarray(times) * 1000.0), 0, 0xFFFFFFFF).astype(np.int64)
@@ -419,11 +398,11 @@ def _local_at(node: Any, chans: dict[str, Channel], times: F64) -> F64:
     k = len(times)
     if node.matrix is not None and not chans:
         return np.broadcast_to(local_matrix(node), (k, 4, 4)).copy()
-    t = sample(chans["translation"], times) if "translation" in chans else \
+    t = sample_channel(chans["translation"], times) if "translation" in chans else \
         np.tile(np.asarray(node.translation, dtype=np.float64), (k, 1))
-    r = sample(chans["rotation"], times) if "rotation" in chans else \
+    r = sample_channel(chans["rotation"], times) if "rotation" in chans else \
         np.tile(np.asarray(node.rotation, dtype=np.float64), (k, 1))
-    s = sample(chans["scale"], times) if "scale" in chans else \
+    s = sample_channel(chans["scale"], times) if "scale" in chans else \
         np.tile(np.asarray(node.scale, dtype=np.float64), (k, 1))
     m = np.zeros((k, 4, 4))
     m[:, :3, :3] = quat_to_matrix(r) * s[:, None, :]

@@ -34,6 +34,7 @@ from ...scene.math import (
     quat_to_matrix,
     vertex_normals,
 )
+from ...scene.sampling import sample_channel
 from .conventions import Conventions, quats_to_euler
 from .layout import (
     ANIM_LOOP,
@@ -50,7 +51,6 @@ from .layout import (
 )
 from .layout import Animation as PmfAnimation
 from .layout import Piece as PmfPiece
-from .sampling import sample_channel
 
 FMT = "pmf"
 F64 = npt.NDArray[np.float64]

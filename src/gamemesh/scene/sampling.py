@@ -1,4 +1,5 @@
-"""Sampling glTF animation channels at arbitrary times, vectorized over the sample times.
+"""Sampling glTF animation channels at arbitrary times, vectorized over the sample times (shared
+by every format that resamples clips: PMF frames, Papa frames, PBA keys).
 
 glTF 2.0 section 3.11 ("Animations") and Appendix C define the three interpolations: STEP holds
 the previous key, LINEAR interpolates (spherically for rotations), CUBICSPLINE is a cubic
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...scene import Channel
+from .model import Channel
 
 F64 = npt.NDArray[np.float64]
 
