@@ -402,8 +402,10 @@ def test_version_option_and_limits(tmp_path: Path) -> None:
     gamemesh.save(sample_scene(), tmp_path / "old.pet", version="1.0")
     doc = read((tmp_path / "old.pet").read_bytes(), ctx("old.pet"))
     assert doc.version == (1, 0)
-    with pytest.raises(LimitError):
+    with pytest.raises(ValueError, match="version"):  # the registry checks the choices
         gamemesh.save(sample_scene(), tmp_path / "bad.pet", version="2.0")
+    with pytest.raises(LimitError):
+        SPEC.from_scene(sample_scene(), ctx("bad.pet", version="2.0"))
     scene = sample_scene()
     prim = scene.meshes[0].primitives[0]
     tris = prim.triangles()
@@ -417,6 +419,30 @@ def test_version_option_and_limits(tmp_path: Path) -> None:
                        for i in range(256)]
     with pytest.raises(LimitError, match="texture"):
         SPEC.from_scene(scene, ctx("many.pet"))
+
+
+def test_track_and_frame_script_limits() -> None:
+    from gamemesh.scene import Animation, Channel
+
+    scene = Scene()
+    parent = None
+    for i in range(130):
+        parent = scene.add_node(Node(name=f"b{i}", translation=(0, 0.1, 0)), parent)
+    times = np.array([0, 1], np.float32)
+    scene.animations.append(Animation("a", [Channel(i, "translation", times,
+                                                    np.zeros((2, 3), np.float32))
+                                            for i in range(130)]))
+    with pytest.raises(LimitError, match="tracks"):
+        SPEC.from_scene(scene, ctx("x.apet", version="1.0"))
+    doc = SPEC.from_scene(scene, ctx("x.apet", version="1.1"))
+    assert doc.anim is not None and len(doc.anim.tracks) == 130
+    scene.extras["pet"] = {"x.apet": {"fram": [{"index": i, "chunks": ["*a()", "", ""],
+                                                "check": 0} for i in range(600)]}}
+    with pytest.raises(LimitError, match="FRAM"):
+        SPEC.from_scene(scene, ctx("x.apet", version="1.1"))
+    doc = SPEC.from_scene(scene, ctx("x.apet", version="1.2"))
+    fram = doc.get(b"FRAM")
+    assert fram is not None and len(fram.frames) == 600  # type: ignore[union-attr]
 
 
 def test_static_scene_without_skin(tmp_path: Path) -> None:

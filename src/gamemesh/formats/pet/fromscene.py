@@ -35,6 +35,7 @@ from .layout import (
     CollBox,
     CollSection,
     ExtrSection,
+    FramSection,
     MeshSection,
     Motion,
     MotiSection,
@@ -130,6 +131,11 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
         if moti is not None:
             secs[b"MOTI"] = moti
     _extras_sections(secs, scene, extras, bones)
+    fram = secs.get(b"FRAM")
+    if isinstance(fram, FramSection) and len(fram.frames) > FRAME_LIMIT[version[1]]:
+        # pet-source_tools' writer limit on frame scripts per version (§B.10).
+        raise LimitError(FMT, "too many FRAM frame scripts for this version", field="FRAM",
+                         expected=f"<= {FRAME_LIMIT[version[1]]}", actual=len(fram.frames))
     order = [f for f in WRITE_ORDER if f in allowed and f in secs]
     dropped = [f.decode() for f in secs if f not in allowed]
     if scene.meshes and b"MESH" not in allowed:
@@ -555,7 +561,6 @@ def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int,
     if len(ids) > TRACK_LIMIT[version[1]]:
         raise LimitError(FMT, "too many animation tracks for this version", field="ANIM",
                          expected=f"<= {TRACK_LIMIT[version[1]]}", actual=len(ids))
-    last = 0.0
     dropped_scale = False
     for b in ids:
         tr = Track(bone=b, wide=b > 0xFD)
@@ -568,7 +573,6 @@ def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int,
             if path == "scale" and version < (1, 2):
                 dropped_scale = dropped_scale or bool(np.any(np.abs(v - 1) > 1e-6))
                 continue
-            last = max(last, float(t[-1]))
             rec = np.concatenate([t[:, None], v * tail], axis=1).astype(np.float32)
             setattr(tr, attr, rec)
         if version >= (1, 3) and b in flags:
@@ -577,10 +581,6 @@ def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int,
     if dropped_scale:
         ctx.note("pet.anim_scale_dropped", f"PET {version[0]}.{version[1]} has no scale keys: "
                  "scale animation left out")
-    if last * FPS > FRAME_LIMIT[version[1]]:
-        raise LimitError(FMT, "animation longer than this version holds", field="ANIM",
-                         expected=f"<= {FRAME_LIMIT[version[1]]} frames",
-                         actual=int(np.ceil(last * FPS)))
     return out
 
 

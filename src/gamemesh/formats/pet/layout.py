@@ -48,7 +48,8 @@ SMTL_SIZES = {0: 4, 1: 4, 2: 4, 3: 8, 4: 12, 5: 16, 6: 64}
 SMTL_TYPES = ("BOOL", "INT", "FLOAT", "VECTOR2", "VECTOR3", "VECTOR4", "MATRIX", "MATRIXARRAY",
               "TEXTURE")
 
-# Writer limits per minor version (§B.14): animation tracks and frames.
+# Writer limits per minor version (§B.14, pet-source_tools' exporter): animation tracks and
+# FRAM frame scripts.
 TRACK_LIMIT = {0: 127, 1: 256, 2: 512, 3: 1024}
 FRAME_LIMIT = {0: 256, 1: 512, 2: 10000, 3: 20000}
 # The 0xFE escape carries an i16; the fork (#3) reads it as u16, so stay below 0x7FFF (§E.4).
