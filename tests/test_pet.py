@@ -616,6 +616,14 @@ def test_empty_and_garbage_input() -> None:
         read(b"BONE\x10\0\0\0\x01", ctx("x.pet"))
 
 
+def test_mesh_without_triangles_converts(tmp_path: Path, gltf_validator: Any) -> None:
+    src = tmp_path / "zero.pet"
+    src.write_bytes((Path(__file__).parent / "crashes" / "pet" / "zero-polygons.bin").read_bytes())
+    report = gamemesh.convert(src, tmp_path / "zero.glb")
+    assert [n.code for n in report.notes] == ["pet.mesh_empty"]
+    gltf_validator(tmp_path / "zero.glb")
+
+
 def test_corpus_round_trips() -> None:
     files = corpus_files("pet")
     for p in files:

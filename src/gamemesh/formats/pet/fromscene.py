@@ -48,7 +48,7 @@ from .layout import (
     Vers,
 )
 from .read import kind_of
-from .scene import fake_body_substitute
+from .scene import fake_body_substitute, safe_inverse
 from .textures import FLAG_CHARS
 
 F64 = npt.NDArray[np.float64]
@@ -169,7 +169,7 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
         ibm = skin.inverse_bind_matrices
         joint_set = set(skin.joints)
         for k, j in enumerate(skin.joints):
-            w = (np.linalg.inv(np.asarray(ibm[k], np.float64)) if ibm is not None
+            w = (safe_inverse(np.asarray(ibm[k], np.float64)[None])[0] if ibm is not None
                  else worlds[j])
             p = parents[j]
             while p is not None and p not in joint_set:
@@ -208,7 +208,7 @@ def _bone_section(bones: _Bones, kind: str, version: tuple[int, int],
     local = world.copy()
     for i, p in enumerate(bones.parents):
         if p >= 0:
-            local[i] = np.linalg.inv(world[p]) @ world[i]
+            local[i] = safe_inverse(world[p][None])[0] @ world[i]
     rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
                           axis=1)
     out.matrices = rows.reshape(n, 12).astype(np.float32)
@@ -297,7 +297,7 @@ def _part(prim: Any, skinned: bool, world: F64, rigid_bone: int,
            else vertex_normals(pos, tris).astype(np.float64))
     if not skinned:
         pos = pos @ world[:3, :3].T + world[:3, 3]
-        nrm = nrm @ np.linalg.inv(world[:3, :3])  # inverse transpose, row form
+        nrm = nrm @ safe_inverse(world[None])[0][:3, :3]  # inverse transpose, row form
     if skinned and prim.joints is not None and prim.weights is not None:
         joints = np.asarray(prim.joints, np.int64)
         weights = np.asarray(prim.weights, np.float64)
@@ -360,12 +360,13 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     count, q, j = quantize_weights(joints, weights)
     world = np.stack(bones.world)
     main = j[:, 0]
-    inv = np.linalg.inv(world)[main]
+    inv_all = safe_inverse(world)
+    inv = inv_all[main]
     local = np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3]
     if version < (1, 1):
         # v1.0 normals are stored in the main bone's space (or the fake body bone's, §B.8).
         rot = fake_body_substitute(bones.names, bones.parents, main, nb)[main]
-        nrm = np.einsum("nij,nj->ni", np.linalg.inv(world[rot, :3, :3]), nrm)
+        nrm = np.einsum("nij,nj->ni", inv_all[rot, :3, :3], nrm)
     nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-20)
     # One PET vertex per distinct (stored position, influences): glTF split them per corner.
     key = np.concatenate([local, q.astype(np.float64), j.astype(np.float64)], axis=1)

@@ -260,6 +260,9 @@ class _MeshBuilder:
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         normals = self._normals(unit, m, pos, wm, main, bone_map)
         prims = self._primitives(unit, m, pos, normals, joints, weights)
+        if not prims:
+            self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
+            return
         mesh = self.scene.add_mesh(Mesh(name=unit.stem, primitives=prims))
         node = Node(name=unit.stem, mesh=mesh)
         if m.global_weight is not None and len(m.global_weight):
