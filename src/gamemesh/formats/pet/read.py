@@ -577,14 +577,25 @@ def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8],
                           n: int) -> tuple[Any, Any, Any, Any]:
     """Corners whose UV-set count varies (§B.8: take the max and pad)."""
     s0, end = r.tell(), r.end
-    cand = np.arange(s0, end + 1, dtype=np.int64)
-    size = 17 + 8 * buf[np.minimum(cand + 16, len(buf) - 1)].astype(np.int64)
-    nxt = cand + size
-    d = len(cand)
-    jn = np.where((cand + 17 <= end) & (nxt <= end), nxt - s0, d)
-    jn = np.concatenate([jn, [d]])
-    chain = _follow(jn, n + 1)
-    bad = np.flatnonzero(chain == d)
+    # Offsets the corner list can reach: a window for ~2 UV sets a corner, doubled while the
+    # chain runs past it (int32: inputs are under 1 GiB).
+    est = n * (17 + 16) + 1
+    while True:
+        lim = min(end, s0 + est)
+        cand = np.arange(s0, lim + 1, dtype=np.int32)
+        nxt = cand + 17 + 8 * buf[np.minimum(cand + 16, len(buf) - 1)].astype(np.int32)
+        d = len(cand)
+        # Sentinels: D = runs past the section, D + 1 = past the window.
+        jn = np.where((cand + 17 <= end) & (nxt <= end),
+                      np.where(nxt <= lim, nxt - s0, d + 1), d).astype(np.int32)
+        del cand, nxt
+        jn = np.concatenate([jn, np.array([d, d + 1], np.int32)])
+        chain = _follow(jn, n + 1).astype(np.int64)
+        if lim < end and np.any(chain == d + 1):
+            est *= 2
+            continue
+        break
+    bad = np.flatnonzero(chain >= d)
     if len(bad):
         raise r.truncated(expected=f"{n} corners", actual="the section ended first",
                           field=f"corners[{int(bad[0]) - 1}]")
