@@ -590,6 +590,34 @@ def test_truncations_fail_cleanly() -> None:
     assert total > 2000
 
 
+@pytest.mark.parametrize(("kind", "version", "escape"),
+                         [("pet", (1, 3), True), ("mpet", (1, 0), True), ("apet", (1, 1), False),
+                          ("mpet", (1, 2), False)])
+def test_section_truncations_fail_cleanly(kind: str, version: tuple[int, int],
+                                          escape: bool) -> None:
+    """A cut file fails at the container (the last length runs past the end); so also cut
+    each section's payload with its length fixed up, to reach every section reader."""
+    from helpers import parse_raw
+
+    from gamemesh.formats.pet.write import section_bytes
+
+    doc = build(kind, version, escape=escape)
+    payloads = [(s.fourcc, section_bytes(s.body, version)) for s in doc.sections]
+    checked = 0
+    for i, (fourcc, body) in enumerate(payloads):
+        step = max(1, len(body) // 150)
+        for cut in range(0, len(body), step):
+            out = b"".join(f + len(b).to_bytes(4, "little") + b if j != i else
+                           f + cut.to_bytes(4, "little") + b[:cut]
+                           for j, (f, b) in enumerate(payloads))
+            try:
+                parse_raw(SPEC, out)
+            except FormatError:
+                pass
+            checked += 1
+    assert checked > 300
+
+
 @pytest.mark.parametrize(("kind", "version", "seed", "count"),
                          [("pet", (1, 3), 1, 2000), ("mpet", (1, 2), 2, 600),
                           ("pet", (1, 0), 3, 600)])
