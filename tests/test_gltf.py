@@ -258,3 +258,27 @@ def test_image_errors_are_stable() -> None:
     with pytest.raises(FormatError) as e:
         decode_image(b"\x89PNG\r\n\x1a\n garbage", "image")
     assert "0x" not in str(e.value)
+
+
+def test_equal_bytes_of_different_layouts_get_separate_views(tmp_path: Path,
+                                                            gltf_validator: Any) -> None:
+    """All-zero u8 JOINTS_1 and all-zero float WEIGHTS_1 of the same byte length must not share
+    a view: glTF needs a byteStride on a view two vertex accessors share."""
+    scene = sample_scene()
+    prim = scene.meshes[0].primitives[0]
+    n = prim.vertex_count
+    prim.joints = np.concatenate([prim.joints, np.zeros((n, 4), np.uint16)], axis=1)
+    prim.weights = np.concatenate([prim.weights, np.zeros((n, 4), np.float32)], axis=1)
+    # 5 vertices of float VEC4 zeros = 80 bytes = 20 vertices of u8 VEC4 zero joints.
+    assert n == 20
+    other = Primitive(positions=prim.positions[:5].copy(),
+                      indices=np.array([0, 1, 2], dtype=np.uint32),
+                      colors=[np.zeros((5, 4), np.float32)])
+    scene.meshes[0].primitives.append(other)
+    gamemesh.save(scene, tmp_path / "z.gltf")
+    gltf_validator(tmp_path / "z.gltf")
+    js = json.loads((tmp_path / "z.gltf").read_text())
+    by_view: dict[int, set[tuple[int, str]]] = {}
+    for acc in js["accessors"]:
+        by_view.setdefault(acc["bufferView"], set()).add((acc["componentType"], acc["type"]))
+    assert all(len(layouts) == 1 for layouts in by_view.values())

@@ -43,13 +43,17 @@ class _Builder:
     size: int = 0
     views: list[dict[str, Any]] = field(default_factory=list)
     accessors: list[dict[str, Any]] = field(default_factory=list)
-    _by_print: dict[tuple[int, int, int | None], list[tuple[int, memoryview]]] = field(
+    _by_print: dict[tuple[Any, ...], list[tuple[int, memoryview]]] = field(
         default_factory=dict)
     _acc_keys: dict[tuple[Any, ...], int] = field(default_factory=dict)
 
-    def view(self, data: bytes | memoryview, target: int | None = None) -> int:
+    def view(self, data: bytes | memoryview, target: int | None = None,
+             layout: tuple[int, int] | None = None) -> int:
+        """A view of ``data``, shared with an earlier one only when bytes, target and element
+        ``layout`` (component type, width) all agree: two accessors of different layouts on
+        one view would need a byteStride."""
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-        fp = (mv.nbytes, zlib.adler32(mv), target)
+        fp = (mv.nbytes, zlib.adler32(mv), target, layout)
         for index, seen in self._by_print.get(fp, []):
             if seen == mv:
                 return index
@@ -73,7 +77,7 @@ class _Builder:
         w = width if width is not None else (a.size // n if n else 1)
         flat = a.reshape(n, w)
         # No copy: the piece is a view that keeps the array alive.
-        view = self.view(flat.reshape(-1).view(np.uint8).data, target)
+        view = self.view(flat.reshape(-1).view(np.uint8).data, target, (component, w))
         key = (view, component, w, normalized, minmax)
         if key in self._acc_keys:
             return self._acc_keys[key]
