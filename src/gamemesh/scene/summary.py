@@ -10,7 +10,7 @@ from .model import Scene
 
 
 def summarize(scene: Scene) -> dict[str, Any]:
-    from .math import transform_points, world_matrices
+    from .math import column_bounds, transform_points, world_matrices
 
     worlds = world_matrices(scene)
     lo = np.full(3, np.inf)
@@ -22,9 +22,9 @@ def summarize(scene: Scene) -> dict[str, Any]:
             if len(prim.positions):
                 # Skinned meshes are placed by their joints; the bind pose is the mesh's own space.
                 m = np.eye(4) if node.skin is not None else worlds[i]
-                pts = transform_points(m, prim.positions)
-                lo = np.minimum(lo, pts.min(axis=0))
-                hi = np.maximum(hi, pts.max(axis=0))
+                plo, phi = column_bounds(transform_points(m, prim.positions))
+                lo = np.minimum(lo, plo)
+                hi = np.maximum(hi, phi)
     prims = [p for m in scene.meshes for p in m.primitives]
     bounds = None if not np.all(np.isfinite(lo)) else {
         "min": [round(float(x), 6) for x in lo], "max": [round(float(x), 6) for x in hi]}

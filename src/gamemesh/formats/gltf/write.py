@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ...errors import Note
 from ...scene import Image, Material, Primitive, Sampler, Scene, TextureRef
-from ...scene.math import normalize_rows, quat_normalize
+from ...scene.math import column_bounds, normalize_rows, quat_normalize
 from ...textures import encode_png
 
 FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
@@ -31,6 +31,20 @@ def _version() -> str:
     from ... import __version__
 
     return __version__
+
+
+_SAMPLED = 1 << 16
+
+
+def _fingerprint(mv: memoryview) -> tuple[int, ...]:
+    """A cheap fingerprint to find dedup candidates (equality is then checked byte for byte).
+    Small data is checksummed whole; large data by its head, tail and 4 KB spread across it,
+    so fingerprinting a 100 MB vertex buffer costs microseconds, not a pass over it."""
+    n = mv.nbytes
+    if n <= _SAMPLED:
+        return (zlib.adler32(mv),)
+    spread = np.frombuffer(mv, dtype=np.uint8)[:: n // 4096][:4096]
+    return (zlib.adler32(mv[:1024]), zlib.adler32(mv[-1024:]), zlib.adler32(spread.tobytes()))
 
 
 @dataclass
@@ -53,7 +67,7 @@ class _Builder:
         ``layout`` (component type, width) all agree: two accessors of different layouts on
         one view would need a byteStride."""
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-        fp = (mv.nbytes, zlib.adler32(mv), target, layout)
+        fp = (mv.nbytes, _fingerprint(mv), target, layout)
         for index, seen in self._by_print.get(fp, []):
             if seen == mv:
                 return index
@@ -86,7 +100,7 @@ class _Builder:
         if normalized:
             acc["normalized"] = True
         if minmax and n:
-            lo, hi = flat.min(axis=0), flat.max(axis=0)
+            lo, hi = column_bounds(flat)
             conv = float if component == FLOAT else int
             acc["min"] = [conv(x) for x in lo]
             acc["max"] = [conv(x) for x in hi]
@@ -266,8 +280,10 @@ def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
     dup = np.zeros(len(j), dtype=bool)
     for a, b in pairs:
         dup |= (j[:, a] == j[:, b]) & (w32[:, a] > 0) & (w32[:, b] > 0)
-    sums = w32.sum(axis=1, dtype=np.float64)
-    if not dup.any() and (w32 >= 0).all() and np.abs(sums - 1.0).max(initial=0.0) <= 1e-6:
+    # Row sums as a product: numpy's sum(axis=1) over 4 columns is ~10x slower.
+    sums = w32 @ np.ones(k, dtype=np.float32)
+    if not dup.any() and w32.min(initial=0.0) >= 0 and \
+            np.abs(sums - 1.0).max(initial=0.0) <= 1e-6:
         return np.where(w32 > 0, j, 0), w32
     w = np.clip(w32.astype(np.float64), 0.0, None)
     j = j.copy()
