@@ -58,17 +58,8 @@ def decode(tex: Texture, field: str = "texture") -> RGBA:
         raise CorruptDataError(lay.FMT, msg, field=f"{field}.data_size", expected=f">= {need}",
                                actual=len(tex.data))
     if tex.format in _BCN:
-        return _decode_dxt(tex.data, w, h, _BCN[tex.format])
+        return decode_bcn(tex.data, w, h, _BCN[tex.format])
     return _plain(tex.data[:need], tex.format, w, h)
-
-
-def _decode_dxt(data: bytes, w: int, h: int, n: int) -> RGBA:
-    """Pillow's BCn decoder. The pixels are taken with ``tobytes`` (one memcpy): the array
-    protocol path that ``gamemesh.textures.decode_bcn`` uses is about 5x slower on Pillow 13."""
-    if w % 4 or h % 4:
-        return decode_bcn(data, w, h, n)
-    im = PILImage.frombytes("RGBA", (w, h), data[: lay.level_size(_CODE_OF[n], w, h)], "bcn", n)
-    return np.frombuffer(im.tobytes(), dtype=np.uint8).reshape(h, w, 4)
 
 
 def _plain(data: bytes, code: int, w: int, h: int) -> RGBA:
