@@ -1,4 +1,5 @@
-"""Throughput and peak memory per format: ``python -m gamemesh.bench [--size MB] [--format F]``.
+"""Throughput and peak memory per format: ``python -m gamemesh.bench [--size MB] [--format F]
+[--batch N]``.
 
 For every format with a sample generator (``FormatSpec.make_sample``) it builds a native file of
 about the given size and measures, each on its own: read (bytes -> native document), to-scene
@@ -61,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--size", type=float, default=20.0, help="native file size in MB (default 20)")
     p.add_argument("--format", action="append", help="only these formats (repeatable)")
     p.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    p.add_argument("--batch", type=int, default=0, metavar="N",
+                   help="also convert a generated tree of N files with `gamemesh batch` at "
+                   "--jobs 1 and 2 and print files/s and MB/s (N >= 1000 for the issue's figure)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     rows = []
@@ -75,8 +79,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"  glb-write {r.get('glb_write_MBps', '-'):>8} MB/s"
                   f"  to-GLB {r.get('to_glb_MBps', '-'):>7} MB/s  peak {r['peak_MiB']} MiB",
                   flush=True)
+    batch_rows: list[dict[str, Any]] = []
+    if args.batch:
+        from .batch.bench import bench as bench_batch
+
+        batch_rows = bench_batch(args.batch, [1, 2])
+        if not args.json:
+            for b in batch_rows:
+                print(f"batch       {b['files']} files ({b['input_MB']} MB), --jobs {b['jobs']}: "
+                      f"{b['files_per_s']} files/s, {b['MB_per_s']} MB/s "
+                      f"({b['converted']} conversions, {b['errors']} expected errors)",
+                      flush=True)
     if args.json:
-        json.dump(rows, sys.stdout, indent=2)
+        json.dump({"formats": rows, "batch": batch_rows} if args.batch else rows, sys.stdout,
+                  indent=2)
         print()
     return 0
 
