@@ -37,24 +37,12 @@ from gamemesh.formats.pba.layout import (
 from gamemesh.formats.pba.read import read, sniff
 from gamemesh.formats.pba.write import write
 from gamemesh.registry import Context
-
-try:  # pytest puts tests/ on sys.path; running this file directly needs it too
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
+from helpers import (
+    assert_mutations_fail_cleanly,
+    assert_truncations_fail_cleanly,
+    corpus_files,
+    replay_crashes,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pba"
 

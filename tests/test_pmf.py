@@ -28,24 +28,12 @@ from gamemesh.formats.pmf.layout import (
     pack_name,
 )
 from gamemesh.registry import Context
-
-try:  # pytest puts tests/ on sys.path; running this file directly needs it too
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
+from helpers import (
+    assert_mutations_fail_cleanly,
+    assert_truncations_fail_cleanly,
+    corpus_files,
+    replay_crashes,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pmf"
 
