@@ -154,3 +154,16 @@ def test_outputs_get_the_usual_file_mode(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "s.glb").stat().st_mode & 0o777 == 0o644
+
+
+def test_closed_pipe_is_quiet(sample_glb: Path) -> None:
+    """`gamemesh info x | head -1`: no traceback when the reader stops early."""
+    import shlex
+
+    # `true` exits without reading, long before gamemesh has started: every write hits a
+    # closed pipe.
+    cmd = (f"{shlex.quote(sys.executable)} -m gamemesh info {shlex.quote(str(sample_glb))} "
+           "| true; echo ${PIPESTATUS[0]} >&2")
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+    assert r.stderr.strip() == "141"
