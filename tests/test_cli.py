@@ -167,3 +167,10 @@ def test_closed_pipe_is_quiet(sample_glb: Path) -> None:
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
     assert r.stderr.strip() == "141"
+
+
+def test_convert_never_overwrites_its_input(sample_glb: Path) -> None:
+    before = sample_glb.read_bytes()
+    r = run_cli("convert", str(sample_glb), str(sample_glb.parent / "." / sample_glb.name))
+    assert r.returncode == 2 and "is the input itself" in r.stderr
+    assert sample_glb.read_bytes() == before

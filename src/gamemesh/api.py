@@ -139,6 +139,9 @@ def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None
     """load + save, with every note collected in the report. A destination the source format
     exports straight from its native document (a VRAM sheet as PNG) skips the scene."""
     dst = Path(dst)
+    if not isinstance(src, bytes | bytearray | memoryview) and _same_file(Path(src), dst):
+        msg = f"the destination {dst} is the input itself; choose another name"
+        raise ValueError(msg)
     exported = _try_export(src, dst, from_format, to_format, options)
     if exported is not None:
         return exported
@@ -150,6 +153,13 @@ def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None
                   source_format=str(scene.extras.get("source_format", "")),
                   target_format=target, outputs=written, notes=[*scene.notes, *notes],
                   summary=scene.summary())
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (b.exists() and a.samefile(b))
+    except OSError:
+        return False
 
 
 def _try_export(src: Source, dst: Path, from_format: str | None, to_format: str | None,
