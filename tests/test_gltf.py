@@ -282,3 +282,24 @@ def test_equal_bytes_of_different_layouts_get_separate_views(tmp_path: Path,
     for acc in js["accessors"]:
         by_view.setdefault(acc["bufferView"], set()).add((acc["componentType"], acc["type"]))
     assert all(len(layouts) == 1 for layouts in by_view.values())
+
+
+def test_padded_matrix_accessors() -> None:
+    """MAT2 of u8 and MAT3 of i16 start each column on a 4-byte boundary (glTF 3.6.2.4)."""
+    from gamemesh.formats.gltf.read import accessor, parse
+    from gamemesh.registry import Context
+
+    # Two MAT2 u8: columns (1,2)(3,4) and (5,6)(7,8), each column padded by 2 bytes.
+    mat2 = bytes([1, 2, 0, 0, 3, 4, 0, 0, 5, 6, 0, 0, 7, 8, 0, 0])
+    # One MAT3 i16: columns (-1,2,-3)(4,-5,6)(7,8,-9), each column padded by 2 bytes.
+    cols = [(-1, 2, -3), (4, -5, 6), (7, 8, -9)]
+    mat3 = b"".join(np.array(c, "<i2").tobytes() + b"\0\0" for c in cols)
+    binary = mat2 + mat3
+    js = {"asset": {"version": "2.0"}, "buffers": [{"byteLength": len(binary)}],
+          "bufferViews": [{"buffer": 0, "byteLength": 16},
+                          {"buffer": 0, "byteOffset": 16, "byteLength": 24}],
+          "accessors": [{"bufferView": 0, "componentType": 5121, "count": 2, "type": "MAT2"},
+                        {"bufferView": 1, "componentType": 5122, "count": 1, "type": "MAT3"}]}
+    doc = parse(glb_bytes(js, binary), Context())
+    assert accessor(doc, 0).tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert accessor(doc, 1).tolist() == [[-1, 2, -3, 4, -5, 6, 7, 8, -9]]

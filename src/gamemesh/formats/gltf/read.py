@@ -212,7 +212,8 @@ def accessor(doc: GltfDocument, index: int) -> npt.NDArray[Any]:
                    actual=a.get("type"))
     count = _int(a.get("count"), f"{where}.count")
     if "bufferView" in a:
-        arr = _view_data(doc, a, comp, width, count, where).copy()
+        columns = {"MAT2": 2, "MAT3": 3, "MAT4": 4}.get(str(a.get("type")), 0)
+        arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
     else:
         if count > 1 << 28:
             raise _err(what="accessor too large", field=f"{where}.count", expected="<= 2^28",
@@ -228,8 +229,11 @@ def accessor(doc: GltfDocument, index: int) -> npt.NDArray[Any]:
 
 
 def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, count: int,
-               where: str, view_key: str = "bufferView", offset_key: str = "byteOffset"
-               ) -> npt.NDArray[Any]:
+               where: str, view_key: str = "bufferView", offset_key: str = "byteOffset",
+               columns: int = 0) -> npt.NDArray[Any]:
+    """``count`` elements of ``width`` components from a view. ``columns`` > 0 marks a matrix
+    type, whose columns start on 4-byte boundaries (MAT2/MAT3 of 1- and 2-byte components
+    carry padding, glTF 2.0 section 3.6.2.4)."""
     views = _list(doc.json, "bufferViews")
     vi = _int(a.get(view_key), f"{where}.{view_key}", 0, len(views))
     v = views[vi]
@@ -241,8 +245,9 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
         raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
                    expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
     item = np.dtype(comp).itemsize
-    elem = item * width
-    # Matrices of 1- and 2-byte components pad each column to 4 bytes (spec 3.6.2.4).
+    used = item * (width // columns) if columns else item * width
+    padded = (used + 3) // 4 * 4 if columns else used
+    elem = padded * columns if columns else used
     stride = _int(v.get("byteStride", elem), f"bufferViews[{vi}].byteStride") or elem
     start = vstart + _int(a.get(offset_key, 0), f"{where}.{offset_key}")
     if count == 0:
@@ -252,10 +257,12 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
         raise _err(what="accessor runs past its view", field=where,
                    expected=f"end <= {vstart + vlen}", actual=need, cls=TruncatedError)
     raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
-    if stride == elem:
+    if stride == elem and padded == used:
         packed: npt.NDArray[Any] = raw.view(comp).reshape(count, width)
         return packed
     rows = np.lib.stride_tricks.as_strided(raw, shape=(count, elem), strides=(stride, 1))
+    if padded != used:  # drop each matrix column's padding bytes
+        rows = rows.reshape(count, columns, padded)[:, :, :used].reshape(count, -1)
     strided: npt.NDArray[Any] = np.ascontiguousarray(rows).view(comp).reshape(count, width)
     return strided
 
