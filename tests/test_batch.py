@@ -45,6 +45,19 @@ def env() -> dict[str, str]:
     return e
 
 
+# A post-step that sleeps per conversion in the subprocess (see slow_step), so a run lasts long
+# enough to be interrupted on any machine: unpaced, the tree converts in about a second. The
+# restarts name the same step (without the delay) so their options match the first run's.
+PACE = "test_batch:slow_step"
+
+
+def paced_env(delay: float) -> dict[str, str]:
+    e = env()
+    e["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)
+    e["GAMEMESH_TEST_STEP_DELAY"] = str(delay)
+    return e
+
+
 def read_rows(dst: Path) -> dict[str, dict[str, Any]]:
     """The manifest as another process sees it mid-run (read-only, committed state only)."""
     db = sqlite3.connect(f"file:{dst / MANIFEST_NAME}?mode=ro", uri=True, timeout=30)
@@ -108,9 +121,9 @@ def test_tree_has_every_format_damage_and_units(tree: Tree) -> None:
 def test_interrupted_run_resumes_and_converts_the_tree(tree: Tree, tmp_path: Path) -> None:
     dst = tmp_path / "dst"
     proc = subprocess.Popen(cli("batch", str(tree.root), str(dst), "--jobs", "2",
-                                "--progress-interval", "0.2"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
-                            start_new_session=True)
+                                "--progress-interval", "0.2", "--post-step", PACE),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=paced_env(0.01), start_new_session=True)
     try:
         wait_for_done(dst, proc, 200, timeout=240)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole process group
@@ -134,7 +147,7 @@ def test_interrupted_run_resumes_and_converts_the_tree(tree: Tree, tmp_path: Pat
     runs = summarize(dst)["runs"]
     assert [r["status"] for r in runs] == ["interrupted"]
 
-    res = run_batch(BatchConfig(tree.root, dst, jobs=2, quiet=True))
+    res = run_batch(BatchConfig(tree.root, dst, jobs=2, quiet=True, post=[PACE]))
     assert not res.interrupted
     rows = read_rows(dst)
     units = {p for p, r in rows.items() if r["status"] in DONE}
@@ -146,7 +159,7 @@ def test_interrupted_run_resumes_and_converts_the_tree(tree: Tree, tmp_path: Pat
     assert_consistent(dst, rows)
     check_tree_results(tree, dst, rows)
 
-    again = run_batch(BatchConfig(tree.root, dst, jobs=2, quiet=True))
+    again = run_batch(BatchConfig(tree.root, dst, jobs=2, quiet=True, post=[PACE]))
     assert (again.converted, again.skipped) == (0, res.units)
     assert read_rows(dst) == rows
 
@@ -235,8 +248,10 @@ def test_killed_hard_then_restarted(tmp_path: Path) -> None:
     finished work, and the restart finishes without redoing it and leaves no partial file."""
     small = build_tree(tmp_path / "src", 150, seed=5)
     dst = tmp_path / "dst"
-    proc = subprocess.Popen(cli("batch", str(small.root), str(dst), "--jobs", "1", "-q"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
+    proc = subprocess.Popen(cli("batch", str(small.root), str(dst), "--jobs", "1", "-q",
+                                "--post-step", PACE),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=paced_env(0.05))
     try:
         wait_for_done(dst, proc, 30, timeout=240)
         proc.kill()
@@ -249,7 +264,7 @@ def test_killed_hard_then_restarted(tmp_path: Path) -> None:
         if r["status"] == "ok":
             assert all((dst / o).is_file() for o in r["outputs"])
     done_before = {p: r for p, r in first.items() if r["status"] in DONE}
-    res = run_batch(BatchConfig(small.root, dst, jobs=1, quiet=True))
+    res = run_batch(BatchConfig(small.root, dst, jobs=1, quiet=True, post=[PACE]))
     rows = read_rows(dst)
     for p, r in done_before.items():
         assert rows[p]["run"] == r["run"] and rows[p]["finished"] == r["finished"], p

@@ -29,6 +29,7 @@ from .layout import FMT, FOURCCS, KINDS, PetDocument
 from .read import read
 from .sample import sample_bytes
 from .scene import Unit, build_scene, to_scene
+from .textures import TextureFinder
 from .write import write
 
 __all__ = ["SPEC", "PetDocument", "character_files", "info", "load", "read", "siblings", "sniff",
@@ -94,11 +95,38 @@ def character_files(path: Path) -> list[Path]:
 
 def siblings(path: Path) -> list[Path]:
     """The files a load of ``path`` reads besides it (with no options): for a skeleton
-    (``.bpet``) its character's parts and motions; other files stand alone. So batch
-    converts each character once, from its skeleton."""
+    (``.bpet``) its character's parts and motions, and for every file of the unit the
+    textures (and their ``_mask`` companions) found beside it. So batch converts each
+    character once, from its skeleton, with its textures. Shared textures found up the
+    folder tree are not claimed: other models use them too."""
+    parts = character_parts(Path(path))
+    return parts + [t for t in _textures_beside([Path(path), *parts]) if t not in parts]
+
+
+def character_parts(path: Path) -> list[Path]:
+    """The part and motion files a plain load of ``path`` assembles: for a skeleton
+    (``.bpet``) its character's .mpet and .apet files; other files stand alone."""
     if Path(path).suffix.lower() != ".bpet":
         return []
     return [p for p in character_files(path) if p.suffix.lower() != ".bpet"]
+
+
+def _textures_beside(files: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for f in files:
+        try:
+            doc = read(f.read_bytes(), Context(f))
+        except (OSError, FormatError):
+            continue
+        finder = TextureFinder(f.parent)
+        for t in doc.textures:
+            hit = finder.find(t.name)
+            if hit is None or hit.parent != f.parent:
+                continue
+            for p in (hit, finder.mask_for(hit)):
+                if p is not None and p not in found:
+                    found.append(p)
+    return found
 
 
 def _part_paths(ctx: Context) -> list[Path]:
@@ -112,7 +140,7 @@ def _part_paths(ctx: Context) -> list[Path]:
     if ctx.opt("character", False):
         found = character_files(ctx.path)
     elif not paths and not ctx.opt("no_parts", False):
-        found = siblings(ctx.path)
+        found = character_parts(ctx.path)
     else:
         found = []
     return paths + [p for p in found if p not in paths]
