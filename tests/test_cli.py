@@ -174,3 +174,29 @@ def test_convert_never_overwrites_its_input(sample_glb: Path) -> None:
     r = run_cli("convert", str(sample_glb), str(sample_glb.parent / "." / sample_glb.name))
     assert r.returncode == 2 and "is the input itself" in r.stderr
     assert sample_glb.read_bytes() == before
+
+
+def test_convert_and_info_read_and_parse_once(sample_glb: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """convert reads its input once (the export check and the load share it); info parses
+    it once (the scene reuses the native document)."""
+    from gamemesh import api
+    from gamemesh.registry import by_name
+
+    reads: list[object] = []
+    real_read = api._read_source
+    monkeypatch.setattr(api, "_read_source", lambda src: reads.append(src) or real_read(src))
+    gamemesh.convert(sample_glb, tmp_path / "out.gltf")
+    assert len(reads) == 1
+
+    spec = by_name("gltf")
+    real_parse = spec.read
+    assert real_parse is not None
+    parses: list[int] = []
+    # FormatSpec is frozen: swap its reader for a counting one for this test only.
+    object.__setattr__(spec, "read", lambda d, c: parses.append(1) or real_parse(d, c))
+    try:
+        assert main(["info", str(sample_glb), "--json"]) == 0
+    finally:
+        object.__setattr__(spec, "read", real_parse)
+    assert len(parses) == 1

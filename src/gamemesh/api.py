@@ -100,10 +100,19 @@ def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
 def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
     data, path = _read_source(src)
-    spec = _spec_for(data, path, format)
+    return _load(data, path, _spec_for(data, path, format), options)
+
+
+def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, Any],
+          parsed: Context | None = None, doc: Any = None) -> Scene:
+    """The scene of bytes already read. When they were already parsed to ``doc`` (under the
+    context ``parsed``, whose notes carry over), the document is reused, not parsed again."""
     spec.check_options(options)
-    ctx = Context(path, options)
-    scene = spec.load_scene(data, ctx)
+    ctx = Context(path, options, list(parsed.notes) if parsed else [])
+    if doc is not None and spec.load is None and spec.to_scene is not None:
+        scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
+    else:
+        scene = spec.load_scene(data, ctx)
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
     scene.extras.setdefault("source_format", spec.name)
     if path is not None:
@@ -142,10 +151,12 @@ def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None
     if not isinstance(src, bytes | bytearray | memoryview) and _same_file(Path(src), dst):
         msg = f"the destination {dst} is the input itself; choose another name"
         raise ValueError(msg)
-    exported = _try_export(src, dst, from_format, to_format, options)
+    data, path = _read_source(src)  # once: the export check and the load share it
+    spec = _spec_for(data, path, from_format)
+    exported = _try_export(data, path, spec, dst, to_format, options)
     if exported is not None:
         return exported
-    scene = load(src, from_format, **options)
+    scene = _load(data, path, spec, options)
     written, notes = _save(scene, dst, to_format, options)
     target = to_format or (registry.by_extension(dst) or registry.by_name("gltf")).name
     return Report(source=str(src) if not isinstance(src, bytes | bytearray | memoryview)
@@ -162,12 +173,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _try_export(src: Source, dst: Path, from_format: str | None, to_format: str | None,
-                options: dict[str, Any]) -> Report | None:
+def _try_export(data: bytes, path: Path | None, spec: FormatSpec, dst: Path,
+                to_format: str | None, options: dict[str, Any]) -> Report | None:
     if to_format:
         return None
-    data, path = _read_source(src)
-    spec = _spec_for(data, path, from_format)
     ext = next((e for e in spec.exports if dst.name.lower().endswith(e)), None)
     if ext is None:
         return None

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..api import _read_source, _spec_for
+from ..api import _load, _read_source, _spec_for
 from ..registry import Context
 from ._common import add_format_options, emit_json, format_options
 
@@ -23,15 +23,16 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def describe(src: Path, from_format: str | None, options: dict[str, Any]) -> dict[str, Any]:
     data, path = _read_source(src)
     spec = _spec_for(data, path, from_format)
-    ctx = Context(path, options)
+    spec.check_options(options)
     out: dict[str, Any] = {"file": str(src), "format": spec.name, "size": len(data)}
+    doc, parsed = None, Context(path, options)
     if spec.read is not None and spec.info is not None:
-        out["native"] = spec.info(spec.read_doc(data, ctx))
+        doc = spec.read_doc(data, parsed)
+        out["native"] = spec.info(doc)
     if spec.can_import:
-        scene = spec.load_scene(data, ctx)
+        scene = _load(data, path, spec, options, parsed, doc)  # parses once: reuses ``doc``
         out.update(scene.summary())
-        notes = [*scene.notes, *(n for n in ctx.notes if n not in scene.notes)]
-        out["notes"] = [n.to_dict() for n in notes]
+        out["notes"] = [n.to_dict() for n in scene.notes]
     return out
 
 
