@@ -18,7 +18,7 @@ from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID, PbaDoc
 from gamemesh.formats.pba.read import read
 from gamemesh.formats.pba.scene import MAX_MORPH_TARGETS
 from gamemesh.formats.pba.write import write
-from gamemesh.formats.ptx.layout import PtxDoc
+from gamemesh.formats.ptx.document import PtxDocument
 from gamemesh.formats.ptx.read import read as read_ptx
 from gamemesh.formats.ptx.write import write as write_ptx
 from gamemesh.registry import Context
@@ -71,7 +71,7 @@ def winding_dots(scene: Scene) -> list[float]:
 def ptx_file(rgba: np.ndarray) -> bytes:
     bpp = 32 if np.any(rgba[..., 3] < 255) else 24
     px = rgba[..., [2, 1, 0, 3][: bpp // 8]]
-    return write_ptx(PtxDoc(rgba.shape[1], rgba.shape[0], bpp, np.ascontiguousarray(px)))
+    return write_ptx(PtxDocument(rgba.shape[1], rgba.shape[0], bpp, np.ascontiguousarray(px)))
 
 
 def checker(h: int = 4, w: int = 8, alpha: int = 255) -> np.ndarray:

@@ -16,7 +16,7 @@ from PIL import Image as PILImage
 import gamemesh
 from gamemesh.errors import LimitError, UnsupportedVersionError
 from gamemesh.formats.ptx import SPEC
-from gamemesh.formats.ptx.layout import PtxDoc
+from gamemesh.formats.ptx.document import PtxDocument
 from gamemesh.formats.ptx.read import read, sniff
 from gamemesh.formats.ptx.write import write
 from gamemesh.registry import Context
@@ -52,9 +52,9 @@ def rgba(h: int = 3, w: int = 5, alpha: int | None = None) -> np.ndarray:
     return px
 
 
-def doc_of(px: np.ndarray, bpp: int, trailing: bytes = b"") -> PtxDoc:
+def doc_of(px: np.ndarray, bpp: int, trailing: bytes = b"") -> PtxDocument:
     order = [2, 1, 0, 3][: bpp // 8]
-    return PtxDoc(px.shape[1], px.shape[0], bpp, np.ascontiguousarray(px[..., order]),
+    return PtxDocument(px.shape[1], px.shape[0], bpp, np.ascontiguousarray(px[..., order]),
                   trailing=trailing)
 
 

@@ -27,7 +27,7 @@ from ...registry import Context
 from ...scene import Channel, Material, Mesh, Primitive, Scene
 from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
 from ...scene.sampling import sample_channel
-from ..ptx.scene import image_pixels, rgba_to_doc
+from ..ptx.from_scene import image_pixels, rgba_to_doc
 from ..ptx.write import write as write_ptx
 from .layout import (
     ALPHA_BLEND,

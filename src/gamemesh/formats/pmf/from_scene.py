@@ -36,6 +36,9 @@ from ...scene.math import (
 )
 from ...scene.sampling import sample_channel
 from .conventions import Conventions, quats_to_euler
+from .document import Animation as PmfAnimation
+from .document import Piece as PmfPiece
+from .document import PmfDocument
 from .layout import (
     ANIM_LOOP,
     FRAME_EVENT,
@@ -44,13 +47,10 @@ from .layout import (
     MAX_VERTICES,
     NAME_MAX,
     VERTEX,
-    PmfDocument,
     frame_dtype,
     make_vertices,
     pack_name,
 )
-from .layout import Animation as PmfAnimation
-from .layout import Piece as PmfPiece
 
 FMT = "pmf"
 F64 = npt.NDArray[np.float64]
