@@ -13,10 +13,11 @@ import pytest
 
 import gamemesh
 from gamemesh.formats.pba import SPEC
-from gamemesh.formats.pba.fromscene import MAX_GROUP_VERTICES, split_triangles
-from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID, PbaDoc
+from gamemesh.formats.pba.document import PbaDocument
+from gamemesh.formats.pba.from_scene import MAX_GROUP_VERTICES, split_triangles
+from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID
 from gamemesh.formats.pba.read import read
-from gamemesh.formats.pba.scene import MAX_MORPH_TARGETS
+from gamemesh.formats.pba.to_scene import MAX_MORPH_TARGETS
 from gamemesh.formats.pba.write import write
 from gamemesh.formats.ptx.document import PtxDocument
 from gamemesh.formats.ptx.read import read as read_ptx
@@ -461,7 +462,7 @@ def test_empty_scene_makes_a_valid_file() -> None:
     doc = SPEC.from_scene(Scene(name="empty"), c)
     assert write(doc) == FILES["empty_v2"]
     assert any(n.code == "pba.no_meshes" for n in c.notes)
-    assert isinstance(doc, PbaDoc) and doc.textures.dtype == NAME
+    assert isinstance(doc, PbaDocument) and doc.textures.dtype == NAME
 
 
 # -- a real glTF consumer: three.js in Chromium plays the morph animation ---------------------

@@ -29,6 +29,7 @@ from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_ma
 from ...scene.sampling import sample_channel
 from ..ptx.from_scene import image_pixels, rgba_to_doc
 from ..ptx.write import write as write_ptx
+from .document import FaceGroup, NodeTrack, PbaDocument, PbaMesh, Sequence, VertexTrack
 from .layout import (
     ALPHA_BLEND,
     ALPHA_NONE,
@@ -42,12 +43,6 @@ from .layout import (
     RIGID,
     ROTPOS_KEY,
     VERTEX,
-    FaceGroup,
-    NodeTrack,
-    PbaDoc,
-    PbaMesh,
-    Sequence,
-    VertexTrack,
     vertex_key,
 )
 
@@ -61,7 +56,7 @@ _TRS = ("translation", "rotation", "scale")
 class _Out:
     scene: Scene
     ctx: Context
-    doc: PbaDoc
+    doc: PbaDocument
     rest: list[F64]
     bone_of: dict[int, int] = field(default_factory=dict)
     bone_mats: dict[int, F64] = field(default_factory=dict)  # node -> bone matrix (T.R)
@@ -103,8 +98,8 @@ def _name(out: _Out, used: set[str], text: str) -> bytes:
     return fixed_name(_unique(used, text))
 
 
-def from_scene(scene: Scene, ctx: Context) -> PbaDoc:
-    doc = PbaDoc(version=2, civ_lists=True, name=b"")
+def from_scene(scene: Scene, ctx: Context) -> PbaDocument:
+    doc = PbaDocument(version=2, civ_lists=True, name=b"")
     out = _Out(scene, ctx, doc, world_matrices(scene))
     doc.name = fixed_name(scene.name or "model", out)
     morph = _morph_nodes(scene)
