@@ -18,8 +18,10 @@ from gamemesh.errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from gamemesh.formats.splashpack import SPEC, info, make_sample
+from gamemesh.formats.splashpack import SPEC
+from gamemesh.formats.splashpack.info import info
 from gamemesh.formats.splashpack.read import sniff
+from gamemesh.formats.splashpack.sample import make_sample
 from gamemesh.registry import Context
 from test_splashpack_fixtures import (
     CLUT4_XY,

@@ -113,6 +113,8 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
         scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
     else:
         scene = spec.load_scene(data, ctx)
+    for folder, files in ctx.extracted:
+        write_files(folder, files)
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
     scene.extras.setdefault("source_format", spec.name)
     if path is not None:

@@ -29,6 +29,10 @@ __all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "Option", "by_name", "for_doc
            "formats", "sniff"]
 
 
+Files = dict[str, bytes]
+"""Output files by name relative to the destination's folder (the first is the main file)."""
+
+
 @dataclass
 class Context:
     """What a format's functions get besides the data: where it came from or goes, the user's
@@ -37,6 +41,9 @@ class Context:
     path: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
+    # Files a format asks the front end to write beside the conversion (``--extract``), by
+    # folder: formats never touch the disk themselves.
+    extracted: list[tuple[Path, Files]] = field(default_factory=list)
 
     def opt(self, name: str, default: Any = None) -> Any:
         v = self.options.get(name)
@@ -48,10 +55,6 @@ class Context:
     @property
     def name(self) -> str:
         return self.path.name if self.path else "<bytes>"
-
-
-Files = dict[str, bytes]
-"""Output files by name relative to the destination's folder (the first is the main file)."""
 
 
 @dataclass(frozen=True)

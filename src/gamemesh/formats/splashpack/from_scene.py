@@ -1,4 +1,4 @@
-"""Scene -> SplashpackDoc (layout G, or H on request) that the v1 runtime accepts (spec §b.10).
+"""Scene -> SplashpackDocument (layout G, or H on request) that the v1 runtime accepts (spec §b.10).
 
 Steps: every mesh node becomes one GameObject (rotation kept, node scale and shear baked into
 the vertices); every base-colour texture is quantized to a 4 or 8 bpp palette (16 bpp on request
@@ -22,7 +22,7 @@ from ...registry import Context
 from ...scene import Material, Node, Primitive, Scene
 from ...scene.math import vertex_normals, world_matrices
 from ...textures import psx
-from .document import SplashpackDoc
+from .document import SplashpackDocument
 from .layout import (
     ATLAS_DESC,
     CLUT_DESC,
@@ -34,7 +34,7 @@ from .layout import (
     TRI,
     VERSION,
 )
-from .scene import AXES, DEFAULT_GTE, SWAP
+from .to_scene import AXES, DEFAULT_GTE, SWAP
 from .vram import Box, Tex, Textures, atlas_pixels, ext, merge_pages, place
 
 FMT = "splashpack"
@@ -369,7 +369,7 @@ def _uv_note(objects: list[_Object], ctx: Context) -> None:
                  "PS1 texture window has no tiling here, so they are clamped")
 
 
-def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
+def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     # G unless asked; a scene read from an H file goes back to H (its flags, scene Lua).
     layout = str(ctx.opt("layout") or ext(scene).get("layout") or "G").upper()
     if ctx.opt("layout") is None and layout not in ("G", "H"):
@@ -389,7 +389,7 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     atlases, textures = place(tex.items)
     _uv_note(objects, ctx)
 
-    doc = SplashpackDoc(layout=layout, header=np.zeros(1, lay.header))
+    doc = SplashpackDocument(layout=layout, header=np.zeros(1, lay.header))
     doc.header["magic"], doc.header["version"] = MAGIC, VERSION
     doc.header["player_pos"] = fx.raw(p_pos)
     doc.header["player_rot"] = np.asarray(p_rot, dtype=np.int16)
