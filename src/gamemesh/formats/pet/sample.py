@@ -14,11 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .layout import (
-    FANM_DT,
-    KIND_SECTIONS,
-    SKIN_DT,
-    WRITE_ORDER,
+from .document import (
     AnimSection,
     BoneSection,
     CollBox,
@@ -41,6 +37,7 @@ from .layout import (
     Track,
     Vers,
 )
+from .layout import FANM_DT, KIND_SECTIONS, SKIN_DT, WRITE_ORDER
 
 
 def tube(rings: int, sides: int, height: float = 2.0,

@@ -15,13 +15,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ...errors import FormatError
 from ...registry import Context
-from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, TextureRef
+from ...scene import (
+    Animation,
+    Channel,
+    Material,
+    Mesh,
+    Node,
+    Primitive,
+    Scene,
+    Skin,
+    TextureRef,
+)
 from ...scene.math import matrix_to_trs, trs_to_matrix
+from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
-from .layout import FPS, BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
-from .read import check_corner_range
-from .textures import MASK_FLAGS, TextureFinder, flags_of, load_image
+from .files import TextureFinder, part_paths
+from .layout import FMT, FPS, MASK_FLAGS
+from .read import check_corner_range, read
+from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
@@ -643,3 +656,21 @@ def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
                          "box_raw": np.asarray(b.box, "<f4").tobytes().hex(),
                          "min": [float(x) for x in gl_lo], "max": [float(x) for x in gl_hi]}})
         scene.add_node(node, sk.nodes[parent] if sk is not None and parent is not None else None)
+
+
+def load(data: bytes, ctx: Context) -> Scene:
+    """One file, or a character: the main file plus the parts given with ``with`` or found
+    with ``character``."""
+    doc = read(data, ctx)
+    units: list[Unit] = []
+    for p in part_paths(ctx):
+        try:
+            raw = p.read_bytes()
+        except OSError as e:
+            msg = f"cannot read character part {p.name} ({e.strerror})"
+            raise FormatError(FMT, msg, path=str(p)) from None
+        try:
+            units.append(Unit(read(raw, Context(p, {}, ctx.notes)), p))
+        except FormatError as e:
+            raise e.with_path(str(p)) from None
+    return build_scene(Unit(doc, ctx.path), units, ctx)
