@@ -24,7 +24,9 @@ from ...registry import Context
 from ...scene import Channel, Image, Primitive, Scene
 from ...scene.math import (
     local_matrix,
+    matrices_to_trs,
     matrix_to_trs,
+    trs_to_matrices,
     vertex_normals,
     world_matrices,
 )
@@ -46,7 +48,6 @@ from .document import (
     Texture,
     VertexBuffer,
 )
-from .resample import decompose, trs_batch
 from .to_scene import AXES, continuous_quats
 from .write import write
 
@@ -235,7 +236,7 @@ class _Exporter:
         n = len(self.joints)
         bones = np.zeros(n, dtype=lay.BONE)
         locals_ = np.stack([self._rest_local(b) for b in range(n)]) if n else np.zeros((0, 4, 4))
-        t, q, s = decompose(locals_)
+        t, q, s = matrices_to_trs(locals_)
         bones["name"] = [doc.add_string(name) for name in self.bone_names]
         bones["parent"] = self.bone_parent
         bones["translation"] = t
@@ -483,7 +484,7 @@ class _Exporter:
         scaled = False
         for b, node in enumerate(self.joints):
             mats = self._local_track(b, node, by_node.get(node, []), times)
-            t, q, s = decompose(mats)
+            t, q, s = matrices_to_trs(mats)
             scaled |= bool(np.abs(s - s[:1]).max() > 1e-4) if len(s) else False
             tr["translation"][:, b] = t
             tr["rotation"][:, b] = continuous_quats(q)
@@ -517,7 +518,7 @@ class _Exporter:
                     r = sample_channel(c, times)
                 elif c.path == "scale":
                     s = sample_channel(c, times)
-            local = trs_batch(t, r, s)
+            local = trs_to_matrices(t, r, s)
             mats = prefix[None] @ local
         return np.asarray(AXES.T[None] @ mats @ AXES[None])
 
