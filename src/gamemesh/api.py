@@ -15,7 +15,7 @@ from .scene import Scene
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 
-__all__ = ["Report", "convert", "formats", "load", "read_native", "save", "sniff",
+__all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
 
 # Inputs are read whole; nothing in these formats is near this, and a 1 GiB "model" is a
@@ -100,6 +100,26 @@ def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
     data, path = _read_source(src)
     return _load(data, path, _spec_for(data, path, format), options)
+
+
+def info(src: Source, format: str | None = None, **options: Any) -> dict[str, Any]:
+    """What ``gamemesh info`` shows, as a dict: the file's format and size, the format's own
+    facts (``native``: version, layout, section counts), and the scene's summary and notes.
+    The file is parsed once: the scene reuses the native document."""
+    data, path = _read_source(src)
+    spec = _spec_for(data, path, format)
+    spec.check_options(options)
+    out: dict[str, Any] = {"file": str(src) if path is not None else "<bytes>",
+                           "format": spec.name, "size": len(data)}
+    doc, parsed = None, Context(path, options)
+    if spec.read is not None and spec.info is not None:
+        doc = spec.read_doc(data, parsed)
+        out["native"] = spec.info(doc)
+    if spec.can_import:
+        scene = _load(data, path, spec, options, parsed, doc)
+        out.update(scene.summary())
+        out["notes"] = [n.to_dict() for n in scene.notes]
+    return out
 
 
 def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, Any],

@@ -19,6 +19,7 @@ from ...fileio import safe_name
 from ...registry import Context, Files
 from ...scene import Animation, Image, Material, Scene
 from ...scene.math import vertex_normals, world_matrices
+from ...scene.skinning import safe_inverse
 from ...textures import encode_png
 from .document import (
     AnimSection,
@@ -53,7 +54,7 @@ from .layout import (
     WRITE_ORDER,
 )
 from .read import kind_of
-from .to_scene import fake_body_substitute, safe_inverse
+from .to_scene import fake_body_substitute
 from .write import write
 
 F64 = npt.NDArray[np.float64]
