@@ -384,8 +384,8 @@ def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
     assert bones is not None
     assert [b.decode() for b in bones.names][:3] == ["bone0", "bone1", "bone2"]
     if kind in ("pet", "mpet"):
-        assert (tmp_path / "checker.png").is_file()
-        assert doc.textures[0].name == "checker.png"
+        assert (tmp_path / "sample_checker.png").is_file()
+        assert doc.textures[0].name == "sample_checker.png"
         mesh = doc.mesh
         assert mesh is not None
         assert np.all(mesh.inf_weight.astype(int).sum(axis=1) == 255)

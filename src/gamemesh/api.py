@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import registry
 from .errors import FormatError, Note
-from .fileio import write_files
+from .fileio import safe_name, write_files
 from .registry import Context, FormatSpec, guarded
 from .scene import Scene
+from .scene.loss import compare
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 
@@ -21,6 +23,10 @@ __all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save"
 # Inputs are read whole; nothing in these formats is near this, and a 1 GiB "model" is a
 # mistake (a disc image, a video) we would rather refuse than page through.
 MAX_INPUT_BYTES = 1 << 30
+
+# Leading characters some formats put before a texture's name as flags (Pangya's "]" blend, "["
+# mask): the name after them is the one that carries the output's stem.
+_FLAGS = "[+}^]!{~@"
 
 
 @dataclass
@@ -141,15 +147,17 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
     return scene
 
 
-def save(scene: Scene, dst: str | os.PathLike[str], format: str | None = None,
-         **options: Any) -> list[Note]:
+def save(scene: Scene, dst: str | os.PathLike[str], format: str | None = None, *,
+         check_loss: bool = True, **options: Any) -> list[Note]:
     """Write a scene in the format of ``format`` or of the destination's extension; returns the
-    notes on what the target format could not hold."""
-    return _save(scene, Path(dst), format, options)[1]
+    notes on what the target format could not hold. ``check_loss`` reads the written files
+    back and warns about every property they lost that no writer note names (see
+    :func:`gamemesh.scene.loss.compare`); turn it off only to time the writer alone."""
+    return _save(scene, Path(dst), format, options, check_loss)[1]
 
 
-def _save(scene: Scene, dst: Path, format: str | None,
-          options: dict[str, Any]) -> tuple[list[str], list[Note]]:
+def _save(scene: Scene, dst: Path, format: str | None, options: dict[str, Any],
+          check_loss: bool = True) -> tuple[list[str], list[Note]]:
     spec = registry.by_name(format) if format else registry.by_extension(dst)
     if spec is None:
         msg = f"cannot tell the output format from {dst.name!r}; give one with --to"
@@ -160,12 +168,53 @@ def _save(scene: Scene, dst: Path, format: str | None,
     scene.validate()
     ctx = Context(dst, options)
     files = spec.save_scene(scene, ctx)
+    if check_loss and spec.can_import and files:
+        ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
+    _refuse_foreign(spec.name, dst, files)
     written = write_files(dst.parent, files)
     return written, ctx.notes
 
 
+def _refuse_foreign(fmt: str, dst: Path, files: dict[str, bytes]) -> None:
+    """A file written beside the destination (a texture, an animation) never replaces a file
+    this conversion did not make. Such files are named ``<stem>_...`` after the destination, so
+    an existing one of that name is an earlier output of the same conversion and goes as the
+    destination itself does; any other existing file is refused by name (unless it already
+    holds exactly these bytes), before anything is written."""
+    stem = dst.stem.lower() + "_"
+    for name in list(files)[1:]:
+        target = dst.parent / safe_name(name)
+        if not target.exists() or target.name.lower().lstrip(_FLAGS).startswith(stem):
+            continue
+        if target.is_file() and target.stat().st_size == len(files[name]) and (
+                target.read_bytes() == files[name]):
+            continue
+        msg = (f"{target.name} already exists beside {dst.name} and this conversion did not "
+               "write it; nothing was written (choose another output folder or name)")
+        raise FormatError(fmt, msg, path=str(target))
+
+
+def _lost(scene: Scene, spec: FormatSpec, files: dict[str, bytes], notes: list[Note]
+          ) -> list[Note]:
+    """Warnings for what the written files do not give back and no note already names. The
+    files are read back from a private folder, so siblings (textures, animations) resolve and
+    nothing else beside the destination is picked up."""
+    with tempfile.TemporaryDirectory(prefix="gamemesh-check-") as tmp:
+        write_files(Path(tmp), files)
+        main = Path(tmp) / next(iter(files))
+        try:
+            back = spec.load_scene(main.read_bytes(), Context(main, {}))
+        except FormatError as e:
+            msg = f"the written file does not read back ({e}); nothing could be checked"
+            return [Note(f"{spec.name}.lost.unreadable", msg)]
+    covered = {p for n in notes for p in n.covers}
+    return [Note(f"{spec.name}.lost.{loss.prop}", loss.message + " not written", "warning",
+                 (loss.prop,))
+            for loss in compare(scene, back) if loss.prop not in covered]
+
+
 def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None = None,
-            to_format: str | None = None, **options: Any) -> Report:
+            to_format: str | None = None, check_loss: bool = True, **options: Any) -> Report:
     """load + save, with every note collected in the report. A destination the source format
     exports straight from its native document (a VRAM sheet as PNG) skips the scene."""
     dst = Path(dst)
@@ -178,7 +227,7 @@ def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None
     if exported is not None:
         return exported
     scene = _load(data, path, spec, options)
-    written, notes = _save(scene, dst, to_format, options)
+    written, notes = _save(scene, dst, to_format, options, check_loss)
     target = to_format or (registry.by_extension(dst) or registry.by_name("gltf")).name
     return Report(source=str(src) if not isinstance(src, bytes | bytearray | memoryview)
                   else "<bytes>", destination=str(dst),

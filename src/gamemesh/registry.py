@@ -49,8 +49,11 @@ class Context:
         v = self.options.get(name)
         return default if v is None else v
 
-    def note(self, code: str, message: str, level: Literal["info", "warning"] = "warning") -> None:
-        self.notes.append(Note(code, message, level))
+    def note(self, code: str, message: str, level: Literal["info", "warning"] = "warning",
+             covers: tuple[str, ...] = ()) -> None:
+        """Record a note; ``covers`` names the scene properties it reports as lost (see
+        :data:`gamemesh.scene.loss.PROPERTIES`)."""
+        self.notes.append(Note(code, message, level, covers))
 
     @property
     def name(self) -> str:

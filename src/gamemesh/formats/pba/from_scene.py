@@ -10,7 +10,8 @@
   model space. Groups above 65 535 vertices are split (u16 indices).
 * Animations: node tracks are ROTPOS keys sampled at the union of the clip's key times (model
   space); morph weights are sampled into vertex keys quantised to the track's box (1/255).
-* Textures: each material's base colour image becomes ``<name>.ptx`` beside the model.
+* Textures: each material's base colour image becomes ``<stem>_<name>.ptx`` beside the model
+  (``<stem>`` is the output's: two models in one folder never share a texture file).
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ import numpy.typing as npt
 from ...errors import FormatError
 from ...registry import Context
 from ...scene import Channel, Material, Mesh, Primitive, Scene
-from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
+from ...scene.math import (
+    local_matrix,
+    matrix_to_quat,
+    snap,
+    snap_quat,
+    vertex_normals,
+    world_matrices,
+)
 from ...scene.sampling import sample_channel
 from ...scene.skinning import safe_inverse
 from ..ptx.from_scene import image_pixels, rgba_to_doc
@@ -51,6 +59,9 @@ F64 = npt.NDArray[np.float64]
 MAX_GROUP_VERTICES = 0xFFFF
 _FLIP = np.array([1.0, 1.0, -1.0])
 _TRS = ("translation", "rotation", "scale")
+# Bone transforms and node keys are composed (world placements), so they are snapped to a grid
+# finer than float32 shows at these sizes: a second trip through glTF writes the same bytes.
+QUAT_BITS, POS_BITS = 21, 20
 
 
 @dataclass
@@ -182,8 +193,8 @@ def _bones(out: _Out, morph: set[int]) -> None:
             p = parents[p]
         recs[b]["name"] = _name(out, out.bone_names, scene.nodes[n].name or f"node{n}")
         recs[b]["parent"] = -1 if p is None else out.bone_of[p]
-        recs[b]["rot"] = to_file_quat(q)
-        recs[b]["pos"] = t * _FLIP
+        recs[b]["rot"] = snap_quat(to_file_quat(q), QUAT_BITS)
+        recs[b]["pos"] = snap(t * _FLIP, POS_BITS)
     out.doc.bones = recs
     if scaled:
         out.ctx.note("pba.scale_baked", "bones hold no scale: node scale is baked into the "
@@ -198,8 +209,9 @@ def _texture(out: _Out, image: int) -> int:
     if image in out.textures:
         return out.textures[image]
     img = out.scene.images[image]
-    stem = img.name or (img.uri.rsplit("/", 1)[-1].rsplit(".", 1)[0] if img.uri else "")
-    raw = _name(out, out.tex_used, _SAFE.sub("_", stem).strip("._") or f"texture{image}")
+    base = img.name or (img.uri.rsplit("/", 1)[-1].rsplit(".", 1)[0] if img.uri else "")
+    raw = _name(out, out.tex_used, owned_name(out.ctx, _SAFE.sub("_", base).strip("._")
+                                              or f"texture{len(out.tex_names)}"))
     name = raw.rstrip(b"\0").decode("latin-1")
     tid = len(out.tex_names)
     out.tex_names.append(raw)
@@ -216,6 +228,15 @@ def _texture(out: _Out, image: int) -> int:
         out.doc.ptx_files[f"{name}.ptx"] = write_ptx(ptx)
     out.textures[image] = tid
     return tid
+
+
+def owned_name(ctx: Context, base: str) -> str:
+    """``<output stem>_<base>``: texture files are named after the model they belong to, so a
+    second model converted into the same folder never writes over the first one's textures. A
+    name that already carries the stem (a model read back and written again) keeps it once."""
+    stem = _SAFE.sub("_", ctx.path.stem if ctx.path is not None else "model").strip("._")
+    stem = stem or "model"
+    return base if base.lower().startswith(stem.lower() + "_") else f"{stem}_{base}"
 
 
 _MODE_FLAGS = {"OPAQUE": ALPHA_NONE, "BLEND": ALPHA_BLEND, "MASK": ALPHA_TEST}
@@ -382,8 +403,8 @@ def _node_tracks(out: _Out, a: int) -> list[NodeTrack]:
             t, q, _ = _split(worlds[n])
             keys = np.zeros(len(times), dtype=ROTPOS_KEY)
             keys["time"] = ms
-            keys["rot"] = to_file_quat(q)
-            keys["pos"] = t * _FLIP
+            keys["rot"] = snap_quat(to_file_quat(q), QUAT_BITS)
+            keys["pos"] = snap(t * _FLIP, POS_BITS)
             tracks.append(NodeTrack(out.bone_of[n], ANIM_ROTPOS, keys))
     return tracks
 

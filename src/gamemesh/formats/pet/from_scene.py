@@ -18,7 +18,7 @@ from ...errors import LimitError
 from ...fileio import safe_name
 from ...registry import Context, Files
 from ...scene import Animation, Image, Material, Scene
-from ...scene.math import vertex_normals, world_matrices
+from ...scene.math import snap, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
 from ...textures import encode_png
 from .document import (
@@ -60,6 +60,7 @@ from .write import write
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
 FLIP = np.array([1.0, 1.0, -1.0])
+POS_BITS = 20  # snap() grid of bone-space positions: 2e-6 below 2 units, 20 bits above
 _IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".dds", ".tga", ".bmp")
 
 
@@ -134,7 +135,8 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
         anim, moti = _animations(scene, ctx, bones, version)
         if anim.tracks:
             secs[b"ANIM"] = anim
-        if moti is not None:
+        if moti is not None and (anim.tracks or any(
+                isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)):
             secs[b"MOTI"] = moti
     _extras_sections(secs, scene, extras, bones)
     fram = secs.get(b"FRAM")
@@ -184,8 +186,12 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
                       -1 if p is None else skin.joints.index(p), S4 @ w @ S4)
     else:
         skin_i = None
-        # No skin: every node that holds no mesh is a bone (rigid parts follow their parent).
-        keep = [i for i in scene.walk() if scene.nodes[i].mesh is None]
+        # No skin: every node that holds no mesh is a bone (rigid parts follow their parent),
+        # and so is every animated mesh node: its vertices are bound wholly to its own bone,
+        # so a node (rigid) animation survives as bone tracks.
+        animated = {c.node for a in scene.animations for c in a.channels
+                    if c.path != "weights"}
+        keep = [i for i in scene.walk() if scene.nodes[i].mesh is None or i in animated]
         index = {n: k for k, n in enumerate(keep)}
         for n in keep:
             p = parents[n]
@@ -270,6 +276,9 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
             parts.append(part)
     if not parts:
         return None
+    # In the order the reader gives primitives back (by texture, none first, then specular),
+    # so a second trip through glTF writes the triangles in the same order.
+    parts.sort(key=lambda p: (-1 if p["tex"] == 0xFF else p["tex"], p["spec"]))
     if len(texts) > 127:
         ctx.note("pet.texture_index_high", f"{len(texts)} textures: indices above 127 read as "
                  "negative (no texture) in readers that take them as signed bytes (spec §E)")
@@ -284,7 +293,7 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
 
 
 def _rigid_bone(ni: int, parents: list[int | None], bones: _Bones) -> int:
-    p = parents[ni]
+    p: int | None = ni
     while p is not None:
         k = bones.index_of_node(p)
         if k is not None:
@@ -368,7 +377,9 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     main = j[:, 0]
     inv_all = safe_inverse(world)
     inv = inv_all[main]
-    local = np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3]
+    # Bone-space positions are composed (inverse bone @ world): on the grid of snap() they come
+    # out the same on the next trip, and so sort the same in the vertex merge below.
+    local = snap(np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3], POS_BITS)
     if version < (1, 1):
         # v1.0 normals are stored in the main bone's space (or the fake body bone's, §B.8).
         rot = fake_body_substitute(bones.names, bones.parents, main, nb)[main]
@@ -423,10 +434,12 @@ def _texture_for(scene: Scene, mi: int | None, texts: list[Texture], ctx: Contex
             return _add_text(texts, t)
     if img is None:
         return 0xFF
-    name = texture_name(img, mat, len(texts))
+    stem = ctx.path.stem if ctx.path is not None else "model"
+    name = texture_name(img, mat, len(texts), stem)
     raw = encode_name(name, ctx, "texture name")
     if len(raw) > 31:
-        short = f"tex{len(texts):02d}{Path(name).suffix.lower() or '.png'}"
+        short = (f"{name[:1] if name[:1] in FLAG_CHARS else ''}{stem[:16]}_tex{len(texts):02d}"
+                 f"{Path(name).suffix.lower() or '.png'}")
         ctx.note("pet.texture_renamed", f"texture name {name!r} is longer than 31 bytes: "
                  f"written as {short!r}")
         raw = short.encode()
@@ -436,8 +449,9 @@ def _texture_for(scene: Scene, mi: int | None, texts: list[Texture], ctx: Contex
                                     0xFF000000 | (r << 16) | (g << 8) | b, len(texts)))
 
 
-def texture_name(img: Image, mat: Material, index: int) -> str:
-    """The file name a texture is written as: the image's own name where it has a usable one,
+def texture_name(img: Image, mat: Material, index: int, stem: str) -> str:
+    """The file name a texture is written as: ``<stem>_`` (the output's stem, so two models in
+    one folder never share a texture file) and the image's own name where it has a usable one,
     flagged by the material's alpha mode (``]`` blend, ``[`` mask) as Pangya names are."""
     src = (img.uri or "").replace("\\", "/").rsplit("/", 1)[-1]
     if src.startswith("data:") or not src.lower().endswith(_IMAGE_EXTS):
@@ -450,6 +464,9 @@ def texture_name(img: Image, mat: Material, index: int) -> str:
     if not src or src.startswith("."):
         base = (img.name or mat.name or f"tex{index:02d}").replace("/", "_")
         src = base + (".jpg" if img.mime_type == "image/jpeg" else ".png")
+    flags = len(src) - len(src.lstrip(FLAG_CHARS))
+    if not src[flags:].lower().startswith(stem.lower() + "_"):
+        src = f"{src[:flags]}{stem}_{src[flags:]}"
     if not any(c in FLAG_CHARS for c in src[:5]):
         if mat.alpha_mode == "BLEND":
             src = "]" + src
@@ -494,8 +511,10 @@ def _animations(scene: Scene, ctx: Context, bones: _Bones,
     keys: dict[tuple[int, str], list[tuple[F64, F64]]] = {}
     motions: list[Motion] = []
     cursor = 0
+    # MOTI names the clips: written whenever there is a name to keep (a lone clip without
+    # one is named after the file when read, as before).
     use_moti = len(scene.animations) > 1 or any(
-        isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
+        a.name or isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
     flags: dict[int, F64] = {}
     for anim in scene.animations:
         start_frame, motion = _motion_of(anim, cursor)

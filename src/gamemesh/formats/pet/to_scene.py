@@ -601,6 +601,10 @@ def _cut(ch: Channel, t0: float, t1: float) -> Channel | None:
         # Same hemisphere key to key so the interpolation takes the short way.
         d = np.sum(v[1:] * v[:-1], axis=1)
         v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
+    # Key times are float32 seconds and the bounds whole frames: a key within a tenth of a
+    # millisecond of a bound is that bound's key (taken as it is, not blended with its
+    # neighbour), not another one beside it.
+    t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
     inside = (t > t0) & (t < t1)
     times = np.concatenate([[t0], t[inside], [t1]]) if t1 > t0 else np.array([t0])
     vals = np.stack([np.interp(times, t, v[:, c]) for c in range(v.shape[1])], axis=1)

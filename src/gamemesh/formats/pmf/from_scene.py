@@ -32,6 +32,7 @@ from ...scene.math import (
     matrix_to_quat,
     quat_multiply,
     quat_to_matrix,
+    snap,
     vertex_normals,
 )
 from ...scene.sampling import sample_channel
@@ -463,11 +464,19 @@ def _clip(scene: Scene, slots: list[_Slot], rest_q: list[Any], anim: Animation, 
     if left:
         root[:, 2] *= -1
     frames = np.zeros(count, dtype=frame_dtype(n))
-    frames["rot"] = rot
+    frames["rot"] = snap_angles(rot)
     frames["root"] = root
     frames["flags"] = _frame_flags(anim, count, fps)
     loop = bool(anim.extras.get("loop", False))
     return PmfAnimation(name=name, flags=ANIM_LOOP if loop else 0, fps=fps, frames=frames)
+
+
+def snap_angles(rot: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Angles on the grid of ``scene.math.snap`` (20 significant bits: far below what a frame
+    shows). Quaternion -> Euler -> quaternion is not exact in floating point, so unsnapped
+    angles drift by a few ulps on every trip; on the grid, glb -> PMF -> glb -> PMF writes the
+    first file's bytes again."""
+    return snap(rot, 20)
 
 
 def _root_positions(scene: Scene, slots: list[_Slot], by_node: dict[tuple[int, str], Channel],
