@@ -131,7 +131,7 @@ def from_scene(scene: Scene, ctx: Context) -> PbaDocument:
         ctx.note("pba.no_meshes", "the scene has no mesh; the map editor cannot load a PBA "
                  "without one")
     if out.cut_names:
-        ctx.note("pba.names_cut", f"{out.cut_names} name(s) cut to 31 bytes")
+        ctx.note("pba.names_cut", f"{out.cut_names} name(s) cut to 31 bytes", covers=("names",))
     return doc
 
 
@@ -221,7 +221,8 @@ def _texture(out: _Out, image: int) -> int:
         px = None
     if px is None:
         out.ctx.note("pba.texture_not_written", f"image {img.name!r} has no pixels; the model "
-                     f"names {name}.ptx but no file is written")
+                     f"names {name}.ptx but no file is written",
+                     covers=("textures",))
     else:
         bpp = out.ctx.opt("ptx_bpp")
         ptx = rgba_to_doc(px, int(bpp) if bpp is not None else None)
@@ -306,7 +307,8 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
     world = np.eye(4) if node.skin is not None else out.rest[n]
     if node.skin is not None:
         out.ctx.note("pba.skin_dropped", f"mesh {smesh.name!r}: PBA has no skinning; written "
-                     "in its bind pose")
+                     "in its bind pose",
+                     covers=("skins", "joints"))
     # Rigid meshes are stored in their bone's space; animated ones in model space.
     m = safe_inverse(out.bone_mats[n]) @ world if kind == RIGID else world
     name = out.doc.bones["name"][out.bone_of[n]] if kind == RIGID else _name(
@@ -317,7 +319,8 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
     for pi, prim in enumerate(smesh.primitives):
         if prim.mode != 4:
             out.ctx.note("pba.primitive_mode", f"mesh {smesh.name!r} primitive {pi}: mode "
-                         f"{prim.mode} is not triangles; skipped")
+                         f"{prim.mode} is not triangles; skipped",
+                     covers=("primitives",))
             continue
         verts = _vertices(prim, m)
         tex, flags, civ = _group_material(out, prim.material)

@@ -82,7 +82,7 @@ def encode_name(name: str, ctx: Context, what: str) -> bytes:
     raw = name.replace("\0", "").encode(ENCODING, errors="replace")
     if raw.decode(ENCODING, errors="replace") != name.replace("\0", ""):
         ctx.note("pet.name_not_cp949", f"{what} {name!r} has characters CP949 cannot hold: "
-                 "replaced with '?'")
+                 "replaced with '?'", covers=("names",))
     return raw
 
 
@@ -151,9 +151,20 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
     if scene.animations and b"ANIM" not in allowed:
         dropped.append("ANIM (the animations)")
     if dropped:
-        ctx.note("pet.sections_dropped", f"a .{kind} holds no {', '.join(dropped)}: left out")
+        ctx.note("pet.sections_dropped", f"a .{kind} holds no {', '.join(dropped)}: left out",
+                 covers=_dropped_covers(dropped))
     return PetDocument(kind=kind, version=version,
                        sections=[Section(f, secs[f]) for f in order])
+
+
+def _dropped_covers(dropped: list[str]) -> tuple[str, ...]:
+    out: tuple[str, ...] = ()
+    if any(d.startswith("MESH") for d in dropped):
+        out += ("meshes", "primitives", "materials", "textures", "colors", "texcoords",
+                "normals", "tangents", "skins", "targets", "names")
+    if any(d.startswith("ANIM") for d in dropped):
+        out += ("clips", "channels")
+    return out
 
 
 def _pet_extras(scene: Scene) -> dict[str, Any]:
@@ -252,16 +263,17 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
         skinned = skin_i is not None and node.skin == skin_i
         if node.skin is not None and not skinned:
             ctx.note("pet.skin_dropped", f"mesh node {node.name!r} uses another skin: written "
-                     "rigid in its bind pose (a PET file has one skeleton)")
+                     "rigid in its bind pose (a PET file has one skeleton)", covers=("skins",))
         rigid_bone = _rigid_bone(ni, parents, bones)
         for prim in scene.meshes[node.mesh].primitives:
             if prim.mode != 4:
                 ctx.note("pet.primitive_mode", f"a primitive of mode {prim.mode} is not "
-                         "triangles: left out")
+                         "triangles: left out", covers=("primitives",))
                 continue
-            if prim.colors or prim.targets:
+            lost = (("colors",) if prim.colors else ()) + (("targets",) if prim.targets else ())
+            if lost and not any(n.code == "pet.attributes_dropped" for n in ctx.notes):
                 ctx.note("pet.attributes_dropped", "PET holds no vertex colours or morph "
-                         "targets: left out")
+                         "targets: left out", covers=("colors", "targets"))
             part = _part(prim, skinned, worlds[ni], rigid_bone, ctx)
             if part is None:
                 continue
@@ -284,7 +296,7 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
                  "negative (no texture) in readers that take them as signed bytes (spec §E)")
     if version < (1, 2) and nsets > 1:
         ctx.note("pet.uv_sets_dropped", f"PET {version[0]}.{version[1]} holds one UV set: "
-                 f"{nsets - 1} more dropped")
+                 f"{nsets - 1} more dropped", covers=("texcoords",))
         nsets = 1
     if nsets > 255:
         raise LimitError(FMT, "too many UV sets", field="MESH.nuv", expected="<= 255",
@@ -524,7 +536,8 @@ def _animations(scene: Scene, ctx: Context, bones: _Bones,
             b = bones.index_of_node(ch.node)
             if b is None or ch.path == "weights":
                 ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: a {ch.path} "
-                         "channel on a node that is not a bone is left out")
+                         "channel on a node that is not a bone is left out",
+                         covers=("channels",))
                 continue
             t, v = _channel_keys(ch, ctx)
             if not len(t):
@@ -606,7 +619,7 @@ def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int,
         out.tracks.append(tr)
     if dropped_scale:
         ctx.note("pet.anim_scale_dropped", f"PET {version[0]}.{version[1]} has no scale keys: "
-                 "scale animation left out")
+                 "scale animation left out", covers=("channels",))
     return out
 
 
@@ -672,7 +685,8 @@ def save(scene: Scene, ctx: Context) -> Files:
             try:
                 files.setdefault(safe_name(tex_name), data)
             except ValueError:
-                ctx.note("pet.texture_not_written", f"texture name {tex_name!r} is unusable")
+                ctx.note("pet.texture_not_written", f"texture name {tex_name!r} is unusable",
+                         covers=("textures",))
     return files
 
 
@@ -684,8 +698,9 @@ def _image_bytes(name: str, img: Image, ctx: Context) -> bytes | None:
     if img.pixels is not None and ext == ".png":
         return encode_png(img.pixels)
     if img.data is None and img.pixels is None:
-        ctx.note("pet.texture_not_written", f"texture {name!r} has no pixels to write")
+        ctx.note("pet.texture_not_written", f"texture {name!r} has no pixels to write",
+                 covers=("textures",))
     else:
         ctx.note("pet.texture_not_written", f"texture {name!r}: gamemesh writes .png/.jpg "
-                 "textures only; the file is named but not written")
+                 "textures only; the file is named but not written", covers=("textures",))
     return None

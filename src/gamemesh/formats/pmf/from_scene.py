@@ -231,7 +231,7 @@ def _gather(scene: Scene, slots: list[_Slot], worlds: _Rest, ctx: Context) -> No
         mesh = scene.meshes[node.mesh]
         if any(p.targets for p in mesh.primitives):
             ctx.note("pmf.morph_dropped", f"mesh {mesh.name!r}: morph targets dropped "
-                     "(PMF pieces are rigid)")
+                     "(PMF pieces are rigid)", covers=("targets",))
         skin = scene.skins[node.skin] if node.skin is not None and \
             0 <= node.skin < len(scene.skins) else None
         for prim in mesh.primitives:
@@ -247,10 +247,11 @@ def _gather(scene: Scene, slots: list[_Slot], worlds: _Rest, ctx: Context) -> No
                 _place(slots[si], soup.pos, soup.nrm, soup.uv, lin, np.zeros(3))
         if skin is not None:
             ctx.note("pmf.skin_split", f"skinned mesh {mesh.name!r} split into rigid pieces "
-                     "by each triangle's dominant joint; the deformation between them is lost")
+                     "by each triangle's dominant joint; the deformation between them is lost",
+                     covers=("skins", "joints"))
     if skipped_modes:
         ctx.note("pmf.points_lines_dropped", f"{skipped_modes} point/line primitives dropped "
-                 "(PMF holds triangles only)")
+                 "(PMF holds triangles only)", covers=("primitives",))
 
 
 def _split_skinned(scene: Scene, skin: Any, soup: _Soup, slots: list[_Slot],
@@ -277,7 +278,7 @@ def _split_skinned(scene: Scene, skin: Any, soup: _Soup, slots: list[_Slot],
         _place(slots[piece], soup.pos[sel], soup.nrm[sel], soup.uv[sel], lin, off)
     if lost:
         ctx.note("pmf.skin_orphans", f"{lost} triangles bound to joints outside the node tree "
-                 "were dropped")
+                 "were dropped", covers=("primitives",))
 
 
 def _names(texts: Iterator[str], kind: str, ctx: Context) -> list[bytes]:
@@ -421,7 +422,7 @@ def _animations(scene: Scene, slots: list[_Slot], rest_q: list[Any], conv: Conve
         out.append(_clip(scene, slots, rest_q, anim, names[ai], conv, unit, left, ctx, dropped))
     for what in sorted(dropped):
         ctx.note("pmf.dropped_channels", f"{what} animation dropped (PMF animates rotations, "
-                 "and the root's position, only)")
+                 "and the root's position, only)", covers=("channels",))
     return out
 
 
