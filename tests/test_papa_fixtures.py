@@ -365,7 +365,9 @@ def test_sample_scene_unit_round_trip(tmp_path: Path, gltf_validator: Any) -> No
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["column.papa", "column_anim_bend.papa", "column_anim_twist.papa",
                      "column_diffuse.papa"]
-    assert not [n for n in report if n.level == "warning"]
+    # The writer's own warnings; the save path's loss check (papa.lost.*, issue 12 item 10) is
+    # tested in test_road_back.py.
+    assert not [n for n in report if n.level == "warning" and ".lost." not in n.code]
     doc = read(out.read_bytes())
     assert doc.vertex_buffers[0].format == 8
     w = doc.vertex_buffers[0].vertices["weights"].astype(int)
