@@ -172,9 +172,9 @@ def _save(scene: Scene, dst: Path, format: str | None, options: dict[str, Any],
     scene.validate()
     ctx = Context(dst, options)
     files = spec.save_scene(scene, ctx)
+    _refuse_foreign(spec.name, dst, files)
     if check_loss and spec.can_import and files and spec.name not in _HUB_FORMATS:
         ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
-    _refuse_foreign(spec.name, dst, files)
     written = write_files(dst.parent, files)
     return written, ctx.notes
 
