@@ -196,6 +196,24 @@ def test_bridge_export_errors_are_format_errors(tmp_path: Path) -> None:
     assert "source_file" not in scene.extras
 
 
+def test_extra_maps_replace_stale_indices(tmp_path: Path) -> None:
+    scene = sample_scene()
+    scene.materials[0].extras.update({"mask_image": 7, "material_image": 0, "other": 1})
+    png = bridge.glb_images(bridge.import_glb(_pba_sample(tmp_path), "AUTO", {}).glb)[0]
+    n = len(scene.images)
+    bridge.attach_maps(scene, {scene.materials[0].name: {"mask": png}})
+    assert scene.materials[0].extras == {"mask_image": n, "other": 1}
+    assert scene.images[n].data == png.data and scene.images[n].mime_type == "image/png"
+    files = by_name("papa").save_scene(scene, gamemesh.registry.Context(tmp_path / "u.papa"))
+    assert sorted(files) == ["u.papa", "u_anim_bend.papa", "u_anim_twist.papa",
+                             "u_diffuse.papa", "u_mask.papa"]
+
+
+def _pba_sample(tmp_path: Path) -> Path:
+    gamemesh.save(sample_scene(), tmp_path / "char.pba")
+    return tmp_path / "char.pba"
+
+
 def test_id_properties_are_what_blender_stores() -> None:
     got = bridge.id_property({"a": None, 1: True, "big": 1 << 40, "mix": [1, "x"],
                               "arr": np.float32(2.5), "nested": {"l": [1.0, 2.0]}})
@@ -286,14 +304,20 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
 
     # Exports, read back by gamemesh.
     assert all(e["status"] == ["FINISHED"] for e in exports), exports
-    for name, bones in (("bot.papa", 21), ("bot.pba", 0), ("bot.pet", 21)):
+    for name, bones, maps in (("bot.papa", 21, 3), ("bot.pba", 0, 1), ("bot.pet", 21, 1)):
         s = gamemesh.load(out / name).summary()
         assert (s["meshes"], s["triangles"], s["bones"]) == (1, 682, bones), name
         assert [a["name"] for a in s["animations"]] == ["idle", "run"], name
-        assert s["textures"] - s["textures_missing"] == 1, name
+        assert s["textures"] - s["textures_missing"] == maps, name
         np.testing.assert_allclose(s["bounds"]["max"], bot_scene.summary()["bounds"]["max"],
                                    atol=1e-3, err_msg=name)
     assert (out / "bot_anim_idle.papa").is_file() and (out / "bot_diffuse.papa").is_file()
+    # The mask and material maps went Papa -> Blender (unconnected nodes) -> Papa, unchanged.
+    for role in ("mask", "material"):
+        a = gamemesh.load(bot.with_name(f"assault_bot_{role}.papa")).images[0].pixels
+        b = gamemesh.load(out / f"bot_{role}.papa").images[0].pixels
+        assert a is not None and b is not None and a.shape == b.shape == (128, 128, 4), role
+        assert np.abs(a.astype(int) - b.astype(int)).mean() < 4.0, role  # DXT1 again
     assert "Warning: pba.skin_dropped" in log  # notes reach Blender's report
     assert log.count("Warning: pet.anim_step") == 2  # once per export, with its count
 

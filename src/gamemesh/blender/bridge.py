@@ -17,11 +17,11 @@ from .. import api
 from ..errors import FormatError, Note
 from ..formats.gltf.read import parse
 from ..registry import Context, FormatSpec, by_name
-from ..scene import Scene
+from ..scene import Image, Scene
 from .options import exportable, importable, options_for, spec_for_path
 
-__all__ = ["GlbImage", "Imported", "collapse_notes", "export_glb", "glb_images", "id_property",
-           "import_glb", "resolve_format"]
+__all__ = ["GlbImage", "Imported", "attach_maps", "collapse_notes", "export_glb", "glb_images",
+           "id_property", "import_glb", "resolve_format"]
 
 # Blender ID properties hold str/int/float and nested dicts/lists of them; strings are capped
 # here so a file's big native blob does not bloat the .blend.
@@ -101,16 +101,34 @@ def import_glb(path: str | Path, chosen: str, values: Mapping[str, Any]) -> Impo
     return Imported(glb, spec.name, [*scene.notes, *notes], props, scene.summary())
 
 
-def export_glb(glb: str | Path, dst: str | Path, chosen: str,
-               values: Mapping[str, Any]) -> tuple[FormatSpec, list[Note], Scene]:
+def export_glb(glb: str | Path, dst: str | Path, chosen: str, values: Mapping[str, Any],
+               maps: Mapping[str, Mapping[str, GlbImage]] | None = None,
+               ) -> tuple[FormatSpec, list[Note], Scene]:
     """Write the GLB Blender exported as ``dst`` in the chosen format (or ``dst``'s extension);
-    returns the format, the notes on what it could not hold, and the scene written."""
+    returns the format, the notes on what it could not hold, and the scene written. ``maps``
+    are the extra maps of each material by name and role (a Papa unit's mask), which Blender's
+    glTF exporter leaves out."""
     spec = resolve_format(dst, chosen, export=True)
     scene = api.load(glb, "gltf")
     # The GLB is a temporary file: the scene names the user's file, not it.
     scene.extras.pop("source_file", None)
+    attach_maps(scene, maps or {})
     notes = api.save(scene, dst, spec.name, **options_for(spec, values))
     return spec, [*scene.notes, *notes], scene
+
+
+def attach_maps(scene: Scene, maps: Mapping[str, Mapping[str, GlbImage]]) -> None:
+    """Put each material's extra maps into the scene as images its ``<role>_image`` extras
+    name. Indices left in extras from the import would name images of another file: they go."""
+    for mat in scene.materials:
+        for key in [k for k, v in mat.extras.items() if k.endswith("_image") and
+                    isinstance(v, int)]:
+            del mat.extras[key]
+        for role, image in maps.get(mat.name, {}).items():
+            mat.extras[f"{role}_image"] = len(scene.images)
+            scene.images.append(Image(name=image.name, data=image.data,
+                                      mime_type="image/jpeg" if image.suffix == ".jpg"
+                                      else "image/png", extras=dict(image.extras)))
 
 
 def id_property(value: Any) -> Any:

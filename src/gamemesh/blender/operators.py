@@ -229,7 +229,7 @@ class EXPORT_SCENE_OT_gamemesh(bpy.types.Operator):  # noqa: N801 (Blender's nam
                     use_selection=self.use_selection, export_apply=self.apply_modifiers,
                     export_animations=True, export_skins=True, export_morph=True)
                 spec, notes, scene = export_glb(glb, self.filepath, self.format.lower(),
-                                                values)
+                                                values, _material_maps())
         except _USER_ERRORS as e:
             return _fail(self, e)
         _report_notes(self, notes)
@@ -238,6 +238,45 @@ class EXPORT_SCENE_OT_gamemesh(bpy.types.Operator):  # noqa: N801 (Blender's nam
                     f"{s['meshes']} meshes, {s['bones']} bones, "
                     f"{len(s['animations'])} animations")
         return {"FINISHED"}
+
+
+def _material_maps() -> dict[str, dict[str, GlbImage]]:
+    """The extra maps import attached (unconnected Image Texture nodes labelled as a
+    ``<label>_image`` property of their material), by material name and role."""
+    out: dict[str, dict[str, GlbImage]] = {}
+    for mat in bpy.data.materials:
+        if not mat.use_nodes or not mat.users:
+            continue
+        for node in mat.node_tree.nodes:
+            if (node.type != "TEX_IMAGE" or node.image is None or not node.label
+                    or f"{node.label}_image" not in mat
+                    or any(o.is_linked for o in node.outputs)):
+                continue
+            image = _image_map(node.image)
+            if image is not None:
+                out.setdefault(mat.name, {})[node.label] = image
+    return out
+
+
+def _image_map(im: Any) -> GlbImage | None:
+    if im.packed_file is not None:
+        data = bytes(im.packed_file.data)
+    elif im.filepath and Path(bpy.path.abspath(im.filepath)).is_file():
+        data = Path(bpy.path.abspath(im.filepath)).read_bytes()
+    else:
+        return None
+    extras = {k: _plain(im[k]) for k in im.keys()}  # noqa: SIM118 (ID properties)
+    suffix = ".jpg" if data[:2] == b"\xff\xd8" else ".png"
+    return GlbImage(-1, im.name, suffix, data, extras)
+
+
+def _plain(value: Any) -> Any:
+    """An ID property value as plain Python data."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    return value
 
 
 def _annotate() -> None:
