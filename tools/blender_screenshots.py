@@ -98,7 +98,7 @@ def main(zip_path: str, out_dir: str, corpus: str) -> None:
     bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default",
                                              enable_on_install=True)
     bot = corpus_dir / "papa/official_2014/pa/units/land_bots/assault_bot/assault_bot.papa"
-    bpy.ops.import_scene.gamemesh(filepath=str(bot))
+    bpy.ops.import_scene.gamemesh(filepath=str(bot), team_color="3A7BD5")  # an option at work
     pose("run", 6)
     render(out / "blender_papa.png")
 
