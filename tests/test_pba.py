@@ -13,6 +13,15 @@ import pytest
 
 from gamemesh.errors import BadMagicError, FormatError, TruncatedError, UnsupportedVersionError
 from gamemesh.formats.pba import SPEC
+from gamemesh.formats.pba.document import (
+    FaceGroup,
+    NodeTrack,
+    PbaDocument,
+    PbaMesh,
+    Sequence,
+    VertexGroup,
+    VertexTrack,
+)
 from gamemesh.formats.pba.layout import (
     ANIM_ROT,
     ANIM_ROTPOS,
@@ -25,13 +34,6 @@ from gamemesh.formats.pba.layout import (
     ROT_KEY,
     ROTPOS_KEY,
     VERTEX,
-    FaceGroup,
-    NodeTrack,
-    PbaDoc,
-    PbaMesh,
-    Sequence,
-    VertexGroup,
-    VertexTrack,
     vertex_key,
 )
 from gamemesh.formats.pba.read import read, sniff
@@ -145,9 +147,9 @@ def rotpos_track(node: int) -> NodeTrack:
     return NodeTrack(node, ANIM_ROTPOS, keys)
 
 
-def model_rigid_v1() -> PbaDoc:
+def model_rigid_v1() -> PbaDocument:
     """Version 1 (no civilisation lists): two damage states, bones placing them, a node clip."""
-    doc = PbaDoc(version=1, name=nm("tge_altar"), civ_lists=False)
+    doc = PbaDocument(version=1, name=nm("tge_altar"), civ_lists=False)
     c = np.cos(np.pi / 8)
     s = np.sin(np.pi / 8)
     doc.bones = bones(("BASE", -1, (c, 0, s, 0), (1, 0, 2)),
@@ -159,10 +161,10 @@ def model_rigid_v1() -> PbaDoc:
     return doc
 
 
-def model_animated_v2() -> PbaDoc:
+def model_animated_v2() -> PbaDocument:
     """Version 2: a vertex-animated mesh (first, track i = mesh i), a rigid one, civ lists,
     one sequence with a vertex track and node tracks of both kinds."""
-    doc = PbaDoc(version=2, name=nm("tre_molino"))
+    doc = PbaDocument(version=2, name=nm("tre_molino"))
     doc.bones = bones(("ROOT", -1, (1, 0, 0, 0), (0, 0, 0)),
                       ("BASE", 0, (1, 0, 0, 0), (0, 0, 5)),
                       ("ASPAS", 0, (1, 0, 0, 0), (0, 3, 0)))
@@ -174,16 +176,16 @@ def model_animated_v2() -> PbaDoc:
     return doc
 
 
-def model_flexible_v2() -> PbaDoc:
+def model_flexible_v2() -> PbaDocument:
     v, idx = box_vertices()
     mesh = PbaMesh(mesh_type=FLEXIBLE, name=nm("BASE"), vertices=v,
                    blend_positions=np.arange(12, dtype="<f4").reshape(4, 3),
                    blend_normals=np.tile(np.array([0, 1, 0], "<f4"), (2, 1)),
                    groups=[FaceGroup(0, 0, idx)])
-    return PbaDoc(version=2, name=nm("flex"), textures=names("flex"), meshes=[mesh])
+    return PbaDocument(version=2, name=nm("flex"), textures=names("flex"), meshes=[mesh])
 
 
-def model_nodes_v2() -> PbaDoc:
+def model_nodes_v2() -> PbaDocument:
     """Type 4: two face groups over slices; two vertex groups named after bones."""
     v0, idx = box_vertices(0.5, (0, 0, 0))
     v1, _ = box_vertices(0.5, (0, 2, 0))
@@ -192,14 +194,14 @@ def model_nodes_v2() -> PbaDoc:
                            FaceGroup(0, 0, idx.copy(), num_vertices=24)],
                    vertex_groups=[VertexGroup(nm("hueso0"), v0), VertexGroup(nm("hueso1"), v1)],
                    civ_textures=names("TRE_CATAPULTA"))
-    doc = PbaDoc(version=2, name=nm("catapulta"), textures=names("catapulta"), meshes=[mesh])
+    doc = PbaDocument(version=2, name=nm("catapulta"), textures=names("catapulta"), meshes=[mesh])
     doc.bones = bones(("hueso0", -1, (1, 0, 0, 0), (0, 0, 0)),
                       ("hueso1", -1, (1, 0, 0, 0), (0, 2, 0)))
     doc.sequences = [Sequence(nm("disparo"), 500, [rot_track(1)])]
     return doc
 
 
-def model_v0(civ: bool) -> PbaDoc:
+def model_v0(civ: bool) -> PbaDocument:
     doc = model_rigid_v1()
     doc.version = 0
     doc.civ_lists = civ
@@ -211,7 +213,7 @@ def model_v0(civ: bool) -> PbaDoc:
     return doc
 
 
-def model_odd_chunks() -> PbaDoc:
+def model_odd_chunks() -> PbaDocument:
     """An unknown mesh type and an unknown chunk id kept raw, tails kept, trailing bytes."""
     doc = model_rigid_v1()
     doc.version = 2
@@ -228,14 +230,14 @@ def model_odd_chunks() -> PbaDoc:
     return doc
 
 
-def model_two_dword() -> PbaDoc:
+def model_two_dword() -> PbaDocument:
     doc = model_flexible_v2()
     doc.header_extra = 0
     return doc
 
 
 BUILDERS = {
-    "empty_v2": lambda: PbaDoc(version=2, name=nm("empty")),
+    "empty_v2": lambda: PbaDocument(version=2, name=nm("empty")),
     "rigid_v1": model_rigid_v1,
     "animated_v2": model_animated_v2,
     "flexible_v2": model_flexible_v2,
@@ -297,7 +299,7 @@ def test_hand_packed_rigid_v1_matches_writer() -> None:
     main_body = nm("hand") + bones_chunk + tex + geoms + anims
     packed = struct.pack("<IHI", 1, 0x0301, 6 + len(main_body)) + main_body
 
-    doc = PbaDoc(version=1, name=nm("hand"), civ_lists=False, textures=names("tex"),
+    doc = PbaDocument(version=1, name=nm("hand"), civ_lists=False, textures=names("tex"),
                  bones=bones(("BASE", -1, (1, 0, 0, 0), (1, 2, 3))))
     doc.meshes = [PbaMesh(mesh_type=RIGID, name=nm("BASE"), radius=np.array([0.87], "<f4"),
                           groups=[FaceGroup(0, 2, idx, None, vertices=v)])]
@@ -323,7 +325,7 @@ def test_hand_packed_animated_mesh_v2_matches_writer() -> None:
         civ = g.civ_textures.tolist() if g.civ_textures is not None else []
         body += struct.pack("<I", len(civ)) + b"".join(c.ljust(32, b"\0") for c in civ)
     chunk = struct.pack("<HI", 0x0303, 6 + len(body)) + body
-    data = write(PbaDoc(version=2, name=nm("m"), meshes=[mesh]))
+    data = write(PbaDocument(version=2, name=nm("m"), meshes=[mesh]))
     start = data.index(struct.pack("<H", 0x0303))
     assert data[start:start + len(chunk)] == chunk
     back = read(data, ctx()).meshes[0]

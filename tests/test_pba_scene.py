@@ -4,7 +4,6 @@ group splitting, names), and round trips through GLB with the Khronos validator.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +12,13 @@ import pytest
 
 import gamemesh
 from gamemesh.formats.pba import SPEC
-from gamemesh.formats.pba.fromscene import MAX_GROUP_VERTICES, split_triangles
-from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID, PbaDoc
+from gamemesh.formats.pba.document import PbaDocument
+from gamemesh.formats.pba.from_scene import MAX_GROUP_VERTICES, split_triangles
+from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID
 from gamemesh.formats.pba.read import read
-from gamemesh.formats.pba.scene import MAX_MORPH_TARGETS
+from gamemesh.formats.pba.to_scene import MAX_MORPH_TARGETS
 from gamemesh.formats.pba.write import write
-from gamemesh.formats.ptx.layout import PtxDoc
+from gamemesh.formats.ptx.document import PtxDocument
 from gamemesh.formats.ptx.read import read as read_ptx
 from gamemesh.formats.ptx.write import write as write_ptx
 from gamemesh.registry import Context
@@ -36,8 +36,6 @@ from gamemesh.scene import (
     TextureRef,
 )
 from gamemesh.scene.math import face_normals, world_matrices
-
-sys.path.insert(0, str(Path(__file__).parent))
 from test_pba import FILES, box_vertices, model_animated_v2, vertex_track
 
 
@@ -71,7 +69,7 @@ def winding_dots(scene: Scene) -> list[float]:
 def ptx_file(rgba: np.ndarray) -> bytes:
     bpp = 32 if np.any(rgba[..., 3] < 255) else 24
     px = rgba[..., [2, 1, 0, 3][: bpp // 8]]
-    return write_ptx(PtxDoc(rgba.shape[1], rgba.shape[0], bpp, np.ascontiguousarray(px)))
+    return write_ptx(PtxDocument(rgba.shape[1], rgba.shape[0], bpp, np.ascontiguousarray(px)))
 
 
 def checker(h: int = 4, w: int = 8, alpha: int = 255) -> np.ndarray:
@@ -461,7 +459,7 @@ def test_empty_scene_makes_a_valid_file() -> None:
     doc = SPEC.from_scene(Scene(name="empty"), c)
     assert write(doc) == FILES["empty_v2"]
     assert any(n.code == "pba.no_meshes" for n in c.notes)
-    assert isinstance(doc, PbaDoc) and doc.textures.dtype == NAME
+    assert isinstance(doc, PbaDocument) and doc.textures.dtype == NAME
 
 
 # -- a real glTF consumer: three.js in Chromium plays the morph animation ---------------------

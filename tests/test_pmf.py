@@ -18,15 +18,11 @@ from gamemesh.errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from gamemesh.formats.pmf import SPEC, info, make_sample
-from gamemesh.formats.pmf.layout import (
-    Animation,
-    Piece,
-    PmfDocument,
-    make_frames,
-    make_vertices,
-    pack_name,
-)
+from gamemesh.formats.pmf import SPEC
+from gamemesh.formats.pmf.document import Animation, Piece, PmfDocument
+from gamemesh.formats.pmf.info import info
+from gamemesh.formats.pmf.layout import make_frames, make_vertices, pack_name
+from gamemesh.formats.pmf.sample import make_sample
 from gamemesh.registry import Context
 from helpers import (
     assert_mutations_fail_cleanly,

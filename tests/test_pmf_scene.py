@@ -13,14 +13,9 @@ import pytest
 import gamemesh
 from gamemesh.errors import LimitError
 from gamemesh.formats.pmf import SPEC
-from gamemesh.formats.pmf.fromscene import _triangles
-from gamemesh.formats.pmf.layout import (
-    Animation,
-    Piece,
-    PmfDocument,
-    make_frames,
-    pack_name,
-)
+from gamemesh.formats.pmf.document import Animation, Piece, PmfDocument
+from gamemesh.formats.pmf.from_scene import _triangles
+from gamemesh.formats.pmf.layout import make_frames, pack_name
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Animation as SceneAnimation

@@ -16,29 +16,17 @@ from PIL import Image as PILImage
 import gamemesh
 from gamemesh.errors import LimitError, UnsupportedVersionError
 from gamemesh.formats.ptx import SPEC
-from gamemesh.formats.ptx.layout import PtxDoc
+from gamemesh.formats.ptx.document import PtxDocument
 from gamemesh.formats.ptx.read import read, sniff
 from gamemesh.formats.ptx.write import write
 from gamemesh.registry import Context
 from gamemesh.scene import Image, Scene
-
-try:
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
+from helpers import (
+    assert_mutations_fail_cleanly,
+    assert_truncations_fail_cleanly,
+    corpus_files,
+    replay_crashes,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ptx"
 
@@ -52,9 +40,9 @@ def rgba(h: int = 3, w: int = 5, alpha: int | None = None) -> np.ndarray:
     return px
 
 
-def doc_of(px: np.ndarray, bpp: int, trailing: bytes = b"") -> PtxDoc:
+def doc_of(px: np.ndarray, bpp: int, trailing: bytes = b"") -> PtxDocument:
     order = [2, 1, 0, 3][: bpp // 8]
-    return PtxDoc(px.shape[1], px.shape[0], bpp, np.ascontiguousarray(px[..., order]),
+    return PtxDocument(px.shape[1], px.shape[0], bpp, np.ascontiguousarray(px[..., order]),
                   trailing=trailing)
 
 

@@ -14,22 +14,16 @@ from PIL import Image as PILImage
 
 import gamemesh
 from gamemesh.errors import LimitError
-from gamemesh.formats.splashpack import SPEC, SplashpackDoc
-from gamemesh.formats.splashpack.scene import tris52
+from gamemesh.formats.splashpack import SPEC
+from gamemesh.formats.splashpack.document import SplashpackDocument
+from gamemesh.formats.splashpack.to_scene import tris52
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
 from gamemesh.scene.math import as_tuple4, euler_to_quat, world_matrices
 from gamemesh.textures import psx
-from test_splashpack_fixtures import build_doc, corner_texels, runtime_problems
-
-try:
-    from helpers import corpus_files
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import corpus_files
+from helpers import corpus_files
+from splashpack_fixtures import build_doc, corner_texels, runtime_problems
 
 CTX = Context()
 AXES = np.array([-1.0, -1.0, 1.0])
@@ -41,16 +35,16 @@ def corpus(commit: str) -> Path:
     return files[0]
 
 
-def read(p: Path) -> SplashpackDoc:
+def read(p: Path) -> SplashpackDocument:
     return SPEC.read(p.read_bytes(), CTX)
 
 
-def to_scene(doc: SplashpackDoc, **options: Any) -> Scene:
+def to_scene(doc: SplashpackDocument, **options: Any) -> Scene:
     return SPEC.to_scene(doc, Context(None, options))
 
 
 # -- textures: decoded texels against the raw VRAM words ---------------------------------------
-def _raw_texel(doc: SplashpackDoc, tpage: int, cx: int, cy: int, u: int, v: int) -> tuple[int,
+def _raw_texel(doc: SplashpackDocument, tpage: int, cx: int, cy: int, u: int, v: int) -> tuple[int,
                                                                                             ...]:
     """Spec §b.8, one texel at a time, straight from the atlas and CLUT records."""
     px0, py0 = (tpage & 15) * 64, ((tpage >> 4) & 1) * 256
@@ -289,7 +283,7 @@ def multi_node_scene() -> Scene:
     return scene
 
 
-def _world_corners(doc: SplashpackDoc, i: int, s: float) -> np.ndarray:
+def _world_corners(doc: SplashpackDocument, i: int, s: float) -> np.ndarray:
     t = doc.meshes[i]
     r = doc.objects["rot"][i].reshape(3, 3).astype(np.float64) / 4096
     v = t["v"].astype(np.float64) @ r.T + doc.objects["pos"][i]

@@ -26,7 +26,7 @@ from gamemesh.registry import by_name
 from gamemesh.sample import sample_scene
 from gamemesh.viewer.flags import navmesh_nodes
 from gamemesh.viewer.server import HOST, ViewerServer, prepare
-from test_viewer_support import (
+from viewer_support import (
     FIXTURES,
     ROOT,
     Mask,

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from . import registry
 from .errors import FormatError, Note
+from .fileio import write_files
 from .registry import Context, FormatSpec, guarded
 from .scene import Scene
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 
-__all__ = ["Report", "convert", "formats", "load", "read_native", "save", "sniff",
+__all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
 
 # Inputs are read whole; nothing in these formats is near this, and a 1 GiB "model" is a
@@ -103,6 +102,26 @@ def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     return _load(data, path, _spec_for(data, path, format), options)
 
 
+def info(src: Source, format: str | None = None, **options: Any) -> dict[str, Any]:
+    """What ``gamemesh info`` shows, as a dict: the file's format and size, the format's own
+    facts (``native``: version, layout, section counts), and the scene's summary and notes.
+    The file is parsed once: the scene reuses the native document."""
+    data, path = _read_source(src)
+    spec = _spec_for(data, path, format)
+    spec.check_options(options)
+    out: dict[str, Any] = {"file": str(src) if path is not None else "<bytes>",
+                           "format": spec.name, "size": len(data)}
+    doc, parsed = None, Context(path, options)
+    if spec.read is not None and spec.info is not None:
+        doc = spec.read_doc(data, parsed)
+        out["native"] = spec.info(doc)
+    if spec.can_import:
+        scene = _load(data, path, spec, options, parsed, doc)
+        out.update(scene.summary())
+        out["notes"] = [n.to_dict() for n in scene.notes]
+    return out
+
+
 def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, Any],
           parsed: Context | None = None, doc: Any = None) -> Scene:
     """The scene of bytes already read. When they were already parsed to ``doc`` (under the
@@ -113,6 +132,8 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
         scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
     else:
         scene = spec.load_scene(data, ctx)
+    for folder, files in ctx.extracted:
+        write_files(folder, files)
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
     scene.extras.setdefault("source_format", spec.name)
     if path is not None:
@@ -189,37 +210,3 @@ def _try_export(data: bytes, path: Path | None, spec: FormatSpec, dst: Path,
                   target_format=ext.lstrip("."), outputs=written, notes=out_ctx.notes)
 
 
-def safe_name(name: str) -> str:
-    """A relative output name that cannot leave the output folder (names come from files)."""
-    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts
-             if p not in ("", ".", "..", "/") and ":" not in p]
-    if not parts:
-        msg = f"unusable output name {name!r}"
-        raise ValueError(msg)
-    return "/".join(parts)
-
-
-def write_files(folder: Path, files: dict[str, bytes]) -> list[str]:
-    """Write every file to a temporary name, then rename them all: on any failure nothing new
-    is left behind."""
-    folder.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for name, data in files.items():
-            target = folder / safe_name(name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # Not mkstemp: its 0600 mode would survive the rename. O_EXCL with a random name
-            # is as safe and lets the umask decide, as for any file the user writes.
-            tmp = target.parent / f".gamemesh-{secrets.token_hex(8)}.part"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            staged.append((str(target), tmp))
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-        for final, part in staged:
-            os.replace(part, final)
-    except BaseException:
-        for _, part in staged:
-            with contextlib.suppress(OSError):
-                part.unlink()
-        raise
-    return [t for t, _ in staged]

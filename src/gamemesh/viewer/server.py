@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..api import info as describe
 from ..api import load
-from ..cli.info import describe
 from ..errors import FormatError
 from ..registry import Context, by_name
 from ..scene import Image
@@ -55,7 +55,7 @@ def prepare(path: str | os.PathLike[str], from_format: str | None = None,
     from ..formats.gltf import write_glb
 
     src = Path(path)
-    info = describe(src, from_format, dict(options))
+    info = describe(src, from_format, **dict(options))
     scene = load(src, from_format, **options)
     glb = write_glb(scene)
     model = ViewModel(src.name, glb, info)

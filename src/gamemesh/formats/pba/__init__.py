@@ -17,15 +17,16 @@ No public sample file exists: the fixtures come from this package's writer.
 from __future__ import annotations
 
 from ...registry import FormatSpec, Option
-from .files import load, siblings
-from .fromscene import from_scene, save
-from .layout import PbaDoc
+from .document import PbaDocument
+from .files import siblings
+from .from_scene import from_scene, save
+from .info import info
 from .read import read, sniff
-from .sample import info, make_sample
-from .scene import to_scene
+from .sample import make_sample
+from .to_scene import to_scene
 from .write import write
 
-__all__ = ["SPEC", "PbaDoc"]
+__all__ = ["SPEC", "PbaDocument"]
 
 SPEC = FormatSpec(
     name="pba",
@@ -36,11 +37,10 @@ SPEC = FormatSpec(
     write=write,
     to_scene=to_scene,
     from_scene=from_scene,
-    load=load,
     save=save,
     info=info,
     siblings=siblings,
-    document_type=PbaDoc,
+    document_type=PbaDocument,
     make_sample=make_sample,
     options=(
         Option("state", "export only the meshes of this damage state (BASE, DETERIORADO_1, "

@@ -1,4 +1,4 @@
-"""PBA bytes -> :class:`PbaDoc` (spec ``pba.md`` b.1-b.7).
+"""PBA bytes -> :class:`PbaDocument` (spec ``pba.md`` b.1-b.7).
 
 Parsing goes by position inside chunks bounded by their lengths (which include the 6-byte
 header). A mesh or sequence chunk that cannot be parsed is kept whole as raw bytes, with a note,
@@ -14,6 +14,7 @@ import numpy as np
 from ...binary import Reader
 from ...errors import BadMagicError, FormatError, UnsupportedVersionError
 from ...registry import Context
+from .document import FaceGroup, NodeTrack, PbaDocument, PbaMesh, Sequence, VertexGroup, VertexTrack
 from .layout import (
     ANIM_ROT,
     ANIM_ROTPOS,
@@ -33,13 +34,6 @@ from .layout import (
     VEC3,
     VERSIONS,
     VERTEX,
-    FaceGroup,
-    NodeTrack,
-    PbaDoc,
-    PbaMesh,
-    Sequence,
-    VertexGroup,
-    VertexTrack,
     vertex_key,
 )
 
@@ -61,7 +55,7 @@ def sniff(prefix: bytes) -> bool:
     return len(prefix) >= 14 and _U16.unpack_from(prefix, 8)[0] == CHUNK_MAIN
 
 
-def read(data: bytes, ctx: Context) -> PbaDoc:
+def read(data: bytes, ctx: Context) -> PbaDocument:
     r = Reader(data, "pba")
     version = r.u32("version")
     header_extra: int | None = None
@@ -85,10 +79,10 @@ def read(data: bytes, ctx: Context) -> PbaDoc:
     return doc
 
 
-def _read_version0(r: Reader, start: int, ctx: Context) -> PbaDoc:
+def _read_version0(r: Reader, start: int, ctx: Context) -> PbaDocument:
     """Version 0: the map editor reads it like 1 (no civilisation lists), the viewers like 2.
     Try the editor's reading first (the spec's advice) and keep the other one if it fits better."""
-    tries: list[tuple[int, PbaDoc, Context]] = []
+    tries: list[tuple[int, PbaDocument, Context]] = []
     for civ in (False, True):
         r.seek(start)
         sub_ctx = Context(ctx.path, ctx.options)
@@ -109,7 +103,7 @@ def _read_version0(r: Reader, start: int, ctx: Context) -> PbaDoc:
     return doc
 
 
-def _misfits(doc: PbaDoc) -> int:
+def _misfits(doc: PbaDocument) -> int:
     """Meshes of the verified types that did not parse to the exact end of their chunk."""
     return sum(1 for m in doc.meshes
                if m.mesh_type in (RIGID, ANIMATED) and (m.raw is not None or m.tail))
@@ -133,8 +127,8 @@ def _expect_id(cid: int, want: int, what: str, ctx: Context) -> None:
                  "parsed by position", "info")
 
 
-def _read_main(r: Reader, civ: bool, ctx: Context) -> PbaDoc:
-    doc = PbaDoc(civ_lists=civ)
+def _read_main(r: Reader, civ: bool, ctx: Context) -> PbaDocument:
+    doc = PbaDocument(civ_lists=civ)
     doc.main_id, body = _chunk(r, "main")
     _expect_id(doc.main_id, CHUNK_MAIN, "main", ctx)
     doc.name = body.bytes(NAME_SIZE, "name")

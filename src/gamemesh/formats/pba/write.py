@@ -1,4 +1,4 @@
-""":class:`PbaDoc` -> PBA bytes. Every chunk length is computed from what is written (header
+""":class:`PbaDocument` -> PBA bytes. Every chunk length is computed from what is written (header
 included); parsed chunks append their kept ``tail``, unparsed ones their raw body."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 
 from ...binary import Writer
 from ...registry import Context
+from .document import FaceGroup, NodeTrack, PbaDocument, PbaMesh, Sequence, VertexTrack
 from .layout import (
     ANIM_ROT,
     ANIMATED,
@@ -21,17 +22,11 @@ from .layout import (
     ROT_KEY,
     ROTPOS_KEY,
     VERTEX,
-    FaceGroup,
-    NodeTrack,
-    PbaDoc,
-    PbaMesh,
-    Sequence,
-    VertexTrack,
     vertex_key,
 )
 
 
-def write(doc: PbaDoc, ctx: Context | None = None) -> bytes:
+def write(doc: PbaDocument, ctx: Context | None = None) -> bytes:
     w = Writer()
     w.u32(doc.version)
     if doc.header_extra is not None:
@@ -55,7 +50,7 @@ def _names(w: Writer, names: np.ndarray) -> None:
     w.array(np.asarray(names, dtype=NAME))
 
 
-def _main(w: Writer, doc: PbaDoc) -> None:
+def _main(w: Writer, doc: PbaDocument) -> None:
     w.write(doc.name)
 
     def bones() -> None:

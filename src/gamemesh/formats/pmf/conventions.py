@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ...registry import Context, Option
 from ...scene.math import euler_to_quat, quat_to_euler
-from .layout import PmfDocument
+from .document import PmfDocument
 
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 ANGLE_UNITS = ("auto", "degrees", "radians")

@@ -13,6 +13,7 @@ import numpy as np
 from ...binary import Reader
 from ...errors import UnsupportedVersionError
 from ...registry import Context
+from .document import Animation, Piece, PmfDocument
 from .layout import (
     ANIM_HEAD,
     FRAME_FIXED,
@@ -21,9 +22,6 @@ from .layout import (
     NAME_MAX,
     PIECE_HEAD,
     VERTEX,
-    Animation,
-    Piece,
-    PmfDocument,
     frame_dtype,
 )
 
@@ -114,3 +112,9 @@ def _animations(r: Reader, n_pieces: int, ctx: Context) -> list[Animation]:
             frames = r.array(dt, nf, "frames")
         out.append(Animation(name=bytes(name), flags=flags, fps=fps, frames=frames))
     return out
+
+
+def sniff(prefix: bytes) -> bool:
+    # "PMF" plus a digit: other digits are claimed too, so they get a clear "unsupported
+    # version" instead of "unknown format". PSP movies start "PSMF", so they never match.
+    return len(prefix) >= 4 and prefix[:3] == b"PMF" and 0x30 <= prefix[3] <= 0x39

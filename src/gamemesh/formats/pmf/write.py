@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import LimitError
 from ...registry import Context
+from .document import PmfDocument
 from .layout import (
     ANIM_HEAD,
     I32,
@@ -16,7 +17,6 @@ from .layout import (
     NAME_SIZE,
     PIECE_HEAD,
     VERTEX,
-    PmfDocument,
     frame_dtype,
 )
 

@@ -13,12 +13,15 @@ map viewers (dcooliave, ``parse-ptx.js``) and the Praetorians map editor (hyperi
 from __future__ import annotations
 
 from ...registry import FormatSpec, Option
-from .layout import PtxDoc, info
+from .document import PtxDocument
+from .from_scene import from_scene
+from .info import info
 from .read import read, sniff
-from .scene import export_png, from_scene, to_scene
-from .write import make_sample, write
+from .sample import make_sample
+from .to_scene import export_png, to_scene
+from .write import write
 
-__all__ = ["SPEC", "PtxDoc"]
+__all__ = ["SPEC", "PtxDocument"]
 
 SPEC = FormatSpec(
     name="ptx",
@@ -30,7 +33,7 @@ SPEC = FormatSpec(
     to_scene=to_scene,
     from_scene=from_scene,
     info=info,
-    document_type=PtxDoc,
+    document_type=PtxDocument,
     make_sample=make_sample,
     options=(
         Option("ptx_bpp", "PTX bits per pixel to write (24 BGR or 32 BGRA; default: 32 when "

@@ -1,4 +1,4 @@
-"""PTX bytes -> :class:`PtxDoc`."""
+"""PTX bytes -> :class:`PtxDocument`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 from ...binary import Reader
 from ...errors import UnsupportedVersionError
 from ...registry import Context
-from .layout import BPP, HEADER, HEADER_SIZE, MAX_SIDE, PtxDoc
+from .document import PtxDocument
+from .layout import BPP, HEADER, HEADER_SIZE, MAX_SIDE
 
 
 def sniff(prefix: bytes) -> bool:
@@ -20,7 +21,7 @@ def sniff(prefix: bytes) -> bool:
     return bool(length >= HEADER_SIZE + w * h * (bpp // 8))
 
 
-def read(data: bytes, ctx: Context) -> PtxDoc:
+def read(data: bytes, ctx: Context) -> PtxDocument:
     r = Reader(data, "ptx")
     chunk_id = r.u16("chunk_id")
     length = r.u32("chunk_length")
@@ -41,5 +42,5 @@ def read(data: bytes, ctx: Context) -> PtxDoc:
     if length != size:
         ctx.note("ptx.chunk_length", f"chunk length {length} differs from the file size {size}; "
                  "kept as stored", "info")
-    return PtxDoc(width=width, height=height, bpp=bpp, pixels=px, chunk_id=chunk_id,
+    return PtxDocument(width=width, height=height, bpp=bpp, pixels=px, chunk_id=chunk_id,
                   chunk_length=None if length == size else length, trailing=trailing)

@@ -20,7 +20,7 @@ def _empty(dt: np.dtype[Any] | None) -> Records:
 
 
 @dataclass
-class SplashpackDoc:
+class SplashpackDocument:
     """One version-1 file in one of the layouts B..H.
 
     Counts, offsets and lengths in ``header`` and the descriptor arrays are recomputed by the

@@ -1,4 +1,4 @@
-"""Bytes -> :class:`SplashpackDoc`, with the layout found by the file's own arithmetic.
+"""Bytes -> :class:`SplashpackDocument`, with the layout found by the file's own arithmetic.
 
 Every layout writes the version as 1, so the layout is found the way spec §b.11 describes: for
 each candidate, the descriptor tables must end where the first data block begins (rounded up to
@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ...binary import Reader
 from ...errors import FormatError, UnsupportedVersionError
 from ...registry import Context
-from .document import SplashpackDoc
+from .document import SplashpackDocument
 from .layout import (
     ATLAS_DESC,
     DETECT_ORDER,
@@ -125,14 +125,14 @@ class _Attempt:
         self.lay = lay
         self.progress = 0
         self.error: FormatError | None = None
-        self.doc: SplashpackDoc | None = None
+        self.doc: SplashpackDocument | None = None
 
 
 def _copy(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.array(a, copy=True)
 
 
-def _read_tables(r: Reader, lay: Layout, c: dict[str, int], doc: SplashpackDoc) -> None:
+def _read_tables(r: Reader, lay: Layout, c: dict[str, int], doc: SplashpackDocument) -> None:
     with r.field("lua"):
         doc.lua_desc = _copy(r.array(LUA_DESC, c["lua_count"]))
     with r.field("objects"):
@@ -147,7 +147,7 @@ def _read_tables(r: Reader, lay: Layout, c: dict[str, int], doc: SplashpackDoc) 
             doc.cluts = _copy(r.array(cd, c["clut_count"]))
 
 
-def _blocks(lay: Layout, doc: SplashpackDoc) -> tuple[list[str], npt.NDArray[np.int64],
+def _blocks(lay: Layout, doc: SplashpackDocument) -> tuple[list[str], npt.NDArray[np.int64],
                                                       npt.NDArray[np.int64]]:
     """Names, offsets and byte sizes of every data block in file order."""
     names: list[str] = []
@@ -171,7 +171,7 @@ def _blocks(lay: Layout, doc: SplashpackDoc) -> tuple[list[str], npt.NDArray[np.
     return names, np.concatenate([empty, *offs]), np.concatenate([empty, *sizes])
 
 
-def _check_arithmetic(r: Reader, lay: Layout, doc: SplashpackDoc, att: _Attempt) -> None:
+def _check_arithmetic(r: Reader, lay: Layout, doc: SplashpackDocument, att: _Attempt) -> None:
     """Spec §b.11: the blocks follow the tables and each other, and end the file."""
     names, offs, sizes = _blocks(lay, doc)
     n_lua = len(doc.lua_desc)
@@ -203,7 +203,7 @@ def _check_arithmetic(r: Reader, lay: Layout, doc: SplashpackDoc, att: _Attempt)
     _read_blocks(r, lay, doc, names, offs, gap, canonical, starts_at)
 
 
-def _read_blocks(r: Reader, lay: Layout, doc: SplashpackDoc, names: list[str],
+def _read_blocks(r: Reader, lay: Layout, doc: SplashpackDocument, names: list[str],
                  offs: npt.NDArray[np.int64], gap: npt.NDArray[np.int64],
                  canonical: npt.NDArray[np.int64], starts_at: npt.NDArray[np.int64]) -> None:
     for g in np.flatnonzero(gap > 0):
@@ -244,7 +244,7 @@ def _try_layout(data: bytes, lay: Layout) -> _Attempt:
     try:
         with r.field("header"):
             hdr = _copy(r.array(lay.header, 1))
-        doc = SplashpackDoc(layout=lay.name, header=hdr)
+        doc = SplashpackDocument(layout=lay.name, header=hdr)
         c = _counts(lay, hdr)
         with r.field("header"):
             for table, n, size in _desc_sizes(lay, c):
@@ -268,7 +268,7 @@ def _looks_like_layout_a(data: bytes) -> bool:
     return first == 8 + GO_A_SIZE * go + 12 * atlas
 
 
-def detect_layout(data: bytes) -> SplashpackDoc:
+def detect_layout(data: bytes) -> SplashpackDocument:
     r = Reader(data, FMT)
     r.magic(MAGIC)
     version = r.u16("header.version")
@@ -301,5 +301,5 @@ def detect_layout(data: bytes) -> SplashpackDoc:
                     actual=err.actual) from None
 
 
-def read(data: bytes, ctx: Context) -> SplashpackDoc:
+def read(data: bytes, ctx: Context) -> SplashpackDocument:
     return detect_layout(bytes(data))

@@ -1,4 +1,4 @@
-""":class:`SplashpackDoc` -> bytes, in the document's own layout.
+""":class:`SplashpackDocument` -> bytes, in the document's own layout.
 
 Like the exporter: header, the descriptor tables back to back, then every data block aligned to 4
 with zero padding, and no padding after the last block (spec §b.1). Counts, offsets and lengths
@@ -15,7 +15,7 @@ import numpy.typing as npt
 from ...binary import Writer
 from ...errors import LimitError
 from ...registry import Context
-from .document import SplashpackDoc
+from .document import SplashpackDocument
 from .layout import ATLAS_DESC, LUA_DESC, NAV_DESC, NAV_TRI
 
 FMT = "splashpack"
@@ -36,7 +36,7 @@ def _records(a: npt.NDArray[Any], dt: np.dtype[Any], n: int, field: str) -> npt.
     return np.array(a, dtype=dt, copy=True)
 
 
-def _set_counts(doc: SplashpackDoc) -> npt.NDArray[np.void]:
+def _set_counts(doc: SplashpackDocument) -> npt.NDArray[np.void]:
     hdr = np.array(doc.header, dtype=doc.spec_layout.header, copy=True).reshape(1)
     names = hdr.dtype.names or ()
     counts = {"lua_count": len(doc.lua), "go_count": len(doc.meshes),
@@ -52,7 +52,7 @@ def _set_counts(doc: SplashpackDoc) -> npt.NDArray[np.void]:
     return hdr
 
 
-def _gap(doc: SplashpackDoc, w: Writer, block: int) -> None:
+def _gap(doc: SplashpackDocument, w: Writer, block: int) -> None:
     """The kept bytes before this block if they still land on a multiple of 4, else zeros."""
     kept = doc.gaps.get(block)
     if kept is not None and (w.tell() + len(kept)) % 4 == 0:
@@ -61,7 +61,7 @@ def _gap(doc: SplashpackDoc, w: Writer, block: int) -> None:
         w.align(4)
 
 
-def write(doc: SplashpackDoc, ctx: Context | None = None) -> bytes:
+def write(doc: SplashpackDocument, ctx: Context | None = None) -> bytes:
     lay = doc.spec_layout
     hdr = _set_counts(doc)
     # Lua and navmesh descriptors hold nothing but offsets, lengths and a pad: rebuilt when the

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from gamemesh.formats.splashpack import SplashpackDoc
+from gamemesh.formats.splashpack.document import SplashpackDocument
 from gamemesh.formats.splashpack.layout import (
     ATLAS_DESC,
     CLUT_DESC,
@@ -68,10 +68,10 @@ def tris(lay_name: str, n: int, base: int, tpage: int, clut: tuple[int, int]) ->
     return t
 
 
-def build_doc(lay_name: str) -> SplashpackDoc:
+def build_doc(lay_name: str) -> SplashpackDocument:
     """Two objects (an 8 bpp and a 4 bpp textured one), with every section the layout has."""
     lay = LAYOUTS[lay_name]
-    doc = SplashpackDoc(layout=lay_name, header=np.zeros(1, lay.header))
+    doc = SplashpackDocument(layout=lay_name, header=np.zeros(1, lay.header))
     doc.header["magic"], doc.header["version"] = b"SP", 1
     if lay.has_player:
         doc.header["player_pos"] = PLAYER_POS
@@ -134,7 +134,7 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
-def runtime_problems(doc: SplashpackDoc) -> list[str]:
+def runtime_problems(doc: SplashpackDocument) -> list[str]:
     """Every way ``doc`` breaks what the v1 runtime needs (spec §b.10); empty when it is fine."""
     out: list[str] = []
     if doc.layout not in ("G", "H") or doc.version != 1:
@@ -158,7 +158,7 @@ def runtime_problems(doc: SplashpackDoc) -> list[str]:
 
 
 def _tri_problems(i: int, t: np.ndarray, atlases: list[tuple[int, int, int, int]],
-                  cluts: dict[tuple[int, int], int], doc: SplashpackDoc) -> list[str]:
+                  cluts: dict[tuple[int, int], int], doc: SplashpackDocument) -> list[str]:
     out: list[str] = []
     if len(t) == 0:
         return out
@@ -193,9 +193,9 @@ def _tri_problems(i: int, t: np.ndarray, atlases: list[tuple[int, int, int, int]
     return out
 
 
-def corner_texels(doc: SplashpackDoc, i: int) -> dict[bytes, bytes]:
+def corner_texels(doc: SplashpackDocument, i: int) -> dict[bytes, bytes]:
     """Object i's triangles (vertex bytes) -> the RGBA the GPU samples at their three UVs."""
-    from gamemesh.formats.splashpack.scene import build_vram, tris52
+    from gamemesh.formats.splashpack.to_scene import build_vram, tris52
 
     vram = build_vram(doc)
     counts = {(x // 16, y): len(w) for x, y, w in doc.clut_entries()}

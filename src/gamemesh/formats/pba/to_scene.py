@@ -29,7 +29,10 @@ from ...scene import (
     TextureRef,
 )
 from ...scene.math import trs_to_matrix
+from ...scene.skinning import safe_inverse
 from ..ptx.read import read as read_ptx
+from .document import FaceGroup, PbaDocument, PbaMesh, Sequence, VertexTrack
+from .files import TextureFinder
 from .layout import (
     ALPHA_BLEND,
     ALPHA_NAMES,
@@ -44,14 +47,8 @@ from .layout import (
     RIGID,
     UNVERIFIED_TYPES,
     VERTEX,
-    FaceGroup,
-    PbaDoc,
-    PbaMesh,
-    Sequence,
-    VertexTrack,
     name_str,
 )
-from .textures import TextureFinder
 
 F32 = npt.NDArray[np.float32]
 _FLIP = np.array([1.0, 1.0, -1.0], dtype=np.float32)
@@ -93,7 +90,7 @@ def state_of(name: str) -> str:
 # -- the conversion state -------------------------------------------------------------------
 @dataclass
 class _Build:
-    doc: PbaDoc
+    doc: PbaDocument
     ctx: Context
     scene: Scene
     finder: TextureFinder | None
@@ -110,7 +107,7 @@ class _Build:
         self.ctx.note(code, message)
 
 
-def to_scene(doc: PbaDoc, ctx: Context) -> Scene:
+def to_scene(doc: PbaDocument, ctx: Context) -> Scene:
     scene = Scene(name=doc.label)
     finder = TextureFinder.for_context(ctx) if (ctx.path is not None or
                                                 ctx.opt("texture_dir")) else None
@@ -140,7 +137,7 @@ def to_scene(doc: PbaDoc, ctx: Context) -> Scene:
 
 
 # -- bones ----------------------------------------------------------------------------------
-def _hierarchical(doc: PbaDoc) -> bool:
+def _hierarchical(doc: PbaDocument) -> bool:
     """Parent the bones only when composing changes nothing (every parent is the identity):
     the public readers place by each bone alone (spec b.4)."""
     n = len(doc.bones)
@@ -201,7 +198,7 @@ def _t4(v: Any) -> tuple[float, float, float, float]:
     return (float(v[0]), float(v[1]), float(v[2]), float(v[3]))
 
 
-def _bone_index(doc: PbaDoc, name: bytes) -> int | None:
+def _bone_index(doc: PbaDocument, name: bytes) -> int | None:
     target = name_str(name)
     for i, n in enumerate(doc.bones["name"].tolist()):
         if name_str(n) == target:
@@ -444,7 +441,7 @@ def _node_skin(b: _Build, mesh: PbaMesh, node: int) -> None:
         w = np.zeros((e - s, 4), dtype=np.float32)
         w[:, 0] = 1.0
         prim.joints, prim.weights = j, w
-    ibm = np.stack([np.linalg.inv(_bone_matrix(b, bi)) for bi in joints]).astype(np.float32)
+    ibm = safe_inverse(np.stack([_bone_matrix(b, bi) for bi in joints])).astype(np.float32)
     skin = b.scene.add_skin(Skin(joints=[b.bone_nodes[bi] for bi in joints],
                                  inverse_bind_matrices=ibm, name=mesh.label))
     b.scene.nodes[node].skin = skin
@@ -456,7 +453,7 @@ def _bone_matrix(b: _Build, bi: int) -> npt.NDArray[np.float64]:
 
 
 # -- animations -----------------------------------------------------------------------------
-def match_tracks(doc: PbaDoc) -> dict[tuple[int, int], int]:
+def match_tracks(doc: PbaDocument) -> dict[tuple[int, int], int]:
     """(sequence, vertex track) -> mesh index, as the spec recommends: ``node_id`` when it names
     an animated mesh of the track's vertex count, else the track's order, else the first
     animated mesh with that count."""

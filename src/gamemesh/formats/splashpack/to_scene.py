@@ -1,4 +1,4 @@
-"""SplashpackDoc -> Scene (glTF conventions). The reverse lives in ``build.py``.
+"""SplashpackDocument -> Scene (glTF conventions). The reverse lives in ``build.py``.
 
 Axes (spec §b.9): the file is Unity's left-handed frame with Y negated. glTF = s * (-X, -Y, Z)
 with s = GTEScaling / 4096; C = diag(-1, -1, 1) is a proper rotation, so the rotation matrices
@@ -19,7 +19,7 @@ from ...registry import Context
 from ...scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
 from ...scene.model import CLAMP_TO_EDGE, NEAREST, Sampler
 from ...textures import psx
-from .document import SplashpackDoc
+from .document import SplashpackDocument
 from .layout import TRI
 
 FMT = "splashpack"
@@ -30,7 +30,7 @@ DEFAULT_GTE = 100.0
 __all__ = ["AXES", "build_vram", "lua_files", "to_scene", "tris52", "vram_png"]
 
 
-def tris52(doc: SplashpackDoc, i: int) -> npt.NDArray[np.void]:
+def tris52(doc: SplashpackDocument, i: int) -> npt.NDArray[np.void]:
     """Object i's triangles as 52-byte records; layout B's tpage and CLUT come from the object."""
     tris = doc.meshes[i]
     if tris.dtype == TRI:
@@ -43,7 +43,7 @@ def tris52(doc: SplashpackDoc, i: int) -> npt.NDArray[np.void]:
     return out
 
 
-def build_vram(doc: SplashpackDoc) -> psx.U16:
+def build_vram(doc: SplashpackDocument) -> psx.U16:
     """The 1024 x 512 VRAM after the runtime's uploads: atlases, then CLUTs."""
     vram = np.zeros((psx.VRAM_H, psx.VRAM_W), dtype=np.uint16)
     for d, px in zip(doc.atlases, doc.atlas_pixels, strict=False):
@@ -53,7 +53,7 @@ def build_vram(doc: SplashpackDoc) -> psx.U16:
     return vram
 
 
-def vram_png(doc: SplashpackDoc, ctx: Context) -> dict[str, bytes]:
+def vram_png(doc: SplashpackDocument, ctx: Context) -> dict[str, bytes]:
     """The whole VRAM as a 1024 x 512 PNG, each word shown as 15-bit colour."""
     from ...textures import encode_png
 
@@ -61,11 +61,11 @@ def vram_png(doc: SplashpackDoc, ctx: Context) -> dict[str, bytes]:
     return {name: encode_png(psx.vram_to_rgba(build_vram(doc)))}
 
 
-def lua_files(doc: SplashpackDoc) -> dict[str, bytes]:
+def lua_files(doc: SplashpackDocument) -> dict[str, bytes]:
     return {f"lua_{i}.lua": src for i, src in enumerate(doc.lua)}
 
 
-def _lua_extras(doc: SplashpackDoc) -> list[dict[str, Any]]:
+def _lua_extras(doc: SplashpackDocument) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, src in enumerate(doc.lua):
         entry: dict[str, Any] = {"name": f"lua_{i}.lua"}
@@ -138,7 +138,7 @@ def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
 class _Textures:
     """One image and material per (tpage, clutX, clutY), decoded from VRAM on first use."""
 
-    def __init__(self, doc: SplashpackDoc, scene: Scene) -> None:
+    def __init__(self, doc: SplashpackDocument, scene: Scene) -> None:
         self.doc, self.scene = doc, scene
         self.vram = build_vram(doc)
         self.counts = {(x // 16, y): len(w) for x, y, w in doc.clut_entries()}
@@ -181,7 +181,7 @@ class _Textures:
         return self.scene.add_material(mat)
 
 
-def _object_node(doc: SplashpackDoc, i: int, s: float, tex: _Textures, scene: Scene,
+def _object_node(doc: SplashpackDocument, i: int, s: float, tex: _Textures, scene: Scene,
                  ctx: Context) -> None:
     obj = doc.objects[i]
     tris = tris52(doc, i)
@@ -218,7 +218,7 @@ def _object_node(doc: SplashpackDoc, i: int, s: float, tex: _Textures, scene: Sc
     scene.add_node(node)
 
 
-def _navmesh_nodes(doc: SplashpackDoc, s: float, scene: Scene) -> None:
+def _navmesh_nodes(doc: SplashpackDocument, s: float, scene: Scene) -> None:
     if not doc.navmeshes:
         return
     mat = scene.add_material(Material(name="navmesh", base_color_factor=(0.2, 0.8, 0.3, 1.0),
@@ -235,7 +235,7 @@ def _navmesh_nodes(doc: SplashpackDoc, s: float, scene: Scene) -> None:
         scene.add_node(node)
 
 
-def _player_node(doc: SplashpackDoc, s: float, scene: Scene) -> None:
+def _player_node(doc: SplashpackDocument, s: float, scene: Scene) -> None:
     if not doc.spec_layout.has_player:
         return
     pos = np.asarray(doc.hfield("player_pos"), dtype=np.float64) * AXES * s
@@ -248,18 +248,16 @@ def _player_node(doc: SplashpackDoc, s: float, scene: Scene) -> None:
                         extras={FMT: info}))
 
 
-def _extract(doc: SplashpackDoc, ctx: Context) -> None:
+def _extract(doc: SplashpackDocument, ctx: Context) -> None:
     folder = ctx.opt("extract")
     if not folder or not doc.lua:
         return
-    from ...api import write_files
-
-    write_files(Path(folder), lua_files(doc))
+    ctx.extracted.append((Path(folder), lua_files(doc)))
     ctx.note("splashpack.lua_extracted", f"{len(doc.lua)} Lua file(s) written to {folder}",
              "info")
 
 
-def to_scene(doc: SplashpackDoc, ctx: Context) -> Scene:
+def to_scene(doc: SplashpackDocument, ctx: Context) -> Scene:
     gte = float(ctx.opt("gte_scaling", DEFAULT_GTE))
     if not np.isfinite(gte) or gte <= 0:
         gte = DEFAULT_GTE

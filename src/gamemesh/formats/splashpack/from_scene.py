@@ -1,4 +1,4 @@
-"""Scene -> SplashpackDoc (layout G, or H on request) that the v1 runtime accepts (spec §b.10).
+"""Scene -> SplashpackDocument (layout G, or H on request) that the v1 runtime accepts (spec §b.10).
 
 Steps: every mesh node becomes one GameObject (rotation kept, node scale and shear baked into
 the vertices); every base-colour texture is quantized to a 4 or 8 bpp palette (16 bpp on request
@@ -22,7 +22,7 @@ from ...registry import Context
 from ...scene import Material, Node, Primitive, Scene
 from ...scene.math import vertex_normals, world_matrices
 from ...textures import psx
-from .document import SplashpackDoc
+from .document import SplashpackDocument
 from .layout import (
     ATLAS_DESC,
     CLUT_DESC,
@@ -33,9 +33,12 @@ from .layout import (
     TPAGE_DITHER,
     TRI,
     VERSION,
+    Layout,
 )
-from .scene import AXES, DEFAULT_GTE, SWAP
+from .to_scene import AXES, DEFAULT_GTE, SWAP
 from .vram import Box, Tex, Textures, atlas_pixels, ext, merge_pages, place
+
+Atlas = tuple[int, int, int]  # x, y, bpp
 
 FMT = "splashpack"
 RAW_MAX = 16383  # +-4 GTE units in 4.12 (the exporter clamps to [-16384, 16379])
@@ -369,7 +372,7 @@ def _uv_note(objects: list[_Object], ctx: Context) -> None:
                  "PS1 texture window has no tiling here, so they are clamped")
 
 
-def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
+def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     # G unless asked; a scene read from an H file goes back to H (its flags, scene Lua).
     layout = str(ctx.opt("layout") or ext(scene).get("layout") or "G").upper()
     if ctx.opt("layout") is None and layout not in ("G", "H"):
@@ -389,7 +392,7 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     atlases, textures = place(tex.items)
     _uv_note(objects, ctx)
 
-    doc = SplashpackDoc(layout=layout, header=np.zeros(1, lay.header))
+    doc = SplashpackDocument(layout=layout, header=np.zeros(1, lay.header))
     doc.header["magic"], doc.header["version"] = MAGIC, VERSION
     doc.header["player_pos"] = fx.raw(p_pos)
     doc.header["player_rot"] = np.asarray(p_rot, dtype=np.int16)
@@ -402,6 +405,25 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     if layout == "H":
         doc.header["scene_lua"] = scene_lua if -1 <= scene_lua < len(lua) else -1
 
+    doc.objects, doc.meshes = _object_records(objects, textures, atlases, fx, lay, len(lua),
+                                              ctx)
+    doc.navmeshes = [fx.raw(v[:, SWAP, :]).astype(np.int32) for v in navs]
+    doc.nav_desc = np.zeros(len(navs), NAV_DESC)
+    _vram_records(doc, atlases, textures)
+    if fx.clamped:
+        ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
+                 f"at GTEScaling {gte:g} and were clamped")
+    scene_gte = ext(scene).get("gte_scaling")
+    if scene_gte != gte:
+        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
+    return doc
+
+
+def _object_records(objects: list[_Object], textures: list[Tex], atlases: list[Atlas],
+                    fx: _Fixed, lay: Layout,
+                    n_lua: int, ctx: Context
+                    ) -> tuple[npt.NDArray[np.void], list[npt.NDArray[np.void]]]:
+    """GameObject records and their triangle lists; objects over MAX_TRIS split in several."""
     recs: list[npt.NDArray[np.void]] = []
     owners: list[_Object] = []
     split = 0
@@ -418,16 +440,18 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     for k, o in enumerate(owners):
         objs[k]["pos"] = fx.raw(o.position)
         objs[k]["rot"] = o.rotation
-        lua_i = o.lua_index if -1 <= o.lua_index < len(lua) else -1
+        lua_i = o.lua_index if -1 <= o.lua_index < n_lua else -1
         if lua_i != o.lua_index:
             ctx.note("splashpack.lua_index", f"{o.name!r}: Lua index {o.lua_index} does not "
                      "exist; none is attached")
         objs[k]["lua_index"] = lua_i
-        if layout == "H":
+        if "flags" in (objs.dtype.names or ()):
             objs[k]["flags"] = o.flags & 0xFFFFFFFF
-    doc.objects, doc.meshes = objs, recs
-    doc.navmeshes = [fx.raw(v[:, SWAP, :]).astype(np.int32) for v in navs]
-    doc.nav_desc = np.zeros(len(navs), NAV_DESC)
+    return objs, recs
+
+
+def _vram_records(doc: SplashpackDocument, atlases: list[Atlas], textures: list[Tex]) -> None:
+    """Atlas descriptors and pixels, and one CLUT per distinct palette position."""
     doc.atlases = np.zeros(len(atlases), ATLAS_DESC)
     for k, (x, y, _) in enumerate(atlases):
         doc.atlases[k]["x"], doc.atlases[k]["y"] = x, y
@@ -440,10 +464,3 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDoc:
     for k, (x, y) in enumerate(cluts):
         doc.cluts[k]["clut_x"], doc.cluts[k]["clut_y"] = x // 16, y
     doc.clut_words = list(cluts.values())
-    if fx.clamped:
-        ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
-                 f"at GTEScaling {gte:g} and were clamped")
-    scene_gte = ext(scene).get("gte_scaling")
-    if scene_gte != gte:
-        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
-    return doc

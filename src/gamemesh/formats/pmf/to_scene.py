@@ -32,7 +32,8 @@ from .conventions import (
     hemisphere_continuous,
     resolve_unit,
 )
-from .layout import FRAME_EVENT, FRAME_KEY, VERTEX, Arr, Piece, PmfDocument
+from .document import Piece, PmfDocument
+from .layout import FRAME_EVENT, FRAME_KEY, VERTEX, Arr
 
 FMT = "pmf"
 

@@ -1,0 +1,54 @@
+"""Scene -> PTX: the first image of a scene as one texture."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import FormatError, LimitError
+from ...registry import Context
+from ...scene import Image, Scene
+from ...textures import decode_image
+from .document import PtxDocument
+from .layout import FMT, MAX_SIDE
+
+
+def image_pixels(img: Image) -> npt.NDArray[np.uint8] | None:
+    if img.pixels is not None:
+        return np.asarray(img.pixels, dtype=np.uint8)
+    if img.data is not None:
+        return decode_image(img.data, FMT)
+    return None
+
+
+def rgba_to_doc(rgba: npt.NDArray[np.uint8], bpp: int | None = None) -> PtxDocument:
+    """RGBA pixels as a PTX document: 32 bpp BGRA when some alpha is below 255 (or asked)."""
+    h, w = int(rgba.shape[0]), int(rgba.shape[1])
+    if not (0 < w <= MAX_SIDE and 0 < h <= MAX_SIDE):
+        msg = "image size out of range for PTX"
+        raise LimitError(FMT, msg, field="image", expected=f"1..{MAX_SIDE} per side",
+                         actual=f"{w}x{h}")
+    if bpp is None:
+        bpp = 32 if bool(np.any(rgba[..., 3] < 255)) else 24
+    order = [2, 1, 0, 3][: bpp // 8]
+    return PtxDocument(width=w, height=h, bpp=bpp, pixels=np.ascontiguousarray(rgba[..., order]))
+
+
+def from_scene(scene: Scene, ctx: Context) -> PtxDocument:
+    """The scene's first image that has pixels (or encoded data) as a PTX texture."""
+    for img in scene.images:
+        try:
+            px = image_pixels(img)
+        except FormatError:
+            ctx.note("ptx.image_undecodable", f"image {img.name!r} could not be decoded; skipped")
+            continue
+        if px is None:
+            continue
+        if len(scene.images) > 1:
+            ctx.note("ptx.first_image_only", f"PTX holds one texture: wrote {img.name!r}, "
+                     f"dropped {len(scene.images) - 1} other image(s)")
+        bpp = ctx.opt("ptx_bpp")
+        return rgba_to_doc(px, int(bpp) if bpp is not None else None)
+    msg = "the scene has no image with pixels to write as a PTX texture"
+    raise LimitError(FMT, msg, field="images", expected=">= 1 image with pixels",
+                     actual=len(scene.images))
