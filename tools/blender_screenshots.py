@@ -22,8 +22,8 @@ from pathlib import Path
 # installed extensions out of it and this install out of theirs.
 os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="gamemesh-blender-")
 
-import bpy  # type: ignore[import-not-found]  # noqa: E402
-from mathutils import Vector  # type: ignore[import-not-found]  # noqa: E402
+import bpy  # type: ignore[import-not-found]
+from mathutils import Vector  # type: ignore[import-not-found]
 
 SIZE = (480, 320)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
+from ..fileio import write_files
 
 __all__ = ["BLENDER_PYTHON", "PLATFORMS", "BuildError", "Built", "build_extension",
            "gamemesh_wheel", "host_platform", "manifest"]
@@ -190,7 +191,5 @@ def build_extension(out: Path, platforms: Sequence[str] | None = None,
         z.writestr(_entry("__init__.py"), ADDON)
         for whl_name, whl_data in bundled.items():
             z.writestr(_entry(f"wheels/{whl_name}"), whl_data)
-    from ..api import write_files
-
     write_files(out.parent, {out.name: buf.getvalue()})
     return Built(out, list(bundled), platforms, len(buf.getvalue()))
