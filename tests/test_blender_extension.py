@@ -288,6 +288,22 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
         installed["import_props"])
     assert {"format", "use_selection", "kind", "ptx_bpp"} <= set(installed["export_props"])
     assert len(installed["menus"]) == 2
+    # The dialogs' side panels: the registry's options, one panel per format, the file's open.
+    ui = installed["ui"]
+    panels = {p[1]: p[2] for p in ui["import"] if isinstance(p, list) and p[0] == "panel"}
+    assert panels["GAMEMESH_papa"] is False and panels["GAMEMESH_splashpack"] is True
+    drawn = {e for e in ui["import"] if isinstance(e, str)}
+    assert {"format", "team_color", "no_siblings"} <= drawn
+    assert "gte_scaling" not in drawn  # a closed panel draws nothing
+    export_panels = {p[1]: p[2] for p in ui["export"] if isinstance(p, list) and
+                     p[0] == "panel"}
+    assert export_panels["GAMEMESH_splashpack"] is False and "gte_scaling" in ui["export"]
+    # One menu entry per format, each preset to it.
+    menu = {e["text"]: e.get("format") for e in ui["import_menu"]}
+    assert menu["Any gamemesh format"] == "AUTO"
+    assert {f.upper() for f in menu.values()} == {"AUTO"} | {s.name.upper()
+                                                             for s in importable()}
+    assert "PBA" in {e.get("format") for e in ui["export_menu"]}
 
     # The Papa unit, whole: one mesh, 21 bones, both animations, all three textures.
     assert papa["status"] == ["FINISHED"], papa

@@ -32,10 +32,60 @@ def install(zip_path: str) -> dict[str, Any]:
 
     props = bpy.ops.import_scene.gamemesh.get_rna_type().properties.keys()
     eprops = bpy.ops.export_scene.gamemesh.get_rna_type().properties.keys()
-    return {"gamemesh_file": gamemesh.__file__, "pillow": PIL.__version__,
+    return {"gamemesh_file": gamemesh.__file__, "pillow": PIL.__version__, "ui": draw_ui(),
             "import_props": list(props), "export_props": list(eprops),
             "menus": [m for m in ("TOPBAR_MT_file_import_gamemesh",
                                   "TOPBAR_MT_file_export_gamemesh") if hasattr(bpy.types, m)]}
+
+
+class FakeLayout:
+    """Stands in for a UI layout (background Blender draws no dialogs): records what the
+    operators' and menus' ``draw`` put in it, checking each property exists."""
+
+    def __init__(self, log: list[Any], rna: Any = None) -> None:
+        self.log, self.rna = log, rna
+        self.use_property_split = self.use_property_decorate = False
+
+    def prop(self, data: Any, name: str, **kw: Any) -> None:
+        assert name in self.rna.properties, name
+        self.log.append(name)
+
+    def label(self, text: str) -> None:
+        self.log.append(["label", text])
+
+    def panel(self, idname: str, default_closed: bool = False) -> tuple[Any, Any]:
+        self.log.append(["panel", idname, default_closed])
+        body = None if default_closed else FakeLayout(self.log, self.rna)
+        return FakeLayout(self.log, self.rna), body
+
+    def operator(self, idname: str, text: str = "") -> Any:
+        entry: dict[str, Any] = {"op": idname, "text": text}
+        self.log.append(entry)
+
+        class Props:
+            def __setattr__(self, key: str, value: Any) -> None:
+                entry[key] = value
+
+        return Props()
+
+
+def draw_ui() -> dict[str, Any]:
+    """What the import and export dialogs' side panels and the two menus show."""
+    from types import SimpleNamespace
+
+    out: dict[str, Any] = {}
+    for kind, path in (("import", "unit.papa"), ("export", "level.bin")):
+        op = getattr(bpy.types, f"{kind.upper()}_SCENE_OT_gamemesh")
+        rna = getattr(bpy.ops, f"{kind}_scene").gamemesh.get_rna_type()
+        log: list[Any] = []
+        fake = SimpleNamespace(layout=FakeLayout(log, rna), format="AUTO", filepath=path)
+        op.draw(fake, bpy.context)
+        out[kind] = log
+        menu_log: list[Any] = []
+        getattr(bpy.types, f"TOPBAR_MT_file_{kind}_gamemesh").draw(
+            SimpleNamespace(layout=FakeLayout(menu_log)), bpy.context)
+        out[f"{kind}_menu"] = menu_log
+    return out
 
 
 def scene_state() -> dict[str, Any]:
