@@ -259,6 +259,7 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     for part in PET_FIXTURES.glob("tube_13.*"):  # .pet .bpet .mpet .apet, our writer's
         shutil.copy(part, tmp_path / "pet")
     (tmp_path / "bad.papa").write_bytes(b"papa" + b"\xff" * 60)
+    gamemesh.save(sample_scene(), tmp_path / "sample.pmf")
     out = tmp_path / "out"
     steps: list[dict[str, Any]] = [
         {"do": "import", "path": str(bot)},
@@ -273,6 +274,12 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
         {"do": "export", "path": str(out / "tube.pet")},
         {"do": "reset"}, {"do": "import", "path": str(tmp_path / "bad.papa")},
         {"do": "export", "path": str(out / "nothing.xyz")},
+        # The other formats both ways: PMF, a PTX texture alone, SPLASHPACK.
+        {"do": "reset"}, {"do": "import", "path": str(tmp_path / "sample.pmf")},
+        {"do": "export", "path": str(out / "again.pmf")},
+        {"do": "reset"}, {"do": "import", "path": str(tmp_path / "pba" / "checker.ptx")},
+        {"do": "reset"}, {"do": "import", "path": str(splash)},
+        {"do": "export", "path": str(out / "level.splashpack")},
     ]
     results, log = _run_blender(exe, extension_zip, steps, tmp_path)
     installed, papa, *exports = results[:5]
@@ -361,3 +368,14 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     assert "cannot tell the format" in bad_out["error"]
     assert "Traceback" not in log
     assert not (out / "nothing.xyz").exists()
+
+    pmf, pmf_out, ptx, splash3, splash_out = (results[i] for i in (18, 19, 21, 23, 24))
+    assert (pmf["meshes"], pmf["polygons"], pmf["actions"]) == (3, 36, ["bend", "twist"])
+    assert pmf_out["status"] == ["FINISHED"]
+    s = gamemesh.load(out / "again.pmf").summary()
+    assert (s["meshes"], s["triangles"]) == (3, 36)
+    assert [a["name"] for a in s["animations"]] == ["bend", "twist"]
+    assert (ptx["meshes"], ptx["polygons"], ptx["images"]) == (1, 2, ["checker"])
+    assert splash3["meshes"] == 7 and splash_out["status"] == ["FINISHED"], splash_out
+    s = gamemesh.load(out / "level.splashpack").summary()
+    assert (s["meshes"], s["triangles"]) == (7, want["triangles"])
