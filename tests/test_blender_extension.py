@@ -249,6 +249,19 @@ def _run_blender(exe: str, zip_path: Path, steps: list[dict[str, Any]],
     return results, r.stdout
 
 
+def test_blenders_own_validator_accepts_the_zip(extension_zip: Path) -> None:
+    """``blender --command extension validate``: the checks of Blender's extension platform
+    (field lengths, wheel paths), stricter than Install from Disk."""
+    exe = _blender_python()
+    cli = sorted((Path(exe).parent.parent / "lib").glob(
+        "python3*/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py"))
+    assert cli, f"no blender_ext.py in the bpy install of {exe}"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([exe, str(cli[-1]), "validate", str(extension_zip)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
+
+
 def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     exe = _blender_python()
     bot, splash = _assault_bot(), _splashpack()

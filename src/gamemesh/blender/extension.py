@@ -92,7 +92,7 @@ def manifest(wheels: Sequence[str], platforms: Sequence[str]) -> str:
         f"wheels = {toml_list([f'./wheels/{w}' for w in wheels])}",
         "",
         "[permissions]",
-        'files = "Import and export game model files and their textures and animations"',
+        'files = "Read and write game models and their textures and animations"',
         "",
     ])
 
