@@ -192,7 +192,8 @@ def test_bridge_export_errors_are_format_errors(tmp_path: Path) -> None:
         bridge.export_glb(glb, tmp_path / "out.xyz", "AUTO", {})
     spec, notes, scene = bridge.export_glb(glb, tmp_path / "out.bin", "PBA", {})
     assert spec.name == "pba" and (tmp_path / "out.bin").is_file()
-    assert [n.code for n in notes] == ["pba.skin_dropped"]
+    # the writer's own note, then the save path's loss check (material names: issue 12 item 10)
+    assert [n.code for n in notes] == ["pba.skin_dropped", "pba.lost.names"]
     assert "source_file" not in scene.extras
 
 
