@@ -7,9 +7,10 @@ import sys
 import webbrowser
 
 from ..viewer.server import ViewerServer, prepare
-from ._common import add_format_options, format_options
+from ._common import format_options
 
 HELP = "show a file in a local web viewer (127.0.0.1 only; Ctrl-C stops it)"
+FORMAT_OPTIONS = True
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -19,7 +20,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-browser", action="store_true", help="only print the address")
     p.add_argument("--from", dest="from_format", help="the format, when sniffing is not enough")
     p.add_argument("--verbose", action="store_true", help="log every request on stderr")
-    add_format_options(p)
+
 
 
 def run(args: argparse.Namespace) -> int:
