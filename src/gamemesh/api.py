@@ -70,8 +70,8 @@ def _read_stream(stream: IO[bytes]) -> bytes:
 def _read_source(src: Source) -> tuple[bytes, Path | None]:
     if isinstance(src, bytes | bytearray | memoryview):
         return bytes(src), None
-    if _is_stream(src):
-        return _read_stream(src), None  # type: ignore[arg-type]
+    if not isinstance(src, str | os.PathLike):
+        return _read_stream(src), None
     path = Path(src)
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
@@ -94,7 +94,7 @@ def sniff(src: Source) -> str | None:
     """The format's name from the content, then the extension; None when nothing matches."""
     if isinstance(src, bytes | bytearray | memoryview):
         prefix, path = bytes(src[: registry.SNIFF_BYTES]), None
-    elif _is_stream(src):
+    elif not isinstance(src, str | os.PathLike):
         msg = "sniff needs a path or bytes (a stream would be consumed): read it first"
         raise TypeError(msg)
     else:
@@ -246,8 +246,7 @@ def convert(src: Source, dst: Destination, *, from_format: str | None = None,
             raise ValueError(msg)
     else:
         dst = Path(dst)  # type: ignore[arg-type]
-        if not _is_stream(src) and not isinstance(src, bytes | bytearray | memoryview) \
-                and _same_file(Path(src), dst):
+        if isinstance(src, str | os.PathLike) and _same_file(Path(src), dst):
             msg = f"the destination {dst} is the input itself; choose another name"
             raise ValueError(msg)
     data, path = _read_source(src)  # once: the export check and the load share it

@@ -52,7 +52,9 @@ def _epilog(mod: ModuleType) -> str:
     return "\n\n".join(parts)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(all_options_shown: bool = False) -> argparse.ArgumentParser:
+    """The command's parser. ``all_options_shown`` puts the formats' options in each verb's
+    help (the completion scripts need them; the help people read lists them apart)."""
     from .. import __version__
 
     parser = _Parser(prog="gamemesh", description="Read, write and convert game 3D formats "
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show tracebacks")
         mod.add_args(p)
         if getattr(mod, "FORMAT_OPTIONS", False):
-            add_format_options(p)
+            add_format_options(p, all_options_shown)
         p.set_defaults(_run=mod.run)
     return parser
 

@@ -30,17 +30,17 @@ class UsageError(ValueError):
     """The call's words are wrong (exit 2), not the data."""
 
 
-def add_format_options(parser: argparse.ArgumentParser) -> None:
+def add_format_options(parser: argparse.ArgumentParser, shown: bool = False) -> None:
     """Every format's options as flags, once each (several formats share ``--texture-dir``).
-    They parse on every verb that reads or writes models but stay out of its help: a format's
-    options are listed by ``gamemesh formats NAME``."""
+    They parse on every verb that reads or writes models but stay out of its help (``shown``:
+    in it, for the completion scripts): ``gamemesh formats NAME`` lists a format's options."""
     seen: set[str] = set()
     for spec in formats():
         for opt in spec.options:
             if opt.name in seen:
                 continue
             seen.add(opt.name)
-            _add_option(parser, opt, argparse.SUPPRESS)
+            _add_option(parser, opt, f"[{spec.name}] {opt.help}" if shown else argparse.SUPPRESS)
 
 
 def option_kwargs(opt: Option, help_text: str) -> dict[str, Any]:
