@@ -544,11 +544,11 @@ def test_bad_magic_and_version() -> None:
     data = bytearray(write(PapaDocument()))
     with pytest.raises(BadMagicError):
         read(b"Papa" + bytes(data[4:]))
-    data[6] = 2
+    data[6] = 4
     with pytest.raises(UnsupportedVersionError, match="version"):
         read(bytes(data))
     with pytest.raises(TruncatedError):
-        read(bytes(data[:50]).replace(b"\x02", b"\x03", 1))
+        read(bytes(data[:50]).replace(b"\x04", b"\x03", 1))
 
 
 def test_corrupt_references_are_format_errors() -> None:
