@@ -267,7 +267,7 @@ class _Exporter:
                         self._emit(doc, model, sub, bone_map)
             doc.models.append(model)
         self._note_unused_skins()
-        return doc
+        return _positive_zeros(doc)
 
     def _note_unused_skins(self) -> None:
         if self.rig.joints and self.skel_key is not None and not self.plan.get(self.skel_key):
@@ -325,7 +325,8 @@ class _Exporter:
         self._note_attribute_loss(name, prims)
         if self._skinned(node_i):
             part = self._part(name, prims, mat_index)
-            self._skin(part, prims, self.scene.skins[node.skin or 0])
+            self._skin(part, prims[:1] if _shares_vertices(prims) else prims,
+                       self.scene.skins[node.skin or 0])
         elif (bone := self.rig.bone_above(node_i)) is not None:
             part = self._part(name, prims, mat_index, self.rig.model_matrix(node_i))
             part.bones = np.zeros((len(part.positions), 4), dtype=np.int64)
@@ -363,8 +364,15 @@ class _Exporter:
         pos, nrm, uv0, uv1, col, groups = [], [], [], [], [], []
         has_uv1 = any(len(p.texcoords) > 1 for p in prims)
         has_col = any(p.colors for p in prims)
+        shared = _shares_vertices(prims)
         base = 0
-        for p in prims:
+        for k, p in enumerate(prims):
+            if shared and k > 0:
+                # One papa vertex buffer behind every group (to_scene's primitives): keep it
+                # one buffer, or the next trip doubles it.
+                groups.append(_Group(mat_index.get(p.material, mat_index.get(None, 0)),
+                                     p.triangles().astype(np.int64).reshape(-1)))
+                continue
             n = p.vertex_count
             tris = p.triangles().astype(np.int64)
             pos.append(np.asarray(p.positions, np.float64))
@@ -505,7 +513,7 @@ class _Exporter:
             anim = self.rig.animation(doc, k)
             if anim is not None:
                 doc.animations.append(anim)
-        return doc
+        return _positive_zeros(doc)
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -554,6 +562,39 @@ def _with_group_extras(groups: list[_Group], raw: Any,
         grp.name = name if isinstance(name, str) else None
         out.append(grp)
     return out
+
+
+def _positive_zeros(doc: PapaDocument) -> PapaDocument:
+    """-0.0 becomes 0.0 in every float field: the sign of a zero depends on the arithmetic
+    that made it, and it must not make two trips' bytes differ."""
+    arrays = [vb.vertices for vb in doc.vertex_buffers] + [s.bones for s in doc.skeletons] + \
+        [a.transforms for a in doc.animations]
+    for arr in arrays:
+        for name in arr.dtype.names or ():
+            if arr.dtype[name].base.kind == "f":
+                arr[name] += 0.0
+    for m in doc.models:
+        m.model2scene = m.model2scene + np.float32(0.0)
+        for b in m.bindings:
+            b.mesh2model = b.mesh2model + np.float32(0.0)
+    return doc
+
+
+def _shares_vertices(prims: list[Primitive]) -> bool:
+    """Do all primitives carry the same vertices (different index ranges into one buffer)?"""
+    first = prims[0]
+
+    def same(a: Any, b: Any) -> bool:
+        return (a is None) == (b is None) and (a is None or a is b or np.array_equal(a, b))
+
+    return len(prims) > 1 and all(
+        p.vertex_count == first.vertex_count and same(p.positions, first.positions)
+        and same(p.normals, first.normals) and same(p.joints, first.joints)
+        and same(p.weights, first.weights) and len(p.texcoords) == len(first.texcoords)
+        and all(same(a, b) for a, b in zip(p.texcoords, first.texcoords, strict=True))
+        and len(p.colors) == len(first.colors)
+        and all(same(a, b) for a, b in zip(p.colors, first.colors, strict=True))
+        for p in prims[1:])
 
 
 def _white(c: Any) -> bool:
