@@ -1,8 +1,9 @@
 """Planetary Annihilation "Papa" (.papa) models, textures and animations.
 
 Game: Planetary Annihilation / PA: TITANS (Uber Entertainment, 2014-). Version: 3.0 (u16
-minor 0, u16 major 3 after the magic bytes "apaP"); 2.0, in 2014 mod files, has the same layout. Spec:
-``shared/specs/papa.md`` (it corrects the archived PA-wiki page in ``shared/specs/seeds``).
+minor 0, u16 major 3 after the magic bytes "apaP"); 2.0, in 2014 mod files, has the same
+layout. Spec: ``shared/specs/papa.md`` (it corrects the archived PA-wiki page in
+``shared/specs/seeds``).
 Public sources of the facts: Luther-1/Blender-PAPA-IO (MIT), ematarkus/PTexEdit,
 Crauzer/PlanetaryAnnihilationToolkit, DeathByDenim/papatextureeditor and a scan of 2,092 real
 files; no code was taken from them.

@@ -406,7 +406,7 @@ class _Exporter:
             assert p.joints is not None and p.weights is not None
             j = np.clip(np.asarray(p.joints, dtype=np.int64), 0, len(lut) - 1)
             w = np.asarray(p.weights, dtype=np.float64)
-            reduced |= j.shape[1] > 4 and np.count_nonzero(w[:, 4:]) > 0
+            reduced |= bool(j.shape[1] > 4 and np.count_nonzero(w[:, 4:]) > 0)
             inf = limit_influences(j, w, keep=4, width=4)
             bones.append(lut[inf.joints])
             wts.append(inf.weights)

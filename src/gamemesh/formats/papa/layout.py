@@ -1,4 +1,5 @@
-"""Record tables of the Papa format (versions 3.0 and 2.0, one layout) as little-endian numpy dtypes and structs.
+"""Record tables of the Papa format (versions 3.0 and 2.0 share them) as little-endian numpy
+dtypes and structs.
 
 Names follow ``shared/specs/papa.md`` ("Byte-level specification"); every record size below is
 asserted against the spec's table so a typo here fails at import, not in a file.

@@ -76,7 +76,7 @@ def mat_to_pa(m: npt.ArrayLike) -> F64:
 class Rig:
     """Bones (scene nodes in walk order), their parents, names, rest poses and clips."""
 
-    def __init__(self, scene: Scene, ctx: Context, worlds: F64,
+    def __init__(self, scene: Scene, ctx: Context, worlds: list[F64] | F64,
                  parents: list[int | None]) -> None:
         self.scene, self.ctx, self.worlds, self.parents = scene, ctx, worlds, parents
         self.joints = self._joint_order()
