@@ -367,7 +367,8 @@ def test_sample_scene_unit_round_trip(tmp_path: Path, gltf_validator: Any) -> No
                      "column_diffuse.papa"]
     # Format 8 has no colour; a unit without mask and material textures is said each time.
     assert sorted(n.code for n in report if n.level == "warning") == [
-        "papa.attributes_dropped", "papa.mask_missing", "papa.material_missing"]
+        "papa.attributes_dropped", "papa.mask_missing", "papa.material_missing",
+        "papa.material_properties_dropped"]
     assert "COLOR_0" in next(n.message for n in report if n.code == "papa.attributes_dropped")
     doc = read(out.read_bytes())
     assert doc.vertex_buffers[0].format == 8

@@ -289,13 +289,15 @@ def _check_multi(doc: Any, files: set[str]) -> None:
 
 
 SAMPLES: dict[str, tuple[Callable[[], Scene], list[str], str, Callable[[Any, set[str]], None]]] = {
-    "skinned": (skinned_scene, ["papa.attributes_dropped"], "COLOR_0", _check_skinned),
+    "skinned": (skinned_scene, ["papa.attributes_dropped", "papa.material_properties_dropped"],
+                "COLOR_0", _check_skinned),
     "rigid": (rigid_scene, [], "", _check_rigid),
     "morph": (morph_scene, ["papa.animation_unbound", "papa.attributes_dropped",
                             "papa.morph_animation_dropped"], "morph targets", _check_morph),
     "twotex": (two_texture_scene, ["papa.texture_dropped"], "decal", _check_two_textures),
     "colours": (colour_scene, [], "", _check_colours),
-    "multi": (multi_model_scene, [], "", _check_multi),
+    "multi": (multi_model_scene, ["papa.material_properties_dropped"], "roughness",
+              _check_multi),
 }
 TEXTURE_WARNINGS = {"papa.diffuse_missing", "papa.mask_missing", "papa.material_missing"}
 
@@ -361,7 +363,7 @@ def test_texture_options_and_format(tmp_path: Path) -> None:
     report = gamemesh.convert(glb, tmp_path / "dxt" / "unit.papa", diffuse=str(mask),
                               texture_format="DXT1")
     assert warnings(report) == ["papa.attributes_dropped", "papa.mask_missing",
-                                "papa.material_missing"]
+                                "papa.material_missing", "papa.material_properties_dropped"]
     tex = read((tmp_path / "dxt" / "unit_diffuse.papa").read_bytes()).textures[0]
     assert (tex.format, tex.width) == (4, 16)
     with pytest.raises(FormatError, match="--mask"):
@@ -383,3 +385,28 @@ def test_dxt_textures_settle_after_one_trip() -> None:
         err = np.abs(tx.decode(Texture(0, code, tex.width, tex.height, mips, True, first))
                      .astype(int) - px.astype(int))[..., :3].mean()
         assert err < 2.0
+
+
+def test_dropped_nodes_and_material_properties_are_warned(tmp_path: Path) -> None:
+    scene = colour_scene()
+    scene.add_node(Node(name="socket_muzzle", translation=(0.0, 1.0, 0.0)))
+    mat = scene.add_material(Material(name="glow", emissive_factor=(1.0, 0.5, 0.0),
+                                      double_sided=True))
+    scene.meshes[0].primitives[0].material = mat
+    notes = gamemesh.save(scene, tmp_path / "x.papa")
+    by_code = {n.code: n.message for n in notes if n.level == "warning"}
+    assert "socket_muzzle" in by_code["papa.nodes_dropped"]
+    assert "emissive, double-sided" in by_code["papa.material_properties_dropped"]
+
+
+def test_cli_texture_flags(tmp_path: Path) -> None:
+    from gamemesh.cli import main
+
+    glb = tmp_path / "s.glb"
+    gamemesh.save(sample_scene(), glb)
+    mask = _png(tmp_path / "m.png", (255, 0, 0, 255))
+    out = tmp_path / "o" / "unit.papa"
+    assert main(["convert", str(glb), str(out), "--mask", str(mask), "--material", str(mask),
+                 "--texture-format", "DXT5"]) == 0
+    assert read((out.parent / "unit_mask.papa").read_bytes()).textures[0].format == 6
+    assert (out.parent / "unit_material.papa").exists()

@@ -267,7 +267,25 @@ class _Exporter:
                         self._emit(doc, model, sub, bone_map)
             doc.models.append(model)
         self._note_unused_skins()
+        self._note_dropped_nodes()
         return _positive_zeros(doc)
+
+    def _note_dropped_nodes(self) -> None:
+        """Nodes that end up nowhere: no mesh, no bone, nothing of either below them (empties,
+        sockets that are not bones, cameras). Ancestors of kept nodes are folded into them."""
+        kept = set(self.rig.joints) | set(self.mesh_nodes) | set(self.model_nodes.values())
+        for node in list(kept):
+            p = self.parents[node]
+            while p is not None and p not in kept:
+                kept.add(p)
+                p = self.parents[p]
+        dropped = [self.scene.nodes[i].name or f"#{i}" for i in self.scene.walk()
+                   if i not in kept]
+        if dropped:
+            self.note("nodes_dropped", f"{len(dropped)} nodes with no mesh and no bone below "
+                      f"them are not written ({', '.join(dropped[:5])}"
+                      f"{', ...' if len(dropped) > 5 else ''}); animate one, or make it a joint, "
+                      "to keep it as a bone")
 
     def _note_unused_skins(self) -> None:
         if self.rig.joints and self.skel_key is not None and not self.plan.get(self.skel_key):
@@ -302,11 +320,23 @@ class _Exporter:
                 self.note("material_params_dropped", f"material {src.name!r}: texture and "
                           "matrix parameters are not written (unit textures go to the "
                           "_diffuse/_mask/_material files)")
+            self._note_material_loss(src)
         vec = extra_vec or {"DiffuseColor": color}
         arr = np.zeros(len(vec), dtype=lay.VECTOR_PARAM)
         arr["name"] = [doc.add_string(k) for k in vec]
         arr["value"] = list(vec.values())
         return Material(doc.add_string(shader), arr)
+
+    def _note_material_loss(self, src: Any) -> None:
+        """glTF material properties a papa ``solid`` material has no place for."""
+        lost = [what for what, differs in (
+            ("metallic", src.metallic_factor != 0.0), ("roughness", src.roughness_factor != 1.0),
+            ("emissive", any(src.emissive_factor)), ("alpha mode", src.alpha_mode != "OPAQUE"),
+            ("double-sided", src.double_sided), ("unlit", src.unlit)) if differs]
+        if lost:
+            self.note("material_properties_dropped", f"material {src.name!r}: "
+                      f"{', '.join(lost)} not written (a papa material keeps its shader name "
+                      "and DiffuseColor)")
 
     # -- mesh nodes to parts -----------------------------------------------------------------
     def _parts(self, node_i: int, mat_index: dict[int | None, int], base: F64) -> list[_Part]:
