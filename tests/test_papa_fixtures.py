@@ -722,7 +722,14 @@ def test_texture_destination_writes_a_texture_file(tmp_path: Path) -> None:
     back = read(out.read_bytes())
     assert back.kind == "texture" and len(back.textures) == 1
     t = back.textures[0]
-    assert (t.format, t.srgb, t.width, t.mips) == (lay.TEX_DXT1, False, 16, 4)
+    # The texture came from papa as RGBA8: it goes back as RGBA8 with its sRGB flag.
+    src_tex = doc.textures[0]
+    assert (t.format, t.srgb, t.width, t.mips) == (lay.TEX_RGBA8, src_tex.srgb, 16, 4)
+    assert t.data is not None and src_tex.data is not None
+    assert t.data[:16 * 16 * 4] == src_tex.data[:16 * 16 * 4]  # RGBA8 is lossless
+    gamemesh.convert(glb, out, texture_format="DXT1")
+    t = read(out.read_bytes()).textures[0]
+    assert (t.format, t.width, t.mips) == (lay.TEX_DXT1, 16, 4)
 
 
 def test_every_readable_mutation_writes_back_identically() -> None:

@@ -133,6 +133,13 @@ def assert_same_unit(src: Path, out: Path) -> None:
             [a.string(int(x)) for x in sa.bones["name"]]
         np.testing.assert_array_equal(sb.bones["parent"], sa.bones["parent"])
         np.testing.assert_allclose(sb.bones["translation"], sa.bones["translation"], atol=1e-5)
+    for role in ("diffuse", "mask", "material"):
+        tex = src.parent / f"{src.stem}_{role}.papa"
+        if tex.exists():
+            ta = read(tex.read_bytes()).textures[0]
+            tb = read((out.parent / tex.name).read_bytes()).textures[0]
+            assert (tb.format, tb.srgb, tb.width, tb.height, tb.mips) == \
+                (ta.format, ta.srgb, ta.width, ta.height, ta.mips), role
     for anim in sorted(src.parent.glob(f"{src.stem}_anim_*.papa")):
         da, db = read(anim.read_bytes()), read((out.parent / anim.name).read_bytes())
         ta, tb = _track(da, 0), _track(db, 0)
@@ -410,3 +417,29 @@ def test_cli_texture_flags(tmp_path: Path) -> None:
                  "--texture-format", "DXT5"]) == 0
     assert read((out.parent / "unit_mask.papa").read_bytes()).textures[0].format == 6
     assert (out.parent / "unit_material.papa").exists()
+
+
+def sibling_files() -> list[Any]:
+    try:
+        root = corpus_dir("papa")
+    except pytest.skip.Exception:
+        return [pytest.param(None, marks=pytest.mark.skip(reason="no papa corpus"))]
+    return [pytest.param(p, id=p.name) for p in sorted(root.rglob("*.papa"))
+            if "_anim_" in p.name or p.stem.endswith(("_diffuse", "_mask", "_material"))]
+
+
+@pytest.mark.parametrize("path", sibling_files())
+def test_texture_and_animation_files_alone_settle_after_one_trip(path: Path,
+                                                                 tmp_path: Path) -> None:
+    gamemesh.convert(path, tmp_path / "a.glb", no_siblings=True)
+    report = gamemesh.convert(tmp_path / "a.glb", tmp_path / "p1" / path.name)
+    assert not warnings(report)
+    gamemesh.convert(tmp_path / "p1" / path.name, tmp_path / "b.glb", no_siblings=True)
+    gamemesh.convert(tmp_path / "b.glb", tmp_path / "p2" / path.name)
+    assert_same_files(tmp_path / "p1", tmp_path / "p2")
+    a, b = read(path.read_bytes()), read((tmp_path / "p1" / path.name).read_bytes())
+    if a.textures:
+        ta, tb = a.textures[0], b.textures[0]
+        assert (tb.format, tb.srgb, tb.width, tb.mips) == (ta.format, ta.srgb, ta.width, ta.mips)
+    else:
+        assert b.animations[0].num_frames == a.animations[0].num_frames

@@ -1,5 +1,6 @@
 """A unit's texture files from a scene: ``<name>_diffuse.papa`` (DXT5 sRGB) and ``_mask`` /
-``_material`` (DXT1 linear), or the format ``--texture-format`` asks for.
+``_material`` (DXT1 linear), or the format and sRGB flag the texture had when it came from papa
+(DXT1, DXT5 or RGBA8), or the format ``--texture-format`` asks for.
 
 The images come from ``--diffuse`` / ``--mask`` / ``--material`` (image files, or papa texture
 files) first, else from the scene: the first base colour image is the diffuse, and the mask and
@@ -27,6 +28,7 @@ from .read import read
 
 TEXTURE_ROLES = ("diffuse", "mask", "material")
 TEXTURE_FORMATS = {"DXT1": lay.TEX_DXT1, "DXT5": lay.TEX_DXT5, "RGBA8": lay.TEX_RGBA8}
+KEPT_FORMATS = (lay.TEX_DXT1, lay.TEX_DXT5, lay.TEX_RGBA8)
 _DEFAULT = {"diffuse": lay.TEX_DXT5, "mask": lay.TEX_DXT1, "material": lay.TEX_DXT1}
 _OTHER_SLOTS = ("metallic_roughness_texture", "normal_texture", "occlusion_texture",
                 "emissive_texture")
@@ -37,8 +39,16 @@ class _Source:
     """One texture to write: its pixels (decoded when needed) and the name papa stores."""
 
     def __init__(self, label: str, name: str | None, image: Image | None = None,
-                 pixels: RGBA | None = None) -> None:
+                 pixels: RGBA | None = None, code: int | None = None,
+                 srgb: bool | None = None) -> None:
         self.label, self.name, self.image, self._pixels = label, name, image, pixels
+        # The papa format and sRGB flag it came with, kept when writing it back.
+        self.code, self.srgb = code, srgb
+        if image is not None:
+            fmt = image.extras.get("papa_format")
+            self.code = next((c for c in KEPT_FORMATS if lay.TEXTURE_FORMATS[c] == fmt), None)
+            flag = image.extras.get("srgb")
+            self.srgb = flag if isinstance(flag, bool) else None
 
     def pixels(self) -> RGBA | None:
         if self._pixels is None and self.image is not None:
@@ -156,12 +166,13 @@ class TextureWriter:
             raise LimitError(lay.FMT, msg, field=src.label, expected="<= 65535",
                              actual=f"{w}x{h}")
         choice = self.ctx.opt("texture_format")
-        code = TEXTURE_FORMATS[str(choice).upper()] if choice else _DEFAULT[role]
+        code = TEXTURE_FORMATS[str(choice).upper()] if choice else src.code or _DEFAULT[role]
+        srgb = role == "diffuse" if src.srgb is None else src.srgb
         data, mips = tx.encode(px, code)
         doc = PapaDocument()
         unit = stem[: -len(role) - 1] if stem.endswith(f"_{role}") else stem
         doc.strings.append(PapaString.of(src.name or f"{unit}_{role}.png"))
-        doc.textures.append(Texture(0, code, w, h, mips, role == "diffuse", data))
+        doc.textures.append(Texture(0, code, w, h, mips, srgb, data))
         return doc
 
 
@@ -180,8 +191,11 @@ def _file_source(given: str, role: str) -> _Source:
             if not doc.textures:
                 msg = f"--{role} {given}: the papa file holds no texture"
                 raise FormatError(lay.FMT, msg, field=f"--{role}")
-            return _Source(f"--{role} {path.name}", doc.string(doc.textures[0].name) or None,
-                           pixels=tx.decode(doc.textures[0], f"--{role}"))
+            tex = doc.textures[0]
+            return _Source(f"--{role} {path.name}", doc.string(tex.name) or None,
+                           pixels=tx.decode(tex, f"--{role}"),
+                           code=tex.format if tex.format in KEPT_FORMATS else None,
+                           srgb=tex.srgb)
         return _Source(f"--{role} {path.name}", path.name, pixels=decode_image(data, lay.FMT))
     except FormatError as e:
         raise e.with_path(given) from None
