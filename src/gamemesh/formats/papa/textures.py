@@ -115,44 +115,63 @@ def encode_settled(px: RGBA, code: int) -> bytes:
     Pillow's encoder is not stable: encoding its own output again moves blocks (a DXT5 alpha
     drifts for about ten rounds). So a block whose pixels some block with end points among its
     own colours decodes to exactly is written as that block, in one canonical form; the others
-    are Pillow's, re-encoded until they stop moving (at most 16 rounds), then put in canonical
-    form where they allow it."""
+    are Pillow's, re-encoded until they stop moving (at most 16 rounds, only the moving blocks,
+    packed into a small image), then put in canonical form where they allow it."""
     n = _BCN[code]
-    h, w = px.shape[:2]
     size = 8 if code == lay.TEX_DXT1 else 16
-    cand, ok = _canonical_blocks(px, code)
+    blocks = _blocks(px)
+    cand, ok = _canonical_blocks(blocks, code)
     if ok.all():
         return bytes(cand.tobytes())
-    out = np.frombuffer(encode_bcn(px, n), dtype=np.uint8).reshape(-1, size).copy()
-    out[ok] = cand[ok]
-    moving = ~ok
+    rest = np.flatnonzero(~ok)
+    out = cand.copy()
+    enc = _encode_blocks(blocks[rest], n, size)
+    moving = np.ones(len(rest), dtype=bool)
     for _ in range(16):
-        again = np.frombuffer(encode_bcn(decode_bcn(out.tobytes(), w, h, n), n),
-                              dtype=np.uint8).reshape(-1, size)
-        changed = moving & np.any(again != out, axis=1)
+        idx = np.flatnonzero(moving)
+        again = _encode_blocks(_decode_blocks(enc[idx], n), n, size)
+        changed = np.any(again != enc[idx], axis=1)
         if not changed.any():
             break
-        out[changed] = again[changed]
-    cand2, ok2 = _canonical_blocks(decode_bcn(out.tobytes(), w, h, n), code)
-    out[moving & ok2] = cand2[moving & ok2]
+        enc[idx[changed]] = again[changed]
+        moving[idx[~changed]] = False
+    cand2, ok2 = _canonical_blocks(_decode_blocks(enc, n), code)
+    out[rest] = np.where(ok2[:, None], cand2, enc)
     return bytes(out.tobytes())
 
 
-def _blocks(px: RGBA) -> tuple[npt.NDArray[np.int64], int, int]:
+def _grid(blocks: npt.NDArray[Any]) -> RGBA:
+    """(B, 16, 4) block pixels as one image, blocks row-major (padded with block 0)."""
+    b = len(blocks)
+    cols = max(1, int(np.ceil(np.sqrt(b))))
+    rows = -(-b // cols)
+    full = np.concatenate([blocks, np.repeat(blocks[:1], rows * cols - b, axis=0)])
+    img = full.reshape(rows, cols, 4, 4, 4).transpose(0, 2, 1, 3, 4).reshape(rows * 4, cols * 4, 4)
+    return np.ascontiguousarray(img, dtype=np.uint8)
+
+
+def _encode_blocks(blocks: npt.NDArray[Any], n: int, size: int) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(encode_bcn(_grid(blocks), n), dtype=np.uint8).reshape(-1, size)[
+        :len(blocks)].copy()
+
+
+def _decode_blocks(data: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int32]:
+    b = len(data)
+    cols = max(1, int(np.ceil(np.sqrt(b))))
+    rows = -(-b // cols)
+    full = np.concatenate([data, np.repeat(data[:1], rows * cols - b, axis=0)])
+    px = decode_bcn(full.tobytes(), cols * 4, rows * 4, n)
+    return _blocks(px)[:b]
+
+
+def _blocks(px: RGBA) -> npt.NDArray[np.int32]:
     """(blocks, 16, 4) pixels on the 4x4 grid (edges repeated, as the encoder pads)."""
     h, w = px.shape[:2]
     pw, ph = max(4, (w + 3) // 4 * 4), max(4, (h + 3) // 4 * 4)
     a = np.pad(px, ((0, ph - h), (0, pw - w), (0, 0)), mode="edge") if (pw, ph) != (w, h) \
         else px
     b = a.reshape(ph // 4, 4, pw // 4, 4, 4).transpose(0, 2, 1, 3, 4).reshape(-1, 16, 4)
-    return b.astype(np.int64), pw, ph
-
-
-def _nearest(values: npt.NDArray[np.int64], palette: npt.NDArray[np.int64]
-             ) -> npt.NDArray[np.int64]:
-    """Per block, the palette entry nearest each pixel: values (B, 16, C), palette (B, K, C)."""
-    d = ((values[:, :, None, :] - palette[:, None, :, :]) ** 2).sum(axis=-1)
-    return np.asarray(np.argmin(d, axis=-1), dtype=np.int64)
+    return b.astype(np.int32)
 
 
 def _pack_bits(idx: npt.NDArray[np.int64], bits: int) -> npt.NDArray[np.uint64]:
@@ -175,8 +194,13 @@ def _colour_part(rgb: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint8], npt
     swap = c0 < c1
     c0, c1 = np.where(swap, c1, c0), np.where(swap, c0, c1)
     e0, e1 = np.where(swap[:, None], e1, e0), np.where(swap[:, None], e0, e1)
-    palette = np.stack([e0, e1, (2 * e0 + e1) // 3, (e0 + 2 * e1) // 3], axis=1)
-    idx = np.where((c0 == c1)[:, None], 0, _nearest(rgb, palette))
+    # Where each pixel sits on the line e1 -> e0, in thirds: 3 is e0 (index 0), 0 is e1
+    # (index 1), 2 and 1 the interpolated colours (indices 2 and 3).
+    span = (e0 - e1).astype(np.float32)
+    length = np.maximum(np.einsum("bc,bc->b", span, span), 1.0)
+    t = np.einsum("bpc,bc->bp", (rgb - e1[:, None, :]).astype(np.float32), span) / length[:, None]
+    thirds = np.clip(np.rint(t * 3.0), 0, 3).astype(np.int64)
+    idx = np.where((c0 == c1)[:, None], 0, np.array([1, 3, 2, 0])[thirds])
     out = np.zeros((len(rgb), 8), dtype=np.uint8)
     out[:, 0:2] = np.stack([c0 & 0xFF, c0 >> 8], axis=1)
     out[:, 2:4] = np.stack([c1 & 0xFF, c1 >> 8], axis=1)
@@ -187,26 +211,26 @@ def _colour_part(rgb: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint8], npt
 def _alpha_part(alpha: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
     """BC3 alpha blocks: end points the block's largest and smallest alpha, 8-value mode."""
     a0, a1 = alpha.max(axis=1), alpha.min(axis=1)
-    weights0 = np.array([7, 0, 6, 5, 4, 3, 2, 1])
-    palette = (weights0[None, :] * a0[:, None] + (7 - weights0)[None, :] * a1[:, None]) // 7
-    palette[:, 0], palette[:, 1] = a0, a1
-    idx = np.where((a0 == a1)[:, None], 0, _nearest(alpha[..., None], palette[..., None]))
+    # Sevenths from a1 (0, index 1) to a0 (7, index 0); 6..1 are indices 2..7.
+    t = (alpha - a1[:, None]).astype(np.float32) / np.maximum(a0 - a1, 1)[:, None]
+    sevenths = np.clip(np.rint(t * 7.0), 0, 7).astype(np.int64)
+    idx = np.where((a0 == a1)[:, None], 0, np.array([1, 7, 6, 5, 4, 3, 2, 0])[sevenths])
     out = np.zeros((len(alpha), 8), dtype=np.uint8)
     out[:, 0], out[:, 1] = a0, a1
     out[:, 2:8] = _pack_bits(idx, 3).astype("<u8").view(np.uint8).reshape(-1, 8)[:, :6]
     return out
 
 
-def _canonical_blocks(px: RGBA, code: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[Any]]:
-    """Canonical DXT1/DXT5 blocks for the pixels, and which of them decode to the pixels
-    exactly (checked with the decoder itself, so no rounding rule is assumed)."""
-    blocks, pw, ph = _blocks(px)
+def _canonical_blocks(blocks: npt.NDArray[Any], code: int
+                      ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[Any]]:
+    """Canonical DXT1/DXT5 blocks for (B, 16, 4) block pixels, and which of them decode to
+    the pixels exactly (checked with the decoder itself, so no rounding rule is assumed)."""
     colour, _c0 = _colour_part(blocks[..., :3])
     if code == lay.TEX_DXT1:
         cand = colour
     else:
         cand = np.concatenate([_alpha_part(blocks[..., 3]), colour], axis=1)
-    back, _, _ = _blocks(decode_bcn(cand.tobytes(), pw, ph, _BCN[code]))
+    back = _decode_blocks(cand, _BCN[code])
     ok = np.all(back == blocks, axis=(1, 2))
     return cand, ok
 
