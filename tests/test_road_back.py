@@ -19,11 +19,8 @@ from scene_samples import SAMPLES
 WRITERS = {"papa": ".papa", "pba": ".pba", "ptx": ".ptx", "pet": ".pet", "pmf": ".pmf",
            "splashpack": ".splashpack"}
 
-# Cases that wait on other work, each with its reason (checked: they fail before the merge).
-PENDING = {
-    ("papa", s): "Papa's own road back (issue 12 items 1-6) is another engineer's work"
-    for s in SAMPLES
-}
+# Cases that wait on other work, each with its reason (checked: they fail today).
+PENDING: dict[tuple[str, str], str] = {}
 PENDING[("splashpack", "multi_model")] = (
     "SPLASHPACK v1: a white texel and a texture sharing one texture page under two CLUTs "
     "come back as two whole-page images, and the page is re-encoded differently (the VRAM "
