@@ -17,33 +17,43 @@ from __future__ import annotations
 
 from ...registry import FormatSpec, Option
 from .document import SplashpackDocument
-from .from_scene import from_scene
+from .files import siblings
 from .info import info
+from .modern_document import ModernDocument
+from .modern_from_scene import from_scene, save
+from .modern_to_scene import to_scene
 from .read import read, sniff
 from .sample import make_sample
-from .to_scene import to_scene, vram_png
+from .to_scene import vram_png
 from .write import write
 
-__all__ = ["SPEC", "SplashpackDocument", "info", "make_sample"]
+__all__ = ["SPEC", "ModernDocument", "SplashpackDocument", "info", "make_sample"]
 
 
 SPEC = FormatSpec(
     name="splashpack",
-    title="SPLASHPACK (psxsplash PS1 scene, version 1 layouts B..H)",
+    title="SPLASHPACK (psxsplash PS1 scene: version 1 layouts B..H, versions 20..24)",
     extensions=(".splashpack", ".bin"),
     sniff=sniff,
     read=read,
     write=write,
     to_scene=to_scene,
     from_scene=from_scene,
+    save=save,
     info=info,
-    document_type=SplashpackDocument,
+    siblings=siblings,
+    document_type=(SplashpackDocument, ModernDocument),
     make_sample=make_sample,
     options=(
         Option("gte_scaling", "scene units per GTE unit (not stored in the file; reading "
                "assumes 100, writing picks one from the scene's bounds)", float),
-        Option("layout", "layout of new files: G (the seed's) or H (60-byte objects, scene Lua)",
-               str, "G", ("G", "H")),
+        Option("version", "version of new files: 23 (default; 24 when the scene has point "
+               "lights), 24, or 1 (the seed's 2025 layout; 20..22 for older runtimes)", int,
+               None, (1, 20, 21, 22, 23, 24)),
+        Option("layout", "version-1 layout of new files: G (the seed's) or H (60-byte objects, "
+               "scene Lua); implies --version 1", str, None, ("G", "H")),
+        Option("no_siblings", "do not read the .vram/.spu sidecars beside a version 20+ file",
+               bool),
         Option("extract", "also write the Lua sources as .lua files into this folder", str),
         Option("bpp", "texel depth for written textures (default: 4 or 8 from the colour count; "
                "16 = direct colour)", int, None, (4, 8, 16)),
