@@ -8,6 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from gamemesh.formats.splashpack import modern_layout as ml
+from gamemesh.formats.splashpack.modern_document import ModernDocument
+from gamemesh.formats.splashpack.modern_from_scene import from_scene_modern
+from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
 from gamemesh.registry import Context
 from gamemesh.scene import (
     Animation,
@@ -22,10 +26,6 @@ from gamemesh.scene import (
     Skin,
     TextureRef,
 )
-from gamemesh.formats.splashpack import modern_layout as ml
-from gamemesh.formats.splashpack.modern_document import ModernDocument
-from gamemesh.formats.splashpack.modern_from_scene import from_scene_modern
-from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
 
 FIXTURES = Path(__file__).parent / "fixtures" / "splashpack_modern"
 VERSIONS = (20, 21, 22, 23, 24)

@@ -18,8 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import LimitError
-from ...registry import Context
-from ...registry import Files
+from ...registry import Context, Files
 from ...scene import Animation, Primitive, Scene
 from ...scene.math import local_matrix, matrix_to_trs, trs_to_matrices, world_matrices
 from ...scene.sampling import sample_channel
@@ -28,14 +27,21 @@ from ...textures import psx
 from . import modern_layout as ml
 from .conventions import AXES, matrix_to_bone, quat_to_track
 from .document import SplashpackDocument
-from .from_scene import _color_scale, _is_navmesh, _lua, _object_rotation, _part, _Part, _uv_boxes
+from .from_scene import _color_scale, _is_navmesh, _lua, _object_rotation, _Part, _part, _uv_boxes
 from .from_scene import from_scene as from_scene_v1
-from .modern_document import ModernDocument, PointLight, Sequence, SkinClip, SkinnedMesh, Track
-from .modern_document import VramFile
+from .modern_document import (
+    ModernDocument,
+    PointLight,
+    Sequence,
+    SkinClip,
+    SkinnedMesh,
+    Track,
+    VramFile,
+)
 from .modern_write import write_modern, write_spu, write_vram
-from .write import write as write_v1
 from .to_scene import SWAP
 from .vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
+from .write import write as write_v1
 
 FMT = "splashpack"
 DEFAULT_GTE = 100.0
@@ -79,8 +85,10 @@ def _skinned(scene: Scene, prim: Primitive, skin_i: int, worlds: list[npt.NDArra
     vertex's heaviest joint (the runtime has one bone per vertex)."""
     skin = scene.skins[skin_i]
     n = len(prim.positions)
-    joints = np.zeros((n, 4), np.int64) if prim.joints is None else prim.joints
-    weights = np.ones((n, 1)) if prim.weights is None else prim.weights
+    joints: npt.NDArray[Any] = np.zeros((n, 1), np.int64)
+    weights: npt.NDArray[Any] = np.ones((n, 1))
+    if prim.joints is not None and prim.weights is not None:
+        joints, weights = prim.joints, prim.weights
     inf = limit_influences(joints, weights)
     ibm = (np.asarray(skin.inverse_bind_matrices, np.float64) if skin.inverse_bind_matrices
            is not None else np.tile(np.eye(4), (len(skin.joints), 1, 1)))
@@ -96,6 +104,18 @@ def _skinned(scene: Scene, prim: Primitive, skin_i: int, worlds: list[npt.NDArra
     return out, best
 
 
+def _owner(scene: Scene, i: int) -> int:
+    """The node that stands for the GameObject: a skinned mesh on an untransformed child of a
+    mesh-less node (how to_scene writes one) is that parent's object."""
+    node = scene.nodes[i]
+    parent = scene.parents()[i]
+    if node.skin is None or parent is None or scene.nodes[parent].mesh is not None:
+        return i
+    if not np.allclose(local_matrix(node), np.eye(4), atol=1e-9):
+        return i
+    return parent
+
+
 def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], tex: Textures,
                  ctx: Context) -> _Obj | None:
     node = scene.nodes[i]
@@ -103,9 +123,10 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
     if mesh is None:
         return None
     m = worlds[i]
-    rot, raw_rot = _object_rotation(node, m[:3, :3])
-    info = ext(node)
-    obj = _Obj(name=node.name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
+    owner = _owner(scene, i)
+    rot, raw_rot = _object_rotation(scene.nodes[owner], m[:3, :3])
+    info = ext(scene.nodes[owner])
+    obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
                pos=m[:3, 3].copy(), flags=_int(info.get("flags"), ml.GO_ACTIVE),
                lua_index=_int(info.get("lua_index"), -1))
     skinned = node.skin is not None and 0 <= node.skin < len(scene.skins)
@@ -184,7 +205,8 @@ class _Fixed:
     def raw(self, v: npt.ArrayLike, most: int = RAW_MAX) -> npt.NDArray[np.int64]:
         r = np.nan_to_num(np.rint(np.asarray(v, np.float64) * AXES / self.s))
         self.clamped += int((np.abs(r) > most).sum())
-        return np.clip(r, -most, most).astype(np.int64)
+        out: npt.NDArray[np.int64] = np.clip(r, -most, most).astype(np.int64)
+        return out
 
 
 # -- records -----------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ class _Builder:
         self.tex = _Textures(doc, self.scene) if doc.vram is not None else None  # type: ignore[arg-type]
         self.plain: int | None = None
         self.nodes: list[int] = []
+        self.skinned_mesh_nodes: dict[int, int] = {}  # object -> the node holding its mesh
         self.by_name: dict[bytes, int] = {}
 
     def untextured(self) -> int:
@@ -105,9 +106,15 @@ def _objects(b: _Builder) -> None:
                     rotation=rot, extras={FMT: extras})
         tris = doc.meshes[i]
         sk = skinned.get(i)
-        if len(tris):
-            node.mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None)
+        mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None) if len(tris) else None
+        node.mesh = mesh if sk is None else None
         ni = b.scene.add_node(node)
+        if sk is not None and mesh is not None:
+            # glTF ignores a skinned mesh node's transform: the object's transform stays on
+            # this node (the joints' parent), the mesh goes on an untransformed child.
+            b.skinned_mesh_nodes[i] = b.scene.add_node(Node(
+                name=f"{node.name}_mesh", mesh=mesh, extras={FMT: {"skinned_mesh_of": i}}),
+                parent=ni)
         b.nodes.append(ni)
         b.by_name.setdefault(doc.names[i] if i < len(doc.names) else b"", ni)
 
@@ -117,9 +124,10 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
     node = b.scene.nodes[owner]
     joints = [b.scene.add_node(Node(name=f"{node.name}_bone_{j}", extras={FMT: {"bone": j}}),
                                parent=owner) for j in range(sk.bone_count)]
-    if node.mesh is None or not joints:
+    holder = b.skinned_mesh_nodes.get(sk.go_index)
+    if holder is None or not joints:
         return
-    node.skin = b.scene.add_skin(Skin(joints=joints, name=f"{node.name}_skin",
+    b.scene.nodes[holder].skin = b.scene.add_skin(Skin(joints=joints, name=f"{node.name}_skin",
                                       inverse_bind_matrices=np.tile(
                                           np.eye(4, dtype=np.float32), (len(joints), 1, 1))))
     for c, clip in enumerate(sk.clips):
