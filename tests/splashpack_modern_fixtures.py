@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from gamemesh.formats.splashpack import modern_layout as ml
-from gamemesh.formats.splashpack.modern_document import ModernDocument
+from gamemesh.formats.splashpack.modern_document import ModernDocument, Sequence, Track
 from gamemesh.formats.splashpack.modern_from_scene import from_scene_modern
 from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
 from gamemesh.registry import Context
@@ -130,3 +130,50 @@ def build(folder: Path = FIXTURES) -> list[Path]:
         (folder / f"v{v}.vram").write_bytes(vram)
         out.append(folder / f"v{v}.splashpack")
     return out
+
+
+def rich_document() -> ModernDocument:
+    """The v24 document plus what a scene cannot author: a Lua file, a collider, a trigger, an
+    interactable, an agent with waypoints, a BVH, a square nav region with a portal, a cutscene
+    with a camera track, and an audio table kept as opaque bytes at the offset it must have."""
+    doc = document(24)
+    doc.lua = [b"function onCreate(self) end\n"]
+    doc.lua_desc = np.zeros(1, ml.LUA_DESC)
+    doc.header["scene_lua"] = 0
+    doc.colliders = np.zeros(1, ml.COLLIDER)
+    doc.colliders[0] = ([-10, -10, -10, 10, 10, 10], 1, 0xFF, 1, 0)
+    doc.triggers = np.zeros(1, ml.TRIGGER)
+    doc.triggers[0] = ([0, 0, 0, 50, 50, 50], 0, 0, 0)
+    doc.interactables = np.zeros(1, ml.INTERACTABLE)
+    doc.interactables[0]["go_index"], doc.interactables[0]["prompt"] = 1, b"Open"
+    doc.agents = np.zeros(1, ml.AGENT)
+    doc.agents[0]["go_index"], doc.agents[0]["waypoint_count"] = 2, 2
+    doc.waypoints = np.zeros(2, ml.WAYPOINT)
+    doc.waypoints["v"] = [[0, 0, 0], [4096, 0, 4096]]
+    doc.bvh_nodes = np.zeros(1, ml.BVH_NODE)
+    doc.bvh_nodes[0] = ([-100, -100, -100, 100, 100, 100], 0xFFFF, 0xFFFF, 0, 2)
+    doc.bvh_refs = np.zeros(2, ml.BVH_REF)
+    doc.bvh_refs["object"], doc.bvh_refs["tri"] = [0, 0], [0, 1]
+    doc.nav_header = np.zeros(1, ml.NAV_HEADER)
+    doc.nav_regions = np.zeros(1, ml.NAV_REGION)
+    reg = doc.nav_regions[0]
+    reg["verts_x"][:4] = [-8192, 8192, 8192, -8192]
+    reg["verts_z"][:4] = [-8192, -8192, 8192, 8192]
+    reg["vert_count"], reg["room_index"] = 4, 0xFF
+    doc.nav_portals = np.zeros(1, ml.NAV_PORTAL)
+    keys = np.zeros(2, ml.KEY)
+    keys["frame"], keys["v"] = [0, 60], [[0, -100, 0], [50, -100, 0]]
+    doc.cutscenes = [Sequence(name=b"intro", header=np.zeros(1, ml.CUTSCENE_HEADER),
+                              tracks=[Track(0, 0, b"", keys)])]
+    # The audio table sits right after the name table (4-aligned): one clip named "step".
+    names_end = 0
+    probe = write_modern(doc)
+    names_at = int.from_bytes(probe[60:64], "little")
+    names_end = names_at + sum(len(n) + 2 for n in doc.names)
+    at = (names_end + 3) // 4 * 4
+    doc.header["audio_count"] = 1
+    table = np.zeros(1, [("data", "<u4"), ("size", "<u4"), ("rate", "<u2"), ("loop", "u1"),
+                         ("name_len", "u1"), ("name_offset", "<u4")])
+    table[0] = (0, 1024, 22050, 0, 4, at + 16)
+    doc.opaque["audio_table_offset"] = (at, table.tobytes() + b"step\0\0\0\0")
+    return doc

@@ -21,12 +21,20 @@ from gamemesh.formats.splashpack import modern_layout as ml
 from gamemesh.formats.splashpack.modern_document import ModernDocument
 from gamemesh.formats.splashpack.modern_from_scene import from_scene_modern
 from gamemesh.formats.splashpack.modern_read import read_modern, read_vram
-from gamemesh.formats.splashpack.modern_write import write_vram
+from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
 from gamemesh.formats.splashpack.read import sniff
 from gamemesh.registry import Context
 from gamemesh.scene import Light, Mesh, Node, Scene, Skin
 from helpers import assert_mutations_fail_cleanly, assert_truncations_fail_cleanly, replay_crashes
-from splashpack_modern_fixtures import FIXTURES, VERSIONS, checker, files, quad, scene
+from splashpack_modern_fixtures import (
+    FIXTURES,
+    VERSIONS,
+    checker,
+    files,
+    quad,
+    rich_document,
+    scene,
+)
 
 HEADER_SIZES = {20: 120, 21: 128, 22: 144, 23: 144, 24: 148}
 
@@ -340,3 +348,61 @@ def test_dangling_offsets_name_the_field() -> None:
 
 def test_checker_is_four_colours() -> None:
     assert len({tuple(p) for p in checker().reshape(-1, 4)}) == 4
+
+
+# -- what a scene cannot author ------------------------------------------------------------------
+def _rich(tmp_path: Path) -> Path:
+    doc = rich_document()
+    assert doc.vram is not None
+    (tmp_path / "rich.splashpack").write_bytes(write_modern(doc))
+    (tmp_path / "rich.vram").write_bytes(write_vram(doc.vram))
+    return tmp_path / "rich.splashpack"
+
+
+def test_every_cursor_section_and_an_opaque_block_round_trip_byte_for_byte(tmp_path: Path
+                                                                           ) -> None:
+    path = _rich(tmp_path)
+    data = path.read_bytes()
+    doc = gamemesh.read_native(path)
+    assert SPEC.write(doc, Context()) == data
+    assert (len(doc.colliders), len(doc.triggers), len(doc.interactables), len(doc.agents),
+            len(doc.waypoints), len(doc.bvh_nodes), len(doc.nav_regions), len(doc.cutscenes)) == \
+        (1, 1, 1, 1, 2, 1, 1, 1)
+    off, raw = doc.opaque["audio_table_offset"]
+    assert raw[16:20] == b"step" and struct.unpack_from("<I", raw, 12)[0] == off + 16
+    # Moving an opaque block would break its own absolute offsets: refused, not corrupted.
+    doc.names[0] = b"A much longer floor name"
+    with pytest.raises(LimitError, match="audio_table_offset"):
+        SPEC.write(doc, Context())
+
+
+def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path: Path) -> None:
+    path = _rich(tmp_path)
+    gamemesh.convert(path, tmp_path / "rich.glb")
+    s = gamemesh.load(tmp_path / "rich.glb")
+    nav = next(n for n in s.nodes if n.name == "navmesh_regions")
+    nav_prim = s.meshes[nav.mesh].primitives[0]  # type: ignore[index]
+    assert len(nav_prim.positions) == 6  # one square region, fanned into 2 triangles
+    assert np.allclose(np.abs(nav_prim.positions[:, [0, 2]]), 200.0)  # 8192 raw x 100 / 4096
+    rep = gamemesh.convert(tmp_path / "rich.glb", tmp_path / "back.splashpack")
+    back = gamemesh.read_native(tmp_path / "back.splashpack")
+    a = gamemesh.read_native(path)
+    for name in ("colliders", "triggers", "interactables", "agents", "waypoints", "bvh_nodes",
+                 "bvh_refs", "nav_regions", "nav_portals"):
+        assert getattr(a, name).tobytes() == getattr(back, name).tobytes(), name
+    assert back.lua == a.lua and back.hfield("scene_lua") == 0
+    assert [t.keys.tobytes() for t in back.cutscenes[0].tracks] == \
+        [t.keys.tobytes() for t in a.cutscenes[0].tracks]
+    codes = {n.code for n in rep.notes}
+    assert "splashpack.opaque_dropped" in codes and "splashpack.navmesh_dropped" not in codes
+    # A changed mesh makes the BVH stale: left out, with a warning naming it.
+    floor = s.meshes[s.nodes[0].mesh].primitives[0]  # type: ignore[index]
+    one = floor.triangles()[:1].reshape(-1)
+    floor.positions, floor.indices = floor.positions[one], None
+    floor.normals, floor.colors = None, []
+    floor.texcoords = [t[one] for t in floor.texcoords]
+    notes = gamemesh.save(s, tmp_path / "changed.splashpack")
+    changed = gamemesh.read_native(tmp_path / "changed.splashpack")
+    assert len(changed.bvh_nodes) == 0 and len(changed.colliders) == 1
+    msg = next(n.message for n in notes if n.code == "splashpack.derived_dropped")
+    assert "bvh_nodes" in msg

@@ -11,6 +11,7 @@ spec only names, so they are left empty and a warning says what the runtime lack
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,7 +169,8 @@ def _gather(scene: Scene, ctx: Context, tex: Textures) -> list[_Obj]:
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
             continue
         if _is_navmesh(node):
-            navs += 1
+            # to_scene's nav-region mesh is a view of records kept in extras (see _restore).
+            navs += 0 if ext(node).get("debug_only") else 1
             continue
         obj = _node_object(scene, i, worlds, tex, ctx)
         if obj is not None:
@@ -473,10 +475,95 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None
     doc.header = hdr
 
 
-def _missing(ctx: Context) -> None:
-    ctx.note("splashpack.not_built", "BVH, rooms and nav regions are not built (their build "
-             "rules are in splashedit-ng's D23, not in gamemesh's spec): the runtime has no "
-             "BVH culling, no room/portal culling and no navigation or player collision")
+# Cursor tables a scene read from a modern file carries in extras (modern_to_scene._native).
+_KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.INTERACTABLE,
+         "agents": ml.AGENT, "waypoints": ml.WAYPOINT, "nav_header": ml.NAV_HEADER,
+         "nav_regions": ml.NAV_REGION, "nav_portals": ml.NAV_PORTAL}
+# These point at (object, triangle) pairs: only valid while every object's triangles are too.
+_DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF, "rooms": ml.ROOM,
+            "room_portals": ml.ROOM_PORTAL, "room_tri_refs": ml.ROOM_TRI_REF,
+            "room_cells": ml.ROOM_CELL, "room_portal_refs": ml.ROOM_PORTAL_REF}
+
+
+def _records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
+    if not isinstance(raw, str):
+        return None
+    try:
+        data = base64.b64decode(raw, validate=True)
+    except ValueError:
+        return None
+    if len(data) % dt.itemsize:
+        return None
+    return np.frombuffer(data, dt).copy()
+
+
+def _sequence(entry: Any, cutscene: bool) -> Sequence | None:
+    if not isinstance(entry, dict):
+        return None
+    hdr = _records(entry.get("header"), ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER)
+    if hdr is None or len(hdr) != 1:
+        return None
+    seq = Sequence(name=str(entry.get("name", "")).encode("utf-8"), header=hdr)
+    for t in entry.get("tracks", []) if isinstance(entry.get("tracks"), list) else []:
+        keys = _records(t.get("keys") if isinstance(t, dict) else None, ml.KEY)
+        if keys is None:
+            return None
+        seq.tracks.append(Track(_int(t.get("type"), 0) & 0xFF, _int(t.get("light_index"), 0)
+                                & 0xFF, str(t.get("target", "")).encode("utf-8"), keys))
+    ev = _records(entry.get("audio_events"), ml.AUDIO_EVENT)
+    sk = _records(entry.get("skin_events"), ml.SKIN_EVENT)
+    seq.audio_events = ev if ev is not None and cutscene else seq.audio_events
+    seq.skin_events = sk if sk is not None else seq.skin_events
+    return seq
+
+
+def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
+    """Put back what a scene read from a modern file kept as native records; returns the
+    derived structures that could not come back."""
+    native = ext(scene).get("native")
+    native = native if isinstance(native, dict) else {}
+    for name, dt in _KEPT.items():
+        recs = _records(native.get(name), dt)
+        if recs is not None:
+            setattr(doc, name, recs)
+    if doc.version < 22 and (len(doc.agents) or len(doc.waypoints)):
+        ctx.note("splashpack.agents_dropped", "AI agents need version 22 or later")
+        doc.agents, doc.waypoints = np.zeros(0, ml.AGENT), np.zeros(0, ml.WAYPOINT)
+    same = native.get("poly_counts") == [len(m) for m in doc.meshes]
+    missing = []
+    for name, dt in _DERIVED.items():
+        recs = _records(native.get(name), dt)
+        if recs is not None and same:
+            setattr(doc, name, recs)
+        elif recs is not None:
+            missing.append(name)
+    cuts = native.get("cutscenes")
+    for entry in cuts if isinstance(cuts, list) else []:
+        seq = _sequence(entry, True)
+        if seq is not None:
+            doc.cutscenes.append(seq)
+    if isinstance(native.get("opaque"), dict) and native["opaque"]:
+        ctx.note("splashpack.opaque_dropped", "audio/UI/sprite/tilemap/stream/memcard blocks "
+                 f"({', '.join(sorted(native['opaque']))}) hold absolute offsets gamemesh does "
+                 "not model; they are not written from a scene")
+    return missing
+
+
+def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
+    lacks = []
+    if not len(doc.bvh_nodes):
+        lacks.append("BVH culling")
+    if not len(doc.rooms) and int(doc.header["scene_type"][0]) == 1:
+        lacks.append("room/portal culling")
+    if not len(doc.nav_regions):
+        lacks.append("navigation regions (player walking and collision with the floor)")
+    if stale:
+        ctx.note("splashpack.derived_dropped", f"{', '.join(stale)} point at triangles that "
+                 "changed since the file was read; they are left out")
+    if lacks:
+        ctx.note("splashpack.not_built", "BVH, rooms and nav regions are not built from a "
+                 "scene (their build rules are in splashedit-ng's D23, not in gamemesh's spec): "
+                 f"the runtime will lack {', '.join(lacks)}")
 
 
 def _version(scene: Scene, ctx: Context) -> int:
@@ -508,7 +595,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     elif scene.lights:
         ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
                  "version 24")
-    _missing(ctx)
+    _missing(doc, _restore(doc, scene, ctx), ctx)
     if fx.clamped:
         ctx.note("splashpack.clamped", f"{fx.clamped} value(s) did not fit their fixed-point "
                  f"field at GTEScaling {fx.gte:g} and were clamped")

@@ -241,6 +241,7 @@ def _native(doc: ModernDocument) -> dict[str, Any]:
                                      for t in s.tracks],
                           "audio_events": _b64(s.audio_events),
                           "skin_events": _b64(s.skin_events)} for s in seqs]
+    out["poly_counts"] = [len(m) for m in doc.meshes]
     for name, (off, raw) in doc.opaque.items():
         out.setdefault("opaque", {})[name] = {"offset": off, "data": _b64(raw)}
     if doc.spu is not None:

@@ -82,6 +82,13 @@ def _header(doc: ModernDocument) -> npt.NDArray[np.void]:
         hdr[name] = n
     for name in ("cutscene", "animation", "skin"):
         _limit(f"header.{name}_count", counts[f"{name}_count"], ml.MAX_TABLE)
+    for name in ml.OPAQUE_FIELDS:
+        if name in (hdr.dtype.names or ()):
+            hdr[name] = doc.opaque[name][0] if name in doc.opaque else 0
+        elif name in doc.opaque:
+            msg = f"version {v} has no {name.removesuffix('_offset')} block"
+            raise LimitError(FMT, msg, field=f"header.{name}", expected=0,
+                             actual=doc.opaque[name][0])
     return hdr
 
 
