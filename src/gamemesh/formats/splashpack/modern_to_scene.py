@@ -72,10 +72,12 @@ class _Builder:
             | tris["clut_y"].astype(np.int64)
         uniq, inverse = np.unique(keys, return_inverse=True)
         for k, key in enumerate(uniq.tolist()):
-            sel = inverse.reshape(-1) == k
-            prim = _primitive(tris[sel], self.s)
+            # One material (the common case): no mask and no copy of the records.
+            sel = slice(None) if len(uniq) == 1 else inverse.reshape(-1) == k
+            part = tris[sel]
+            prim = _primitive(part, self.s)
             t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
-            prim.material = self.material(t, tris[sel])
+            prim.material = self.material(t, part)
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []
             if bones is not None:
