@@ -102,7 +102,7 @@ def document(version: int) -> ModernDocument:
     """The scene written as ``version`` (20..22 by re-heading the v23 document: the cursor and
     data records are the same; only the header grows)."""
     doc = from_scene_modern(scene(lights=version >= 24),
-                            Context(options={"version": max(version, 23)}))
+                            Context(options={"splash_version": max(version, 23)}))
     if version < 23:
         hdr = np.zeros(1, ml.HEADERS[version])
         for name in hdr.dtype.names or ():

@@ -159,9 +159,10 @@ def test_every_format_option_is_a_property() -> None:
 def test_property_values_become_the_formats_options() -> None:
     sp, pet, pmf = by_name("splashpack"), by_name("pet"), by_name("pmf")
     assert options_for(sp, {"gte_scaling": 0.0, "bpp": "DEFAULT", "layout": "DEFAULT",
-                            "version": "DEFAULT"}) == {}
+                            "splash_version": "DEFAULT"}) == {}
     # The written version is an enum of ints; choosing layout G asks for version 1.
-    assert options_for(sp, {"version": "24", "layout": "G"}) == {"version": 24, "layout": "G"}
+    assert options_for(sp, {"splash_version": "24", "layout": "G"}) == {
+        "splash_version": 24, "layout": "G"}
     assert options_for(sp, {"gte_scaling": 200.0, "bpp": "8", "lua": " a.lua; b.lua;"}) == {
         "gte_scaling": 200.0, "bpp": 8, "lua": ["a.lua", "b.lua"]}
     assert options_for(pet, {"texture_dir": "", "with_": "x.mpet", "character": True,

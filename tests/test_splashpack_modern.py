@@ -232,15 +232,15 @@ def test_version_option_and_default(tmp_path: Path) -> None:
     assert gamemesh.read_native(tmp_path / "d.splashpack").version == 23
     gamemesh.save(scene(), tmp_path / "l.splashpack")
     assert gamemesh.read_native(tmp_path / "l.splashpack").version == 24
-    notes = gamemesh.save(scene(), tmp_path / "n.splashpack", version=23)
+    notes = gamemesh.save(scene(), tmp_path / "n.splashpack", splash_version=23)
     assert "splashpack.lights_dropped" in {n.code for n in notes}
-    gamemesh.save(plain, tmp_path / "old.bin", version=1)
+    gamemesh.save(plain, tmp_path / "old.bin", splash_version=1)
     old = gamemesh.read_native(tmp_path / "old.bin")
     assert old.version == 1 and old.layout == "G" and not (tmp_path / "old.vram").exists()
     gamemesh.save(plain, tmp_path / "h.bin", layout="H")
     assert gamemesh.read_native(tmp_path / "h.bin").layout == "H"
-    with pytest.raises(ValueError, match="version"):
-        gamemesh.save(plain, tmp_path / "x.splashpack", version=19)
+    with pytest.raises(ValueError, match="splash-version"):
+        gamemesh.save(plain, tmp_path / "x.splashpack", splash_version=19)
 
 
 def test_runtime_limits_are_limit_errors() -> None:
@@ -269,7 +269,7 @@ def test_runtime_limits_are_limit_errors() -> None:
     for k in range(17):
         s.add_node(Node(name=f"l{k}", light=s.add_light(Light())))
     with pytest.raises(LimitError, match="16 point lights"):
-        from_scene_modern(s, Context(options={"version": 24}))
+        from_scene_modern(s, Context(options={"splash_version": 24}))
 
 
 def test_long_names_are_cut_with_a_note() -> None:

@@ -47,7 +47,7 @@ SPEC = FormatSpec(
     options=(
         Option("gte_scaling", "scene units per GTE unit (not stored in the file; reading "
                "assumes 100, writing picks one from the scene's bounds)", float),
-        Option("version", "version of new files: 23 (default; 24 when the scene has point "
+        Option("splash_version", "version of new files: 23 (default; 24 when the scene has point "
                "lights), 24, or 1 (the seed's 2025 layout; 20..22 for older runtimes)", int,
                None, (1, 20, 21, 22, 23, 24)),
         Option("layout", "version-1 layout of new files: G (the seed's) or H (60-byte objects, "

@@ -567,7 +567,7 @@ def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
 
 
 def _version(scene: Scene, ctx: Context) -> int:
-    v = ctx.opt("version")
+    v = ctx.opt("splash_version")
     if v is None:
         return 24 if any(n.light is not None for n in scene.nodes) and scene.lights else 23
     return int(v)
@@ -605,7 +605,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
 
 
 def _wanted(scene: Scene, ctx: Context) -> int:
-    v = ctx.opt("version")
+    v = ctx.opt("splash_version")
     if v is None:
         # An explicit v1 layout asks for version 1.
         return 1 if ctx.opt("layout") is not None else 23
