@@ -406,3 +406,17 @@ def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path:
     assert len(changed.bvh_nodes) == 0 and len(changed.colliders) == 1
     msg = next(n.message for n in notes if n.code == "splashpack.derived_dropped")
     assert "bvh_nodes" in msg
+
+
+def test_blended_skin_weights_become_the_heaviest_bone_with_a_note() -> None:
+    s = scene(lights=False)
+    prim = s.meshes[s.nodes[2].mesh].primitives[0]  # type: ignore[index]
+    assert prim.joints is not None and prim.weights is not None
+    prim.joints[4:8, 1] = 0  # the middle ring: 70 % top bone, 30 % hip
+    prim.weights[4:8, :2] = [0.7, 0.3]
+    ctx = Context()
+    doc = from_scene_modern(s, ctx)
+    msg = next(n.message for n in ctx.notes if n.code == "splashpack.skin_rigid")
+    assert "4 vertices" in msg
+    ref = from_scene_modern(scene(lights=False), Context())
+    assert (doc.skins[0].bone_index == ref.skins[0].bone_index).all()

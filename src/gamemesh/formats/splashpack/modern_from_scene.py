@@ -117,6 +117,17 @@ def _owner(scene: Scene, i: int) -> int:
     return parent
 
 
+def _blend_note(prim: Primitive, name: str, ctx: Context) -> None:
+    """The runtime moves each vertex with one bone: say so when the glTF blends several."""
+    if prim.weights is None:
+        return
+    w = np.asarray(prim.weights, np.float64)
+    blended = int(((w > 1e-6).sum(axis=1) > 1).sum()) if w.ndim == 2 else 0
+    if blended:
+        ctx.note("splashpack.skin_rigid", f"{name!r}: {blended} vertices blend several joints; "
+                 "each follows only its heaviest (the runtime has one bone per vertex)")
+
+
 def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], tex: Textures,
                  ctx: Context) -> _Obj | None:
     node = scene.nodes[i]
@@ -153,6 +164,7 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
         obj.parts.append(part)
         if best is not None:
             obj.bones.append(best[src.triangles().astype(np.int64)])
+            _blend_note(prim, obj.name, ctx)
     if any(p.targets for p in mesh.primitives):
         ctx.note("splashpack.dropped", f"{obj.name!r}: morph targets are not in the format")
     obj.flags = (obj.flags | ml.GO_SKINNED) if obj.skin is not None else (
