@@ -1,10 +1,15 @@
 """Throughput and peak memory per format: ``python -m gamemesh.bench [--size MB] [--format F]
-[--batch N]``.
+[--batch N] [--corpus DIR] [--markdown]``.
 
 For every format with a sample generator (``FormatSpec.make_sample``) it builds a native file of
 about the given size and measures, each on its own: read (bytes -> native document), to-scene
 (document -> Scene) and GLB write (Scene -> GLB bytes), as MB/s of the *native* file, plus the
 peak memory traced during the whole read-convert-write pass.
+
+``--corpus DIR`` measures real files instead (see :mod:`gamemesh.benchcorpus`): per-file
+median and totals of ``read_native``, ``load`` and load -> GLB, and texture decode, optionally
+against a peer's per-file timings. ``--markdown`` prints the tables the README and docs quote,
+with the machine and its load, so every figure comes from one run.
 """
 
 from __future__ import annotations
@@ -52,33 +57,92 @@ def bench_format(spec: FormatSpec, size: int, repeat: int = 3) -> dict[str, Any]
     d2 = spec.read(data, ctx)
     if spec.to_scene is not None:
         write_glb(spec.to_scene(d2, ctx))
-    row["peak_MiB"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+    peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    row["peak_MiB"] = round(peak / 2**20, 1)
+    if "glb_bytes" in row:
+        # The issue's bound: peak <= 2 x (input + output).
+        row["peak_ratio"] = round(peak / (len(data) + row["glb_bytes"]), 2)
     return row
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gamemesh.bench", description=__doc__)
+def _row_text(r: dict[str, Any]) -> str:
+    return (f"{r['format']:<11} {r['bytes'] / 1e6:8.1f} MB  read {r['read_MBps']:8.1f} MB/s"
+            f"  to-scene {r.get('to_scene_MBps', '-'):>8} MB/s"
+            f"  glb-write {r.get('glb_write_MBps', '-'):>8} MB/s"
+            f"  to-GLB {r.get('to_glb_MBps', '-'):>7} MB/s  peak {r['peak_MiB']} MiB"
+            f" ({r.get('peak_ratio', '-')}x in+out)")
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    lines = ["| format | native size | read | to-scene | GLB write | **to-GLB** | peak memory "
+             "(× in+out) |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['format']} | {r['bytes'] / 1e6:.1f} MB | {r['read_MBps']:.0f} MB/s | "
+                     f"{r.get('to_scene_MBps', 0):.0f} MB/s | {r.get('glb_write_MBps', 0):.0f} "
+                     f"MB/s | **{r.get('to_glb_MBps', 0):.0f} MB/s** | {r['peak_MiB']:.0f} MiB "
+                     f"({r.get('peak_ratio', '-')}×) |")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m gamemesh.bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--size", type=float, default=20.0, help="native file size in MB (default 20)")
     p.add_argument("--format", action="append", help="only these formats (repeatable)")
     p.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
     p.add_argument("--batch", type=int, default=0, metavar="N",
                    help="also convert a generated tree of N files with `gamemesh batch` at "
                    "--jobs 1 and 2 and print files/s and MB/s (N >= 1000 for the issue's figure)")
+    p.add_argument("--corpus", metavar="DIR", action="append",
+                   help="time the real files under DIR (repeatable) instead of generated ones: "
+                   "per-file median and totals of read_native, load and load -> GLB")
+    p.add_argument("--peer", metavar="FILE",
+                   help="with --corpus: another parser's per-file times (JSON lines with `file` "
+                   "and `parse_s`, as oracle_papa.py prints) to compare against")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the tables the README and docs quote, with the machine and load")
     p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
+    return p
+
+
+def _corpus_main(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import benchcorpus as bc
+
+    timings = []
+    for root in args.corpus:
+        timings += bc.time_corpus(Path(root), args.repeat)
+    rows = bc.group_rows(timings)
+    peers = bc.peer_rows(timings, bc.read_peer(Path(args.peer))) if args.peer else []
+    failed = [{"file": str(t.path), "error": t.error} for t in timings if t.error]
+    if args.json:
+        json.dump({"machine": bc.machine(), "groups": rows, "peer": peers, "failed": failed},
+                  sys.stdout, indent=2)
+        print()
+    elif args.markdown:
+        print(f"Corpus {', '.join(args.corpus)}, best of {args.repeat} per file; "
+              f"{bc.machine()}\n")
+        print(bc.markdown(rows, peers))
+    else:
+        print(bc.text(rows, peers))
+    for f in failed if not args.json else []:
+        print(f"refused: {f['file']}: {f['error']}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.corpus:
+        return _corpus_main(args)
     rows = []
     for spec in formats():
         if spec.make_sample is None or (args.format and spec.name not in args.format):
             continue
         rows.append(bench_format(spec, int(args.size * 1e6), args.repeat))
-        if not args.json:
-            r = rows[-1]
-            print(f"{r['format']:<11} {r['bytes'] / 1e6:8.1f} MB  read {r['read_MBps']:8.1f} MB/s"
-                  f"  to-scene {r.get('to_scene_MBps', '-'):>8} MB/s"
-                  f"  glb-write {r.get('glb_write_MBps', '-'):>8} MB/s"
-                  f"  to-GLB {r.get('to_glb_MBps', '-'):>7} MB/s  peak {r['peak_MiB']} MiB",
-                  flush=True)
+        if not args.json and not args.markdown:
+            print(_row_text(rows[-1]), flush=True)
     batch_rows: list[dict[str, Any]] = []
     if args.batch:
         from .batch.bench import bench as bench_batch
@@ -90,6 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{b['files_per_s']} files/s, {b['MB_per_s']} MB/s "
                       f"({b['converted']} conversions, {b['errors']} expected errors)",
                       flush=True)
+    if args.markdown and not args.json:
+        from .benchcorpus import machine
+
+        print(f"Generated files of about {args.size:g} MB, best of {args.repeat}; {machine()}\n")
+        print(_markdown(rows))
     if args.json:
         json.dump({"formats": rows, "batch": batch_rows} if args.batch else rows, sys.stdout,
                   indent=2)
