@@ -74,12 +74,20 @@ def time_file(path: Path, fmt: str, repeat: int) -> FileTiming:
             t.read_s, _ = _best(lambda: api.read_native(path), repeat)
         if spec.can_import:
             t.load_s, scene = _best(lambda: api.load(path), repeat)
-            t.kind = "model" if scene.meshes or scene.animations else (
-                "texture" if scene.images else "other")
+            t.kind = _kind(scene)
             t.glb_s, _ = _best(lambda: write_glb(api.load(path)), repeat)
     except FormatError as e:  # a file the corpus holds but we refuse is a figure too
         t.error = str(e)
     return t
+
+
+def _kind(scene: Any) -> str:
+    """"texture" for a file of images only (shown on one quad each, as texture-only Papa and
+    PTX files are), "model" for meshes or animations, else "other"."""
+    verts = sum(p.vertex_count for m in scene.meshes for p in m.primitives)
+    if scene.images and not scene.animations and verts <= 4 * len(scene.images):
+        return "texture"
+    return "model" if scene.meshes or scene.animations else "other"
 
 
 def time_corpus(root: Path, repeat: int = 5,
