@@ -76,12 +76,12 @@ def _row_text(r: dict[str, Any]) -> str:
 
 def _markdown(rows: list[dict[str, Any]]) -> str:
     lines = ["| format | native size | read | to-scene | GLB write | **to-GLB** | peak memory "
-             "(× in+out) |", "|---|---|---|---|---|---|---|"]
+             "(x in+out) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['format']} | {r['bytes'] / 1e6:.1f} MB | {r['read_MBps']:.0f} MB/s | "
                      f"{r.get('to_scene_MBps', 0):.0f} MB/s | {r.get('glb_write_MBps', 0):.0f} "
                      f"MB/s | **{r.get('to_glb_MBps', 0):.0f} MB/s** | {r['peak_MiB']:.0f} MiB "
-                     f"({r.get('peak_ratio', '-')}×) |")
+                     f"({r.get('peak_ratio', '-')}x) |")
     return "\n".join(lines)
 
 

@@ -198,15 +198,16 @@ def markdown(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
         for p in peers:
             lines.append(f"| {p['files']} {p['kind']} ({p['ours']}) | {p['peer_total_s']:.3f} s / "
                          f"{p['peer_median_ms']:.3f} ms | {p['ours_total_s']:.4f} s / "
-                         f"{p['ours_median_ms']:.3f} ms | {p['total_ratio']}× / "
-                         f"{p['median_ratio']}× |")
+                         f"{p['ours_median_ms']:.3f} ms | {p['total_ratio']}x / "
+                         f"{p['median_ratio']}x |")
     return "\n".join(lines)
 
 
 def text(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
     out = []
     for r in rows:
-        parts = [f"{r['format']:<11} {r['kind']:<8} {r['files']:>4} files {r['bytes'] / 1e6:8.2f} MB"]
+        parts = [f"{r['format']:<11} {r['kind']:<8} {r['files']:>4} files "
+                 f"{r['bytes'] / 1e6:8.2f} MB"]
         for step, label in (("read", "read"), ("load", "load"), ("glb", "to-GLB")):
             if f"{step}_total_s" in r:
                 parts.append(f"{label} {r[f'{step}_total_s']:.4f} s (median "
