@@ -498,11 +498,12 @@ def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
     group_first = np.minimum.reduceat(order, starts)  # earliest row of each hash group
     rep = np.empty(n, np.int64)
     rep[order] = np.repeat(group_first, np.diff(np.append(starts, n)))
+    first = np.sort(group_first)
     if not np.array_equal(rows, rows[rep]):  # a collision: take the exact (slow) way
         void = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1] * 4)))[:, 0]
         _, f, inv = np.unique(void, return_index=True, return_inverse=True)
         rep = f[inv.reshape(-1)]
-    first = np.unique(rep)
+        first = np.sort(f)
     pos = np.empty(n, np.int64)
     pos[first] = np.arange(len(first))
     return first.astype(np.int64), pos[rep]
