@@ -39,7 +39,7 @@ def test_bench_corpus_times_every_fixture(capsys: pytest.CaptureFixture[str]) ->
     for g in out["groups"]:
         assert g["files"] > 0 and g["bytes"] > 0
         assert g["load_total_s"] > 0 and g["load_median_ms"] > 0
-        assert g["glb_total_s"] >= g["load_total_s"] * 0.5
+        assert g["glb_total_s"] > 0 and g["read_total_s"] > 0
     assert ("papa", "texture") in groups and ("papa", "model") in groups
     assert "cores" in out["machine"]
 

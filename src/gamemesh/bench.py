@@ -88,7 +88,8 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m gamemesh.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--size", type=float, default=20.0, help="native file size in MB (default 20)")
+    p.add_argument("--size", type=float, action="append",
+                   help="native file size in MB (default 20; repeatable: one table per size)")
     p.add_argument("--format", action="append", help="only these formats (repeatable)")
     p.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
     p.add_argument("--batch", type=int, default=0, metavar="N",
@@ -100,13 +101,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--peer", metavar="FILE",
                    help="with --corpus: another parser's per-file times (JSON lines with `file` "
                    "and `parse_s`, as oracle_papa.py prints) to compare against")
+    p.add_argument("--generated", action="store_true",
+                   help="with --corpus: also time the generated files (one run for every figure)")
     p.add_argument("--markdown", action="store_true",
                    help="print the tables the README and docs quote, with the machine and load")
     p.add_argument("--json", action="store_true")
     return p
 
 
-def _corpus_main(args: argparse.Namespace) -> int:
+def _corpus_main(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from . import benchcorpus as bc
@@ -129,20 +132,31 @@ def _corpus_main(args: argparse.Namespace) -> int:
         print(bc.text(rows, peers))
     for f in failed if not args.json else []:
         print(f"refused: {f['file']}: {f['error']}", file=sys.stderr)
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.corpus:
-        return _corpus_main(args)
-    rows = []
-    for spec in formats():
-        if spec.make_sample is None or (args.format and spec.name not in args.format):
-            continue
-        rows.append(bench_format(spec, int(args.size * 1e6), args.repeat))
-        if not args.json and not args.markdown:
-            print(_row_text(rows[-1]), flush=True)
+        _corpus_main(args)
+        if not args.generated:
+            return 0
+        print()
+    sizes = args.size or [20.0]
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        table = []
+        for spec in formats():
+            if spec.make_sample is None or (args.format and spec.name not in args.format):
+                continue
+            table.append(bench_format(spec, int(size * 1e6), args.repeat))
+            if not args.json and not args.markdown:
+                print(_row_text(table[-1]), flush=True)
+        if args.markdown and not args.json:
+            from .benchcorpus import machine
+
+            print(f"Generated files of about {size:g} MB, best of {args.repeat}; {machine()}\n")
+            print(_markdown(table) + "\n", flush=True)
+        rows += table
     batch_rows: list[dict[str, Any]] = []
     if args.batch:
         from .batch.bench import bench as bench_batch
@@ -154,11 +168,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{b['files_per_s']} files/s, {b['MB_per_s']} MB/s "
                       f"({b['converted']} conversions, {b['errors']} expected errors)",
                       flush=True)
-    if args.markdown and not args.json:
-        from .benchcorpus import machine
-
-        print(f"Generated files of about {args.size:g} MB, best of {args.repeat}; {machine()}\n")
-        print(_markdown(rows))
     if args.json:
         json.dump({"formats": rows, "batch": batch_rows} if args.batch else rows, sys.stdout,
                   indent=2)
