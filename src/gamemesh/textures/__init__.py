@@ -37,12 +37,20 @@ def encode_png(pixels: npt.ArrayLike) -> bytes:
     if arr.ndim == 2:
         arr = arr[:, :, None]
     h, w, c = arr.shape
-    raw = np.empty((h, w * c + 1), dtype=np.uint8)
-    raw[:, 0] = 0
-    raw[:, 1:] = arr.reshape(h, w * c)
+    # Rows are framed (a filter byte each) and compressed ~1 MB at a time, so no second copy
+    # of the whole image exists: peak memory stays near pixels + PNG.
+    z = zlib.compressobj(1)
+    step = max(1, (1 << 20) // (w * c + 1))
+    parts: list[bytes] = []
+    for y in range(0, h, step):
+        rows = arr[y:y + step].reshape(-1, w * c)
+        raw = np.zeros((len(rows), w * c + 1), dtype=np.uint8)
+        raw[:, 1:] = rows
+        parts.append(z.compress(raw.data))
+    parts.append(z.flush())
     ihdr = struct.pack(">IIBBBBB", w, h, 8, _PNG_COLOR[c], 0, 0, 0)
     return b"".join([b"\x89PNG\r\n\x1a\n", *_png_chunk(b"IHDR", ihdr),
-                     *_png_chunk(b"IDAT", zlib.compress(raw.data, 1)), *_png_chunk(b"IEND", b"")])
+                     *_png_chunk(b"IDAT", b"".join(parts)), *_png_chunk(b"IEND", b"")])
 
 
 def _png_chunk(tag: bytes, body: bytes) -> tuple[bytes, bytes, bytes, bytes]:
