@@ -8,8 +8,12 @@ peak memory traced during the whole read-convert-write pass.
 
 ``--corpus DIR`` measures real files instead (see :mod:`gamemesh.benchcorpus`): per-file
 median and totals of ``read_native``, ``load`` and load -> GLB, and texture decode, optionally
-against a peer's per-file timings. ``--markdown`` prints the tables the README and docs quote,
-with the machine and its load, so every figure comes from one run.
+against a peer's per-file timings (``--peer``); ``--generated`` adds the generated files to the
+same run. ``--markdown`` prints the tables the README and docs quote, with the machine and its
+load, so every figure comes from one run::
+
+    python -m gamemesh.bench --corpus ../shared/corpus --corpus tests/fixtures \\
+        --peer oracle.jsonl --generated --size 20 --size 120 --batch 1000 --markdown
 """
 
 from __future__ import annotations
@@ -162,7 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .batch.bench import bench as bench_batch
 
         batch_rows = bench_batch(args.batch, [1, 2])
-        if not args.json:
+        if args.markdown and not args.json:
+            print(f"`gamemesh batch` over the generated tree ({batch_rows[0]['files']} files, "
+                  f"{batch_rows[0]['input_MB']} MB) to GLB\n\n| --jobs | seconds | files/s | "
+                  "MB/s |\n|---|---|---|---|")
+            for b in batch_rows:
+                print(f"| {b['jobs']} | {b['seconds']} | {b['files_per_s']} | {b['MB_per_s']} |")
+        elif not args.json:
             for b in batch_rows:
                 print(f"batch       {b['files']} files ({b['input_MB']} MB), --jobs {b['jobs']}: "
                       f"{b['files_per_s']} files/s, {b['MB_per_s']} MB/s "
