@@ -67,3 +67,11 @@ def test_bench_markdown_table(capsys: pytest.CaptureFixture[str]) -> None:
                        "--markdown"]) == 0
     text = capsys.readouterr().out
     assert "| papa | 0.2 MB |" in text and "**to-GLB**" in text and "cores" in text
+
+
+def test_bench_cpu_clock(capsys: pytest.CaptureFixture[str]) -> None:
+    """--clock cpu times the same work on this process's CPU time and says so."""
+    assert bench.main(["--size", "0.2", "--repeat", "1", "--format", "pmf", "--clock", "cpu",
+                       "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "cpu time" in text and "| pmf |" in text

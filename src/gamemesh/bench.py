@@ -26,32 +26,31 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .benchcorpus import CLOCKS, best_of
 from .formats.gltf import write_glb
 from .registry import Context, FormatSpec, formats
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
+def _best(fn: Callable[[], Any], repeat: int, clock: str = "wall") -> tuple[float, Any]:
+    best, _, out = best_of(fn, repeat, clock)
     return best, out
 
 
-def bench_format(spec: FormatSpec, size: int, repeat: int = 3) -> dict[str, Any]:
+def bench_format(spec: FormatSpec, size: int, repeat: int = 3, clock: str = "wall"
+                 ) -> dict[str, Any]:
     assert spec.make_sample is not None and spec.read is not None
     t0 = time.perf_counter()
     data = spec.make_sample(size)
     gen = time.perf_counter() - t0
     mb = len(data) / 1e6
     ctx = Context(None, {})
-    t_read, doc = _best(lambda: spec.read(data, ctx), repeat)  # type: ignore[misc]
+    t_read, doc = _best(lambda: spec.read(data, ctx), repeat, clock)  # type: ignore[misc]
     row: dict[str, Any] = {"format": spec.name, "bytes": len(data), "generate_s": round(gen, 3),
                            "read_MBps": round(mb / t_read, 1)}
     if spec.to_scene is not None:
-        t_scene, scene = _best(lambda: spec.to_scene(doc, ctx), repeat)  # type: ignore[misc]
-        t_glb, glb = _best(lambda: write_glb(scene), repeat)
+        t_scene, scene = _best(lambda: spec.to_scene(doc, ctx), repeat,  # type: ignore[misc]
+                               clock)
+        t_glb, glb = _best(lambda: write_glb(scene), repeat, clock)
         row["to_scene_MBps"] = round(mb / t_scene, 1)
         row["glb_write_MBps"] = round(mb / t_glb, 1)
         row["to_glb_MBps"] = round(mb / (t_read + t_scene + t_glb), 1)
@@ -105,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--peer", metavar="FILE",
                    help="with --corpus: another parser's per-file times (JSON lines with `file` "
                    "and `parse_s`, as oracle_papa.py prints) to compare against")
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                   help="wall (elapsed) or cpu (this process's CPU time: far less inflated by "
+                   "other work on a shared machine; a peer comparison stays on wall time)")
     p.add_argument("--generated", action="store_true",
                    help="with --corpus: also time the generated files (one run for every figure)")
     p.add_argument("--markdown", action="store_true",
@@ -120,7 +122,7 @@ def _corpus_main(args: argparse.Namespace) -> None:
 
     timings = []
     for root in args.corpus:
-        timings += bc.time_corpus(Path(root), args.repeat)
+        timings += bc.time_corpus(Path(root), args.repeat, args.clock)
     rows = bc.group_rows(timings)
     peers = bc.peer_rows(timings, bc.read_peer(Path(args.peer))) if args.peer else []
     failed = [{"file": str(t.path), "error": t.error} for t in timings if t.error]
@@ -129,7 +131,8 @@ def _corpus_main(args: argparse.Namespace) -> None:
                   sys.stdout, indent=2)
         print()
     elif args.markdown:
-        print(f"Corpus {', '.join(args.corpus)}, best of {args.repeat} per file; "
+        print(f"Corpus {', '.join(args.corpus)}, best of {args.repeat} per file, {args.clock} "
+              "time (the peer table: wall time on both sides); "
               f"{bc.machine()}\n")
         print(bc.markdown(rows, peers))
     else:
@@ -152,13 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for spec in formats():
             if spec.make_sample is None or (args.format and spec.name not in args.format):
                 continue
-            table.append(bench_format(spec, int(size * 1e6), args.repeat))
+            table.append(bench_format(spec, int(size * 1e6), args.repeat, args.clock))
             if not args.json and not args.markdown:
                 print(_row_text(table[-1]), flush=True)
         if args.markdown and not args.json:
             from .benchcorpus import machine
 
-            print(f"Generated files of about {size:g} MB, best of {args.repeat}; {machine()}\n")
+            print(f"Generated files of about {size:g} MB, best of {args.repeat}, {args.clock} "
+                  f"time; {machine()}\n")
             print(_markdown(table) + "\n", flush=True)
         rows += table
     batch_rows: list[dict[str, Any]] = []
