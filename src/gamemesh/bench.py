@@ -13,7 +13,7 @@ same run. ``--markdown`` prints the tables the README and docs quote, with the m
 load, so every figure comes from one run::
 
     python -m gamemesh.bench --corpus ../shared/corpus --corpus tests/fixtures \\
-        --peer oracle.jsonl --generated --size 20 --size 120 --batch 1000 --markdown
+        --peer oracle.jsonl --generated --size 20 --size 120 --batch 1000 --clock cpu --markdown
 """
 
 from __future__ import annotations

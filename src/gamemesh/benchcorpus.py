@@ -28,7 +28,8 @@ from . import api, registry
 from .errors import FormatError
 from .formats.gltf import write_glb
 
-__all__ = ["CLOCKS", "FileTiming", "best_of", "corpus_files", "group_rows", "machine", "time_corpus"]
+__all__ = ["CLOCKS", "FileTiming", "best_of", "corpus_files", "group_rows", "machine",
+           "time_corpus"]
 
 
 @dataclass
