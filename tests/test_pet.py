@@ -404,13 +404,13 @@ def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
 
 
 def test_version_option_and_limits(tmp_path: Path) -> None:
-    gamemesh.save(sample_scene(), tmp_path / "old.pet", version="1.0")
+    gamemesh.save(sample_scene(), tmp_path / "old.pet", pet_version="1.0")
     doc = read((tmp_path / "old.pet").read_bytes(), ctx("old.pet"))
     assert doc.version == (1, 0)
     with pytest.raises(ValueError, match="version"):  # the registry checks the choices
-        gamemesh.save(sample_scene(), tmp_path / "bad.pet", version="2.0")
+        gamemesh.save(sample_scene(), tmp_path / "bad.pet", pet_version="2.0")
     with pytest.raises(LimitError):
-        SPEC.from_scene(sample_scene(), ctx("bad.pet", version="2.0"))
+        SPEC.from_scene(sample_scene(), ctx("bad.pet", pet_version="2.0"))
     scene = sample_scene()
     prim = scene.meshes[0].primitives[0]
     tris = prim.triangles()
@@ -438,14 +438,14 @@ def test_track_and_frame_script_limits() -> None:
                                                     np.zeros((2, 3), np.float32))
                                             for i in range(130)]))
     with pytest.raises(LimitError, match="tracks"):
-        SPEC.from_scene(scene, ctx("x.apet", version="1.0"))
-    doc = SPEC.from_scene(scene, ctx("x.apet", version="1.1"))
+        SPEC.from_scene(scene, ctx("x.apet", pet_version="1.0"))
+    doc = SPEC.from_scene(scene, ctx("x.apet", pet_version="1.1"))
     assert doc.anim is not None and len(doc.anim.tracks) == 130
     scene.extras["pet"] = {"x.apet": {"fram": [{"index": i, "chunks": ["*a()", "", ""],
                                                 "check": 0} for i in range(600)]}}
     with pytest.raises(LimitError, match="FRAM"):
-        SPEC.from_scene(scene, ctx("x.apet", version="1.1"))
-    doc = SPEC.from_scene(scene, ctx("x.apet", version="1.2"))
+        SPEC.from_scene(scene, ctx("x.apet", pet_version="1.1"))
+    doc = SPEC.from_scene(scene, ctx("x.apet", pet_version="1.2"))
     fram = doc.get(b"FRAM")
     assert fram is not None and len(fram.frames) == 600  # type: ignore[union-attr]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from . import registry
 from .errors import FormatError, Note
@@ -13,7 +13,11 @@ from .fileio import write_files
 from .registry import Context, FormatSpec, guarded
 from .scene import Scene
 
-Source = str | os.PathLike[str] | bytes | bytearray | memoryview
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
+"""A path, the file's bytes, or a binary file object open for reading (``sys.stdin.buffer``,
+``io.BytesIO``). Bytes and streams have no name: give ``format=`` unless the content says."""
+Destination = str | os.PathLike[str] | IO[bytes]
+"""A path, or a binary file object open for writing (then the format must be given)."""
 
 __all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
@@ -46,9 +50,28 @@ def formats() -> list[FormatSpec]:
     return registry.formats()
 
 
+def _is_stream(obj: object) -> bool:
+    return not isinstance(obj, str | os.PathLike | bytes | bytearray | memoryview)
+
+
+def _read_stream(stream: IO[bytes]) -> bytes:
+    """A file object read whole, refusing more than :data:`MAX_INPUT_BYTES` without holding it."""
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if not isinstance(data, bytes | bytearray):
+        msg = f"the input stream must be binary (open it with 'rb'), got {type(data).__name__}"
+        raise TypeError(msg)
+    if len(data) > MAX_INPUT_BYTES:
+        raise FormatError(format="gamemesh", message="input too large",
+                          expected=f"<= {MAX_INPUT_BYTES} bytes", actual="more",
+                          path="<stream>")
+    return bytes(data)
+
+
 def _read_source(src: Source) -> tuple[bytes, Path | None]:
     if isinstance(src, bytes | bytearray | memoryview):
         return bytes(src), None
+    if not isinstance(src, str | os.PathLike):
+        return _read_stream(src), None
     path = Path(src)
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
@@ -71,6 +94,9 @@ def sniff(src: Source) -> str | None:
     """The format's name from the content, then the extension; None when nothing matches."""
     if isinstance(src, bytes | bytearray | memoryview):
         prefix, path = bytes(src[: registry.SNIFF_BYTES]), None
+    elif not isinstance(src, str | os.PathLike):
+        msg = "sniff needs a path or bytes (a stream would be consumed): read it first"
+        raise TypeError(msg)
     else:
         path = Path(src)
         with path.open("rb") as f:
@@ -110,7 +136,8 @@ def info(src: Source, format: str | None = None, **options: Any) -> dict[str, An
     spec = _spec_for(data, path, format)
     spec.check_options(options)
     out: dict[str, Any] = {"file": str(src) if path is not None else "<bytes>",
-                           "format": spec.name, "size": len(data)}
+                           "format": spec.name, "size": len(data),
+                           "siblings": _siblings(spec, path, options)}
     doc, parsed = None, Context(path, options)
     if spec.read is not None and spec.info is not None:
         doc = spec.read_doc(data, parsed)
@@ -120,6 +147,16 @@ def info(src: Source, format: str | None = None, **options: Any) -> dict[str, An
         out.update(scene.summary())
         out["notes"] = [n.to_dict() for n in scene.notes]
     return out
+
+
+def _siblings(spec: FormatSpec, path: Path | None, options: dict[str, Any]) -> list[str]:
+    """The other files a load of ``path`` reads with it (a unit's textures, a character's
+    parts); none when the options turn sibling loading off."""
+    if path is None or spec.siblings is None:
+        return []
+    if options.get("no_siblings") or options.get("no_parts"):
+        return []
+    return [str(p) for p in spec.siblings(path)]
 
 
 def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, Any],
@@ -141,47 +178,88 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
     return scene
 
 
-def save(scene: Scene, dst: str | os.PathLike[str], format: str | None = None,
+def save(scene: Scene, dst: Destination, format: str | None = None,
          **options: Any) -> list[Note]:
     """Write a scene in the format of ``format`` or of the destination's extension; returns the
-    notes on what the target format could not hold."""
-    return _save(scene, Path(dst), format, options)[1]
+    notes on what the target format could not hold. ``dst`` may be a binary file object (then
+    ``format`` is required, and the format must write a single file: GLB, not .gltf)."""
+    return _save(scene, dst, format, options)[1]
 
 
-def _save(scene: Scene, dst: Path, format: str | None,
-          options: dict[str, Any]) -> tuple[list[str], list[Note]]:
-    spec = registry.by_name(format) if format else registry.by_extension(dst)
-    if spec is None:
-        msg = f"cannot tell the output format from {dst.name!r}; give one with --to"
+def _target_spec(dst: Destination, format: str | None) -> FormatSpec:
+    if format:
+        return registry.by_name(format)
+    if _is_stream(dst):
+        msg = "writing to a file object needs the format (format= / --to)"
         raise ValueError(msg)
+    spec = registry.by_extension(Path(dst))  # type: ignore[arg-type]
+    if spec is None:
+        msg = f"cannot tell the output format from {Path(dst).name!r}; give one with --to"  # type: ignore[arg-type]
+        raise ValueError(msg)
+    return spec
+
+
+def _stream_name(spec: FormatSpec) -> Path:
+    # glTF to a stream is GLB: a .gltf is several files.
+    ext = ".glb" if spec.name == "gltf" else spec.extensions[0]
+    return Path(f"stream{ext}")
+
+
+def _write_stream(stream: IO[bytes], files: dict[str, bytes]) -> list[str]:
+    if len(files) != 1:
+        names = ", ".join(files)
+        msg = (f"this output is {len(files)} files ({names}); a stream holds one: write to a "
+               "file name, or turn the extra files off (papa: --no-textures --no-animations)")
+        raise ValueError(msg)
+    stream.write(next(iter(files.values())))
+    stream.flush()
+    return ["-"]
+
+
+def _save(scene: Scene, dst: Destination, format: str | None,
+          options: dict[str, Any]) -> tuple[list[str], list[Note]]:
+    spec = _target_spec(dst, format)
     spec.check_options(options)
     # A scene breaking the model's invariants is a converter bug: name it before any writer
     # turns it into a file real tools choke on.
     scene.validate()
-    ctx = Context(dst, options)
+    if _is_stream(dst):
+        ctx = Context(_stream_name(spec), options)
+        files = spec.save_scene(scene, ctx)
+        return _write_stream(dst, files), ctx.notes  # type: ignore[arg-type]
+    path = Path(dst)  # type: ignore[arg-type]
+    ctx = Context(path, options)
     files = spec.save_scene(scene, ctx)
-    written = write_files(dst.parent, files)
+    written = write_files(path.parent, files)
     return written, ctx.notes
 
 
-def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None = None,
+def convert(src: Source, dst: Destination, *, from_format: str | None = None,
             to_format: str | None = None, **options: Any) -> Report:
     """load + save, with every note collected in the report. A destination the source format
-    exports straight from its native document (a VRAM sheet as PNG) skips the scene."""
-    dst = Path(dst)
-    if not isinstance(src, bytes | bytearray | memoryview) and _same_file(Path(src), dst):
-        msg = f"the destination {dst} is the input itself; choose another name"
-        raise ValueError(msg)
+    exports straight from its native document (a VRAM sheet as PNG) skips the scene. ``src``
+    may be bytes or a binary file object, ``dst`` a binary file object (then ``to_format`` is
+    required)."""
+    if _is_stream(dst):
+        if not to_format:
+            msg = "writing to a file object needs the format (to_format= / --to)"
+            raise ValueError(msg)
+    else:
+        dst = Path(dst)  # type: ignore[arg-type]
+        if isinstance(src, str | os.PathLike) and _same_file(Path(src), dst):
+            msg = f"the destination {dst} is the input itself; choose another name"
+            raise ValueError(msg)
     data, path = _read_source(src)  # once: the export check and the load share it
     spec = _spec_for(data, path, from_format)
-    exported = _try_export(data, path, spec, dst, to_format, options)
-    if exported is not None:
-        return exported
+    if isinstance(dst, Path):
+        exported = _try_export(data, path, spec, dst, to_format, options)
+        if exported is not None:
+            return exported
     scene = _load(data, path, spec, options)
     written, notes = _save(scene, dst, to_format, options)
-    target = to_format or (registry.by_extension(dst) or registry.by_name("gltf")).name
-    return Report(source=str(src) if not isinstance(src, bytes | bytearray | memoryview)
-                  else "<bytes>", destination=str(dst),
+    target = _target_spec(dst, to_format).name
+    return Report(source=str(path) if path is not None else "<bytes>",
+                  destination=str(dst) if isinstance(dst, Path) else "-",
                   source_format=str(scene.extras.get("source_format", "")),
                   target_format=target, outputs=written, notes=[*scene.notes, *notes],
                   summary=scene.summary())

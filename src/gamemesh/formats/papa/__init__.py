@@ -20,7 +20,7 @@ from .from_scene import from_scene, save
 from .info import info
 from .read import read, sniff
 from .sample import make_sample
-from .to_scene import export_png, load, to_scene
+from .to_scene import export_dds, export_png, load, to_scene
 from .write import write
 
 __all__ = ["SPEC", "PapaDocument", "info", "read", "write"]
@@ -54,6 +54,6 @@ SPEC = FormatSpec(
         Option("no_animations", "papa: when writing, do not write _anim_<clip> files", bool,
                False),
     ),
-    exports={".png": export_png},
+    exports={".png": export_png, ".dds": export_dds},
     notes="A unit is several files: converting the model finds its textures and animations.",
 )

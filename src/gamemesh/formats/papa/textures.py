@@ -14,7 +14,9 @@ import numpy.typing as npt
 from PIL import Image as PILImage
 
 from ...errors import CorruptDataError, UnsupportedVersionError
+from ...registry import Context
 from ...textures import decode_bcn, encode_bcn
+from ...textures.dds import encode_dds_bcn, encode_dds_rgba
 from . import layout as lay
 from .document import Texture
 
@@ -131,3 +133,24 @@ def normal_from_dxt5nm(px: RGBA) -> RGBA:
     out[..., 2] = np.clip((z + 1.0) * 127.5 + 0.5, 0, 255).astype(np.uint8)
     out[..., 3] = 255
     return out
+
+
+def to_dds(tex: Texture, name: str, ctx: Context, field: str = "texture") -> bytes:
+    """A DDS file of one texture: DXT blocks and every mip as stored (nothing re-encoded);
+    other formats decoded to RGBA8, top level only, said in a note."""
+    if tex.data is not None and tex.format in _BCN:
+        data = tex.data
+        sizes = lay.mip_sizes(tex.format, tex.width, tex.height, tex.mips)
+        if len(data) < sum(n for _, _, n in sizes):
+            msg = "texture data shorter than its mip levels"
+            raise CorruptDataError(lay.FMT, msg, field=f"{field}.data_size",
+                                   expected=f">= {sum(n for _, _, n in sizes)}",
+                                   actual=len(data))
+        if tex.srgb:
+            ctx.note("dds_srgb", f"texture {name!r} is sRGB; a DDS DXT header cannot mark it "
+                     "(read its colour as sRGB)", "info")
+        return encode_dds_bcn(tex.width, tex.height, _BCN[tex.format], data, tex.mips)
+    if tex.mips > 1 or tex.format not in (lay.TEX_RGBA8, lay.TEX_RGBX8, lay.TEX_BGRA8):
+        ctx.note("dds_rgba", f"texture {name!r} ({format_name(tex.format)}, {tex.mips} mips) "
+                 "written as RGBA8, top level only")
+    return encode_dds_rgba(decode(tex, field))

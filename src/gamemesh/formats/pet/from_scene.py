@@ -115,7 +115,7 @@ def from_scene(scene: Scene, ctx: Context) -> PetDocument:
 def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetDocument:
     """The document, and in ``images`` the texture files to write beside it (by TEXT name)."""
     kind = kind_of(ctx)
-    version = parse_version(ctx.opt("version"))
+    version = parse_version(ctx.opt("pet_version"))
     stem = ctx.path.stem if ctx.path is not None else "model"
     allowed = KIND_SECTIONS[kind]
     extras = _pet_extras(scene)
