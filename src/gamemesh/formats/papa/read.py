@@ -71,9 +71,9 @@ def _header(r: Reader) -> tuple[Any, ...]:
     r.magic(lay.MAGIC, "header.magic")
     r.seek(0)
     header = r.unpack(lay.HEADER, "header")
-    if (header[1], header[2]) != lay.VERSION:
-        raise r.error(UnsupportedVersionError, "only Papa version 3.0 is read (2013 alpha files "
-                      "had another layout)", expected="minor 0, major 3",
+    if (header[1], header[2]) not in lay.VERSIONS:
+        raise r.error(UnsupportedVersionError, "only Papa versions 3.0 and 2.0 are read (2013 "
+                      "alpha files had another layout)", expected="minor 0, major 3 or 2",
                       actual=f"minor {header[1]}, major {header[2]}", field="header.version",
                       offset=4)
     return header

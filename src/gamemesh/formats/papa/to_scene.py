@@ -56,10 +56,12 @@ def vec3_to_gl32(v: Any) -> F32:
 
 
 def unit_rows32(v: F32) -> F32:
-    """Rows scaled to unit length in place; zero or non-finite rows become +Y."""
+    """Rows scaled to unit length in place; zero or non-finite rows become +Y. Rows already
+    within 1e-6 of unit length are left alone: float32 division can flip such a row between
+    two neighbours forever, and papa -> glTF -> papa must settle after one trip."""
     n = np.sqrt(np.einsum("ij,ij->i", v, v))
     ok = np.isfinite(n) & (n > 1e-12)
-    v /= np.where(ok, n, 1.0)[:, None]
+    v /= np.where(ok & (np.abs(n - 1.0) > 1e-6), n, 1.0)[:, None]
     v[~ok] = (0.0, 1.0, 0.0)
     return v
 
@@ -313,7 +315,8 @@ class _Builder:
         model = doc.models[i]
         field = f"models[{i}]"
         name = doc.string(model.name, f"model{i}")
-        node = Node(name=name, extras={"papa_model": i})
+        node = Node(name=name, extras={"papa_model": i, **_exact("papa_model2scene",
+                                                                 model.model2scene)})
         self._set_transform(node, mat_to_gl(model.model2scene), f"{field}.model2scene")
         mnode = scene.add_node(node)
         bones: list[int] = []
@@ -394,10 +397,14 @@ class _Builder:
         mesh = Mesh(name=name, primitives=self._primitives(binding.mesh, binding.bone_map
                                                            if skinned else None, len(bones),
                                                            field))
+        groups = _group_extras(doc, doc.meshes[binding.mesh].groups)
+        if groups:
+            mesh.extras["papa_groups"] = groups
         midx = scene.add_mesh(mesh)
         m2m = mat_to_gl(binding.mesh2model)
         if not skinned:
-            node = Node(name=name, mesh=midx, extras={"papa_binding": [i, j]})
+            node = Node(name=name, mesh=midx, extras={"papa_binding": [i, j], **_exact(
+                "papa_mesh2model", binding.mesh2model)})
             self._set_transform(node, m2m, f"{field}.mesh2model")
             scene.add_node(node, mnode)
             return
@@ -552,6 +559,24 @@ class _Builder:
             self.scene.animations.append(Animation(
                 name=clip, channels=channels,
                 extras={"fps": [anim.fps_num, anim.fps_den], "frames": frames}))
+
+
+def _exact(key: str, m16: Any) -> dict[str, Any]:
+    """A papa matrix's exact floats for node extras, when it is not the identity: from_scene
+    writes them back unchanged while the node's TRS still agrees (TRS is not bit-exact)."""
+    m = np.asarray(m16, dtype="<f4")
+    if np.array_equal(m, np.eye(4, dtype="<f4").reshape(16)):
+        return {}
+    return {key: [float(x) for x in m]}
+
+
+def _group_extras(doc: PapaDocument, groups: Any) -> list[list[Any]]:
+    """Material groups as [name or None, material, primitives], when one is named or empty:
+    primitives cannot hold an empty group or a group name, the mesh's extras can."""
+    rows = groups.tolist()
+    if all(g[0] == NONE16 and g[3] > 0 for g in rows):
+        return []
+    return [[doc.string(g[0]) if g[0] != NONE16 else None, int(g[1]), int(g[3])] for g in rows]
 
 
 def _attributes(v: Any, fmt: int) -> dict[str, Any]:
