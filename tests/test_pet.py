@@ -678,3 +678,28 @@ def test_make_sample_is_readable_and_sized() -> None:
     doc = read(data, ctx("s.pet"))
     assert write(doc) == data
     assert doc.mesh is not None and doc.mesh.vertex_count > 1000
+
+
+def test_unique_rows_matches_np_unique_and_survives_collisions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corner dedup finds exactly np.unique's distinct rows (-0.0 equal to 0.0), in
+    first-occurrence order; when every hash collides it still never merges different rows."""
+    import importlib
+
+    ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+    rng = np.random.default_rng(7)
+    n = 5000
+    cv = rng.integers(0, 800, n)
+    nrm = rng.integers(-1, 2, (n, 3)).astype(np.float32)
+    nrm[::7] *= -0.0
+    uv = rng.integers(0, 2, (n, 4)).astype(np.float32)
+    rec = np.concatenate([cv[:, None], nrm, uv], axis=1).astype(np.float64)
+    expect = len(np.unique(rec, axis=0))
+    for prime in (ts._FNV_PRIME, np.uint64(0)):  # 0: every row hashes the same
+        monkeypatch.setattr(ts, "_FNV_PRIME", prime)
+        first, inverse = ts.unique_rows(cv, nrm, uv)
+        assert len(first) == expect
+        assert np.array_equal(rec[first][inverse], rec)
+        assert np.all(np.diff(first) > 0) and first[0] == 0
+    empty = ts.unique_rows(np.zeros(0, np.int64), np.zeros((0, 3), np.float32))
+    assert len(empty[0]) == len(empty[1]) == 0

@@ -96,7 +96,7 @@ class FormatSpec:
     # The other files a load of this path reads (a Papa unit's textures and animations, a
     # Pangya character's parts); batch converts such a group once, as a whole.
     siblings: Callable[[Path], list[Path]] | None = None
-    document_type: type | None = None
+    document_type: type | tuple[type, ...] | None = None
     # For the benchmark and the demo: a native file of about ``size`` bytes.
     make_sample: Callable[[int], bytes] | None = None
     options: tuple[Option, ...] = ()

@@ -297,7 +297,8 @@ def _materials(data: bytes, table: Any, blocks: Layout, size: int) -> list[Mater
         for key, n, arr in ((("vec", i), nv, vec), (("texp", i), nt, tex), (("mat", i), nm, mat)):
             if not len(arr):
                 _declare(blocks, key, n)
-        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM), tex, mat.astype(lay.MATRIX_PARAM),
+        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM, copy=False),
+                            tex, mat.astype(lay.MATRIX_PARAM, copy=False),
                             vdt.itemsize, mdt.itemsize))
     return out
 
