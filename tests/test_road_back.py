@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,12 +17,20 @@ from gamemesh.errors import FormatError, LimitError, Note
 from gamemesh.scene.loss import PROPERTIES, compare
 from scene_samples import SAMPLES
 
-WRITERS = {"papa": ".papa", "pba": ".pba", "ptx": ".ptx", "pet": ".pet", "pmf": ".pmf",
-           "splashpack": ".splashpack"}
+# writer -> (format, extension, options): SPLASHPACK twice, the default (modern, v23) and v1.
+WRITERS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "papa": ("papa", ".papa", {}), "pba": ("pba", ".pba", {}), "ptx": ("ptx", ".ptx", {}),
+    "pet": ("pet", ".pet", {}), "pmf": ("pmf", ".pmf", {}),
+    "splashpack": ("splashpack", ".splashpack", {}),
+    "splashpack_v1": ("splashpack", ".splashpack", {"splash_version": 1})}
 
 # Cases that wait on other work, each with its reason (checked: they fail today).
 PENDING: dict[tuple[str, str], str] = {}
-PENDING[("splashpack", "multi_model")] = (
+for _s in ("skinned", "rigid", "multi_model"):
+    PENDING[("splashpack", _s)] = (
+        "SPLASHPACK v23 (the modern writer, another engineer's work) is not yet a fixed point "
+        "for skinned, node-animated and multi-model scenes; its losses are warned")
+PENDING[("splashpack_v1", "multi_model")] = (
     "SPLASHPACK v1: a white texel and a texture sharing one texture page under two CLUTs "
     "come back as two whole-page images, and the page is re-encoded differently (the VRAM "
     "packing is being reworked with SPLASHPACK v20-24)")
@@ -37,20 +46,21 @@ def _warned(notes: list[Note]) -> set[str]:
 
 
 @pytest.mark.parametrize("sample", sorted(SAMPLES))
-@pytest.mark.parametrize("fmt", sorted(WRITERS))
+@pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_every_loss_is_warned_and_the_second_trip_is_identical(
-        tmp_path: Path, fmt: str, sample: str, request: pytest.FixtureRequest) -> None:
-    if (fmt, sample) in PENDING:
-        request.applymarker(pytest.mark.xfail(reason=PENDING[(fmt, sample)], strict=False))
+        tmp_path: Path, writer: str, sample: str, request: pytest.FixtureRequest) -> None:
+    if (writer, sample) in PENDING:
+        request.applymarker(pytest.mark.xfail(reason=PENDING[(writer, sample)], strict=False))
+    fmt, ext, opts = WRITERS[writer]
     src = tmp_path / "in.glb"
     gamemesh.save(SAMPLES[sample](), src)
     scene = gamemesh.load(src)
-    first = tmp_path / "a" / f"m{WRITERS[fmt]}"
+    first = tmp_path / "a" / f"m{ext}"
     if fmt == "ptx" and not any(im.pixels is not None for im in scene.images):
         with pytest.raises(LimitError):
-            gamemesh.convert(src, first, to_format=fmt)
+            gamemesh.convert(src, first, to_format=fmt, **opts)
         return
-    report = gamemesh.convert(src, first, to_format=fmt)
+    report = gamemesh.convert(src, first, to_format=fmt, **opts)
     # Report.outputs is every file written, textures beside the model included.
     assert sorted(Path(p).name for p in report.outputs) == sorted(_files(first.parent))
     # Read back independently of the save path: every property lost has a warning naming it.
@@ -61,7 +71,7 @@ def test_every_loss_is_warned_and_the_second_trip_is_identical(
     glb = tmp_path / "back.glb"
     gamemesh.convert(first, glb, from_format=fmt)
     second = tmp_path / "b" / first.name
-    gamemesh.convert(glb, second, to_format=fmt)
+    gamemesh.convert(glb, second, to_format=fmt, **opts)
     a, b = _files(first.parent), _files(second.parent)
     assert sorted(a) == sorted(b)
     assert [k for k in a if a[k] != b[k]] == []
@@ -91,7 +101,7 @@ def test_specific_losses_are_named(tmp_path: Path) -> None:
     assert "colors" not in _warned(pba.notes)  # PBA vertices hold a colour
     assert gamemesh.load(tmp_path / "c.pba").meshes[0].primitives[0].colors
     gamemesh.save(SAMPLES["skinned"](), tmp_path / "s.glb")
-    sp = gamemesh.convert(tmp_path / "s.glb", tmp_path / "s.splashpack")
+    sp = gamemesh.convert(tmp_path / "s.glb", tmp_path / "s.splashpack", splash_version=1)
     assert {"skins", "clips"} <= _warned(sp.notes)
     pba = gamemesh.convert(tmp_path / "s.glb", tmp_path / "s.pba")
     assert "skins" in _warned(pba.notes)
