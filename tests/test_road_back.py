@@ -26,10 +26,6 @@ WRITERS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 # Cases that wait on other work, each with its reason (checked: they fail today).
 PENDING: dict[tuple[str, str], str] = {}
-for _s in ("skinned", "rigid", "multi_model"):
-    PENDING[("splashpack", _s)] = (
-        "SPLASHPACK v23 (the modern writer, another engineer's work) is not yet a fixed point "
-        "for skinned, node-animated and multi-model scenes; its losses are warned")
 PENDING[("splashpack_v1", "multi_model")] = (
     "SPLASHPACK v1: a white texel and a texture sharing one texture page under two CLUTs "
     "come back as two whole-page images, and the page is re-encoded differently (the VRAM "

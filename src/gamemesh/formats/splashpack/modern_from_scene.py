@@ -21,12 +21,19 @@ import numpy.typing as npt
 from ...errors import LimitError
 from ...registry import Context, Files
 from ...scene import Animation, Primitive, Scene
-from ...scene.math import local_matrix, matrix_to_trs, trs_to_matrices, world_matrices
+from ...scene.math import (
+    local_matrix,
+    matrices_to_trs,
+    matrix_to_trs,
+    quat_normalize,
+    trs_to_matrices,
+    world_matrices,
+)
 from ...scene.sampling import sample_channel
 from ...scene.skinning import limit_influences, safe_inverse
 from ...textures import psx
 from . import modern_layout as ml
-from .conventions import AXES, matrix_to_bone, quat_to_track
+from .conventions import AXES, bone_to_matrix, matrix_to_bone, quat_to_track
 from .document import SplashpackDocument
 from .from_scene import _color_scale, _is_navmesh, _lua, _object_rotation, _Part, _part, _uv_boxes
 from .from_scene import from_scene as from_scene_v1
@@ -48,6 +55,7 @@ FMT = "splashpack"
 DEFAULT_GTE = 100.0
 RAW_MAX = 32767  # int16 vertices and keys (fp12 GTE units)
 FIT = 30000
+SETTLE_ROUNDS = 4  # re-roundings of baked bone matrices (they settle in one or two)
 
 __all__ = ["from_scene", "from_scene_modern", "save"]
 
@@ -101,8 +109,24 @@ def _skinned(scene: Scene, prim: Primitive, skin_i: int, worlds: list[npt.NDArra
     best = slot[np.arange(n), np.argmax(inf.weights, axis=1)]
     out = Primitive(positions=(posed - obj[:3, 3]).astype(np.float32), texcoords=prim.texcoords,
                     colors=prim.colors, indices=prim.indices, mode=prim.mode,
-                    material=prim.material)
+                    material=prim.material, normals=_posed_normals(prim, inf.weights, jm[slot]))
     return out, best
+
+
+def _posed_normals(prim: Primitive, weights: npt.NDArray[np.float64],
+                   mats: npt.NDArray[np.float64]) -> npt.NDArray[np.float32] | None:
+    """The primitive's normals through the blended joint matrices (their cofactor, which is
+    the inverse transpose up to a scale ``_part`` normalizes away), so the glTF's own normals
+    are written rather than ones recomputed from the posed triangles."""
+    if prim.normals is None or len(prim.normals) != len(weights):
+        return None
+    lin = np.einsum("nk,nkij->nij", weights, mats[:, :, :3, :3])
+    c0, c1, c2 = lin[:, :, 0], lin[:, :, 1], lin[:, :, 2]
+    cof = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=2)
+    sign = np.where(np.linalg.det(lin) < 0, -1.0, 1.0)[:, None]
+    nrm = np.asarray(prim.normals, np.float64)
+    out: npt.NDArray[np.float32] = (np.einsum("nij,nj->ni", cof, nrm) * sign).astype(np.float32)
+    return out
 
 
 def _owner(scene: Scene, i: int) -> int:
@@ -256,6 +280,19 @@ def _tris(obj: _Obj, textures: list[Tex], atlases: list[tuple[int, int, int]],
     return np.concatenate(recs) if recs else np.zeros(0, ml.TRI)
 
 
+def _aabb(tris: npt.NDArray[np.void], rot: npt.NDArray[np.int32],
+          pos: npt.NDArray[np.int32]) -> list[int]:
+    """The world bounds (PSX frame) from the stored integers, the 4.12 rotation applied to the
+    int16 vertices, so the same records always give the same box (float world corners differ
+    by a rounding from trip to trip)."""
+    v = tris["v"].reshape(-1, 3).astype(np.float64)
+    world = np.rint(v @ (rot.reshape(3, 3).astype(np.float64) / 4096.0).T +
+                    pos.astype(np.float64))
+    lo = np.clip(world.min(axis=0), -0x80000000, 0x7FFFFFFF).astype(np.int64)
+    hi = np.clip(world.max(axis=0), -0x80000000, 0x7FFFFFFF).astype(np.int64)
+    return [int(x) for x in (*lo, *hi)]
+
+
 def _name(name: str, ctx: Context, what: str) -> bytes:
     cut = name[:ml.MAX_NAME]
     if cut != name:
@@ -283,10 +320,8 @@ def _objects(doc: ModernDocument, objs: list[_Obj], textures: list[Tex],
         rec["rot"] = o.raw_rot
         rec["lua_index"], rec["flags"] = o.lua_index, o.flags & 0xFFFFFFFF
         rec["interactable_index"] = ml.NO_INDEX
-        world = o.corners().reshape(-1, 3) @ o.rot.T + o.pos
-        if len(world):
-            raw = fx.raw(world, 0x7FFFFFFF)
-            rec["aabb"] = [*raw.min(axis=0), *raw.max(axis=0)]
+        if len(tris):
+            rec["aabb"] = _aabb(tris, o.raw_rot, rec["pos"])
     doc.objects = recs
 
 
@@ -345,6 +380,34 @@ def _posed_worlds(scene: Scene, anim: Animation, times: npt.NDArray[np.float64]
     return out
 
 
+def _as_read(r: npt.NDArray[np.int16], t: npt.NDArray[np.int16], s: float,
+             bones: int) -> npt.NDArray[np.float64]:
+    """The matrices a reader rebuilds from these bone matrices: modern_to_scene's TRS per joint
+    and frame, stored as glTF float32 (unit quaternions), its scale dropped when within 1e-3."""
+    tt, qq, ss = matrices_to_trs(bone_to_matrix(r, t, s))
+    ss = ss.reshape(-1, bones, 3)
+    ss[:, np.abs(ss - 1).max(axis=(0, 2)) <= 1e-3] = 1.0
+    f32 = np.float32
+    q = quat_normalize(qq.astype(f32)).astype(f32)
+    return trs_to_matrices(tt.astype(f32).astype(np.float64), q.astype(np.float64),
+                           ss.reshape(-1, 3).astype(f32).astype(np.float64))
+
+
+def _settled(m: npt.NDArray[np.float64], s: float, bones: int
+             ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16], int]:
+    """Fixed-point bone matrices that map to themselves through a read and a write: a glTF
+    holds a rotation and a scale per joint, not the shear of a rounded 4.12 matrix, so the
+    rounding is repeated on what a reader makes of it until it stops changing (item 11 of
+    issue 12: glb -> F -> glb -> F writes the first F's bytes again)."""
+    r, t, over = matrix_to_bone(m, s)
+    for _ in range(SETTLE_ROUNDS):
+        r2, t2, _ = matrix_to_bone(_as_read(r, t, s, bones), s)
+        if np.array_equal(r2, r) and np.array_equal(t2, t):
+            break
+        r, t = r2, t2
+    return r, t, over
+
+
 def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinClip]:
     assert obj.skin is not None
     joints = scene.skins[obj.skin].joints
@@ -361,7 +424,7 @@ def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinC
         worlds = _posed_worlds(scene, anim, times)
         jf = np.stack([worlds[j] for j in joints], axis=1)  # (F, J, 4, 4)
         m = o_inv @ jf @ rest_inv[None] @ o
-        r, t, over = matrix_to_bone(m.reshape(-1, 4, 4), fx.s)
+        r, t, over = _settled(m.reshape(-1, 4, 4), fx.s, len(joints))
         fx.clamped += over
         mats = np.zeros(len(r), ml.BONE_MATRIX)
         mats["r"], mats["t"] = r, t
