@@ -26,10 +26,6 @@ WRITERS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 # Cases that wait on other work, each with its reason (checked: they fail today).
 PENDING: dict[tuple[str, str], str] = {}
-PENDING[("splashpack_v1", "multi_model")] = (
-    "SPLASHPACK v1: a white texel and a texture sharing one texture page under two CLUTs "
-    "come back as two whole-page images, and the page is re-encoded differently (the VRAM "
-    "packing is being reworked with SPLASHPACK v20-24)")
 
 
 def _files(folder: Path) -> dict[str, bytes]:

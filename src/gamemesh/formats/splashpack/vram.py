@@ -176,11 +176,13 @@ def _merged(textures: list[Tex], members: list[int], boxes: dict[int, Box],
             bpp: int) -> npt.NDArray[np.uint16] | None:
     page = np.zeros((psx.PAGE, psx.PAGE), dtype=np.uint16)
     seen = np.zeros((psx.PAGE, psx.PAGE), dtype=bool)
+    first: npt.NDArray[Any] | None = None
     for i in members:
         t = textures[i]
         src = t.words if bpp == 16 else t.indices
         if src is None or src.shape != (psx.PAGE, psx.PAGE):
             return None
+        first = src if first is None else first
         x0, y0, x1, y1 = boxes[i]
         region = np.s_[y0:y1 + 1, x0:x1 + 1]
         vals = src[region].astype(np.uint16)
@@ -189,6 +191,11 @@ def _merged(textures: list[Tex], members: list[int], boxes: dict[int, Box],
             return None
         page[region] = vals
         seen[region] = True
+    if first is not None:
+        # Texels no triangle reaches keep the page's data (the first texture's decoding of it)
+        # rather than zeros, so the page written is the page read: the other CLUTs re-index
+        # the same page to the same indices when their palette holds its colours.
+        page[~seen] = first[~seen]
     return page
 
 
