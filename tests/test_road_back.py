@@ -99,6 +99,29 @@ def test_specific_losses_are_named(tmp_path: Path) -> None:
     assert "skins" in _warned(pba.notes)
 
 
+# sample -> {Papa's own warning: the properties it covers}; the generic check adds no
+# papa.lost.<property> for them, so each loss is warned once.
+PAPA_COVERS: dict[str, dict[str, set[str]]] = {
+    "skinned": {"papa.attributes_dropped": {"colors"}},
+    "morph": {"papa.attributes_dropped": {"targets"}, "papa.animation_unbound": {"clips"},
+              "papa.morph_animation_dropped": {"channels"}},
+    "two_textures": {"papa.texture_dropped": {"textures"}}}
+
+
+@pytest.mark.parametrize("sample", sorted(PAPA_COVERS))
+def test_papa_warns_each_loss_once(tmp_path: Path, sample: str) -> None:
+    gamemesh.save(SAMPLES[sample](), tmp_path / "in.glb")
+    notes = gamemesh.convert(tmp_path / "in.glb", tmp_path / "out.papa").notes
+    covers = {n.code: set(n.covers) for n in notes if n.level == "warning"}
+    for code, props in PAPA_COVERS[sample].items():
+        assert covers.get(code) == props, (code, covers)
+    own = {p for n in notes if n.level == "warning" and ".lost." not in n.code
+           for p in n.covers}
+    generic = {p for n in notes if ".lost." in n.code for p in n.covers}
+    assert own >= {p for ps in PAPA_COVERS[sample].values() for p in ps}
+    assert not own & generic, (own & generic, notes)
+
+
 def test_note_json_stays_the_same_without_covers() -> None:
     assert Note("x.y", "m").to_dict() == {"code": "x.y", "message": "m", "level": "warning"}
     assert Note("x.y", "m", "info", ("colors",)).to_dict() == {

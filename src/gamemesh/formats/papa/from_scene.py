@@ -99,7 +99,7 @@ def save(scene: Scene, ctx: Context) -> dict[str, bytes]:
                 files[f"{stem}_anim_{clip}.papa"] = write(doc, ctx)
     elif scene.animations:
         ctx.note("papa.animations_not_written", f"--no-animations: {len(scene.animations)} "
-                 "clips not written")
+                 "clips not written", covers=("clips", "channels"))
     textures: dict[str, PapaDocument] = {}
     if not ctx.opt("no_textures", False):
         textures = TextureWriter(scene, ctx, has_model=True).docs(stem)
@@ -177,8 +177,11 @@ class _Exporter:
         self.plan = self._plan()
         self.rig.set_base(self._skeleton_base())
 
-    def note(self, code: str, message: str, level: str = "warning") -> None:
-        self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning")
+    def note(self, code: str, message: str, level: str = "warning",
+             covers: tuple[str, ...] = ()) -> None:
+        """``covers``: the scene properties (scene.loss.PROPERTIES) the note reports as lost,
+        so the save path's generic check does not warn about them a second time."""
+        self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning", covers)
 
     # -- which mesh goes into which model ----------------------------------------------------
     def _skinned(self, node_i: int) -> bool:
@@ -285,7 +288,7 @@ class _Exporter:
             self.note("nodes_dropped", f"{len(dropped)} nodes with no mesh and no bone below "
                       f"them are not written ({', '.join(dropped[:5])}"
                       f"{', ...' if len(dropped) > 5 else ''}); animate one, or make it a joint, "
-                      "to keep it as a bone")
+                      "to keep it as a bone", covers=("nodes",))
 
     def _note_unused_skins(self) -> None:
         if self.rig.joints and self.skel_key is not None and not self.plan.get(self.skel_key):
@@ -371,23 +374,25 @@ class _Exporter:
         return [part]
 
     def _note_attribute_loss(self, name: str, prims: list[Primitive]) -> None:
-        """Attributes no Papa vertex format holds next to what this mesh needs."""
-        lost: list[str] = []
+        """Attributes no Papa vertex format holds next to what this mesh needs, each tagged
+        with the scene property it loses."""
         skinned = any(p.joints is not None for p in prims)
-        if any(len(p.colors) > 1 for p in prims):
-            lost.append("COLOR_1 and later colour sets")
-        if skinned and any(p.colors and not _white(p.colors[0]) for p in prims):
-            lost.append("COLOR_0 (the skinned format 8 has no colour)")
-        if skinned and any(len(p.texcoords) > 1 for p in prims):
-            lost.append("TEXCOORD_1 (the skinned format 8 has one UV set)")
-        if any(len(p.texcoords) > 2 for p in prims):
-            lost.append("TEXCOORD_2 and later UV sets")
-        if any(p.tangents is not None for p in prims):
-            lost.append("TANGENT (unit formats have none; PA derives them)")
-        if any(p.targets for p in prims):
-            lost.append("morph targets (Papa has none)")
+        checks = (
+            (any(len(p.colors) > 1 for p in prims), "COLOR_1 and later colour sets", "colors"),
+            (skinned and any(p.colors and not _white(p.colors[0]) for p in prims),
+             "COLOR_0 (the skinned format 8 has no colour)", "colors"),
+            (skinned and any(len(p.texcoords) > 1 for p in prims),
+             "TEXCOORD_1 (the skinned format 8 has one UV set)", "texcoords"),
+            (any(len(p.texcoords) > 2 for p in prims), "TEXCOORD_2 and later UV sets",
+             "texcoords"),
+            (any(p.tangents is not None for p in prims),
+             "TANGENT (unit formats have none; PA derives them)", "tangents"),
+            (any(p.targets for p in prims), "morph targets (Papa has none)", "targets"))
+        lost = [(what, prop) for hit, what, prop in checks if hit]
         if lost:
-            self.note("attributes_dropped", f"mesh {name!r}: {'; '.join(lost)} not written")
+            covers = tuple(dict.fromkeys(prop for _, prop in lost))
+            self.note("attributes_dropped", f"mesh {name!r}: "
+                      f"{'; '.join(what for what, _ in lost)} not written", covers=covers)
 
     def _part(self, name: str, prims: list[Primitive], mat_index: dict[int | None, int],
               world: F64 | None = None) -> _Part:

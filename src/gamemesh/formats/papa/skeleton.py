@@ -86,8 +86,11 @@ class Rig:
         self.base_node: int | None = None
         self.base = np.eye(4)
 
-    def note(self, code: str, message: str, level: str = "warning") -> None:
-        self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning")
+    def note(self, code: str, message: str, level: str = "warning",
+             covers: tuple[str, ...] = ()) -> None:
+        """``covers``: the scene properties (scene.loss.PROPERTIES) the note reports as lost,
+        so the save path's generic check does not warn about them a second time."""
+        self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning", covers)
 
     def set_base(self, node: int | None) -> None:
         """The skeleton's model node: bone poses are relative to it."""
@@ -225,11 +228,12 @@ class Rig:
         morph = [c for c in anim.channels if c.path == "weights"]
         if morph:
             self.note("morph_animation_dropped", f"clip {anim.name!r}: {len(morph)} morph "
-                      "weight channels not written (Papa has no morph targets)")
+                      "weight channels not written (Papa has no morph targets)",
+                      covers=("channels",))
         moving = [c for c in anim.channels if c.node in self.bone_of and c.path in MOVES]
         if not moving:
             self.note("animation_unbound", f"clip {anim.name!r} moves no node; no animation "
-                      "file written for it")
+                      "file written for it", covers=("clips",))
             return None
         num, den = _fps(anim.extras.get("fps"))
         start = anim.start
@@ -249,7 +253,7 @@ class Rig:
             tr["rotation"][:, b] = settled_quats(continuous_quats(q))
         if scaled:
             self.note("animation_scale_dropped", f"clip {anim.name!r} animates scale; PA "
-                      "animations have no scale channel")
+                      "animations have no scale channel", covers=("channels",))
         names = np.array([doc.add_string(name) for name in self.bone_names], dtype="<u2")
         return Animation(NONE16, names, tr, num, den)
 

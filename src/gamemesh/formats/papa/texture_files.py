@@ -62,8 +62,11 @@ class TextureWriter:
     def __init__(self, scene: Scene, ctx: Context, has_model: bool) -> None:
         self.scene, self.ctx, self.has_model = scene, ctx, has_model
 
-    def note(self, code: str, message: str, level: str = "warning") -> None:
-        self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning")
+    def note(self, code: str, message: str, level: str = "warning",
+             covers: tuple[str, ...] = ()) -> None:
+        """``covers``: the scene properties (scene.loss.PROPERTIES) the note reports as lost,
+        so the save path's generic check does not warn about them a second time."""
+        self.ctx.note(f"papa.{code}", message, "info" if level == "info" else "warning", covers)
 
     # -- which image has which role ----------------------------------------------------------
     def _image(self, idx: Any, what: str) -> _Source | None:
@@ -89,7 +92,8 @@ class TextureWriter:
                        if getattr(mat, slot) is not None]
         if others:
             self.note("texture_dropped", f"{', '.join(others)} textures not written (a PA unit "
-                      "has diffuse, mask and material textures only)")
+                      "has diffuse, mask and material textures only)",
+                      covers=("textures",))
         return found
 
     def _sources(self, stem: str) -> dict[str, _Source]:
@@ -113,7 +117,8 @@ class TextureWriter:
                 img = self.scene.images[idx2] if 0 <= idx2 < len(self.scene.images) else None
                 self.note("texture_dropped", f"material {mat2!r}: {role} image "
                           f"{img.name if img else idx2!r} not written: a unit has one "
-                          f"{stem}_{role}.papa (material {mat!r}'s image is)")
+                          f"{stem}_{role}.papa (material {mat!r}'s image is)",
+                          covers=("textures",))
         if not out and not self.has_model and self.scene.images:
             role = next((r for r in TEXTURE_ROLES if stem.endswith(f"_{r}")), "diffuse")
             src = self._image(0, "image 0")
@@ -151,14 +156,15 @@ class TextureWriter:
             return None
         if len(self.scene.images) > 1:
             self.note("texture_only_one", f"{stem}.papa holds one texture: {src.label} "
-                      f"written, {len(self.scene.images) - 1} other images not")
+                      f"written, {len(self.scene.images) - 1} other images not",
+                      covers=("textures",))
         return self._doc(src, role, stem)
 
     def _doc(self, src: _Source, role: str, stem: str) -> PapaDocument | None:
         px = src.pixels()
         if px is None:
             self.note("texture_missing", f"{src.label} has no pixels; {stem}_{role}.papa not "
-                      "written")
+                      "written", covers=("textures",))
             return None
         h, w = px.shape[:2]
         if w > 0xFFFF or h > 0xFFFF:
