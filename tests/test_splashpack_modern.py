@@ -420,3 +420,12 @@ def test_blended_skin_weights_become_the_heaviest_bone_with_a_note() -> None:
     assert "4 vertices" in msg
     ref = from_scene_modern(scene(lights=False), Context())
     assert (doc.skins[0].bone_index == ref.skins[0].bone_index).all()
+
+
+def test_write_native_keeps_the_vram_sidecar(tmp_path: Path) -> None:
+    """A native rewrite of a modern file writes its .vram beside it, byte for byte."""
+    src = FIXTURES / "v23.splashpack"
+    doc = gamemesh.read_native(src)
+    gamemesh.write_native(doc, tmp_path / "copy.splashpack")
+    assert (tmp_path / "copy.splashpack").read_bytes() == src.read_bytes()
+    assert (tmp_path / "copy.vram").read_bytes() == src.with_suffix(".vram").read_bytes()

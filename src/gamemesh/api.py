@@ -129,7 +129,10 @@ def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
         msg = f"{spec.name} cannot be written"
         raise FormatError(spec.name, msg)
     dst = Path(dst)
-    write_files(dst.parent, {dst.name: spec.write(doc, Context(dst, options))})
+    ctx = Context(dst, options)
+    files = spec.write_files(doc, ctx) if spec.write_files is not None else \
+        {dst.name: spec.write(doc, ctx)}
+    write_files(dst.parent, files)
 
 
 def load(src: Source, format: str | None = None, **options: Any) -> Scene:

@@ -92,6 +92,9 @@ class FormatSpec:
     # Optional overrides: whole-file-set loading (siblings) and multi-file saving.
     load: Callable[[bytes, Context], Scene] | None = None
     save: Callable[[Scene, Context], Files] | None = None
+    # A native document that is several files (SPLASHPACK v20+ with its .vram sidecar):
+    # ``write_native`` writes them all (the first is the main file).
+    write_files: Callable[[Any, Context], Files] | None = None
     info: Callable[[Any], dict[str, Any]] | None = None
     # The other files a load of this path reads (a Papa unit's textures and animations, a
     # Pangya character's parts); batch converts such a group once, as a whole.

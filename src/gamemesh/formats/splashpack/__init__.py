@@ -23,7 +23,7 @@ from .document import SplashpackDocument
 from .files import siblings
 from .info import info
 from .modern_document import ModernDocument
-from .modern_from_scene import from_scene, save
+from .modern_from_scene import from_scene, save, write_files
 from .modern_to_scene import to_scene
 from .read import read, sniff
 from .sample import make_sample
@@ -43,6 +43,7 @@ SPEC = FormatSpec(
     to_scene=to_scene,
     from_scene=from_scene,
     save=save,
+    write_files=write_files,
     info=info,
     siblings=siblings,
     document_type=(SplashpackDocument, ModernDocument),

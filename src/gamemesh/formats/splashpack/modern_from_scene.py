@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -698,6 +699,15 @@ def save(scene: Scene, ctx: Context) -> Files:
     """The main file and, for a modern version, its ``.vram`` sidecar beside it."""
     name = ctx.path.name if ctx.path else "scene.splashpack"
     doc = from_scene(scene, ctx)
+    if isinstance(doc, SplashpackDocument):
+        return {name: write_v1(doc, ctx)}
+    return write_files(doc, Context(Path(name), ctx.options, ctx.notes))
+
+
+def write_files(doc: SplashpackDocument | ModernDocument, ctx: Context) -> Files:
+    """A native document as files: the main file and, for a modern version, the ``.vram`` and
+    ``.spu`` sidecars it holds (``write_native`` uses this, so a rewrite keeps them too)."""
+    name = ctx.path.name if ctx.path else "scene.splashpack"
     if isinstance(doc, SplashpackDocument):
         return {name: write_v1(doc, ctx)}
     files = {name: write_modern(doc, ctx)}
