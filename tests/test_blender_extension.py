@@ -295,7 +295,7 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
         # The other formats both ways: PMF, a PTX texture alone, SPLASHPACK.
         {"do": "reset"}, {"do": "import", "path": str(tmp_path / "sample.pmf")},
         {"do": "export", "path": str(out / "again.pmf")},
-        {"do": "reset"}, {"do": "import", "path": str(tmp_path / "pba" / "checker.ptx")},
+        {"do": "reset"}, {"do": "import", "path": str(tmp_path / "pba" / "char_checker.ptx")},
         {"do": "reset"}, {"do": "import", "path": str(splash)},
         {"do": "export", "path": str(out / "level.splashpack")},
     ]
@@ -372,7 +372,7 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     assert splash2["root_props"][0]["options"] == {"gte_scaling": 200.0}
 
     # PBA with its PTX; the PET character from its parts.
-    assert (pba["meshes"], pba["polygons"], pba["images"]) == (1, 36, ["checker"])
+    assert (pba["meshes"], pba["polygons"], pba["images"]) == (1, 36, ["char_checker"])
     assert pba["actions"] == ["bend", "twist"]
     assert (pet["meshes"], pet["bones"], pet["actions"]) == (1, 5, ["idle", "walk"])
     assert pet["root_props"][0]["extras"]["pet_kind"] == "bpet"
@@ -393,7 +393,7 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     s = gamemesh.load(out / "again.pmf").summary()
     assert (s["meshes"], s["triangles"]) == (3, 36)
     assert [a["name"] for a in s["animations"]] == ["bend", "twist"]
-    assert (ptx["meshes"], ptx["polygons"], ptx["images"]) == (1, 2, ["checker"])
+    assert (ptx["meshes"], ptx["polygons"], ptx["images"]) == (1, 2, ["char_checker"])
     assert splash3["meshes"] == 7 and splash_out["status"] == ["FINISHED"], splash_out
     # Written as version 23 (the default): every object comes back; the v1 navmesh does not
     # (v23 holds nav regions, which gamemesh does not build; a warning says so).
