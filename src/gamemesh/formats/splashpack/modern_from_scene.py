@@ -5,8 +5,9 @@ baked into the vertices, spec-modern §3.2); textures go into the ``.vram`` side
 (placed as for v1, ``vram.py``); a skinned mesh keeps its rest pose in object space with one bone
 per corner (the heaviest) and, per clip, the baked bone matrices sampled at 30 fps (§4.2);
 translation and rotation channels of objects become animation tracks (§4.3); point lights become
-the v24 light table (§4.4). BVH, rooms and nav regions need the build rules of D23, which the
-spec only names, so they are left empty and a warning says what the runtime lacks.
+the v24 light table (§4.4). An exterior scene gets a BVH built by ``bvh.py`` (SAH, 64 per leaf,
+depth 16, breadth-first numbering, §3.5); rooms and nav regions need build rules the spec only
+names, so they are left empty and a warning says what the runtime lacks.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ...scene.math import (
 from ...scene.sampling import sample_channel
 from ...scene.skinning import limit_influences, safe_inverse
 from ...textures import psx
+from . import bvh
 from . import modern_layout as ml
 from .conventions import AXES, bone_to_matrix, matrix_to_bone, quat_to_track
 from .document import SplashpackDocument
@@ -625,9 +627,21 @@ def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
     return missing
 
 
+def _bvh(doc: ModernDocument) -> bool:
+    """An exterior scene (sceneType 0) culls with the BVH: build it unless the scene kept one
+    whose triangles are unchanged (then the kept one is written, so a rewrite is byte-exact)."""
+    if len(doc.bvh_nodes) or int(doc.header["scene_type"][0]) != 0:
+        return False
+    boxes, refs = bvh.triangle_boxes(doc.meshes, [o["rot"] for o in doc.objects],
+                                     [o["pos"] for o in doc.objects])
+    doc.bvh_nodes, doc.bvh_refs = bvh.build(boxes, refs)
+    return True
+
+
 def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
     lacks = []
-    if not len(doc.bvh_nodes):
+    if not len(doc.bvh_nodes) and int(doc.header["scene_type"][0]) == 0 and \
+            any(len(m) for m in doc.meshes):
         lacks.append("BVH culling")
     if not len(doc.rooms) and int(doc.header["scene_type"][0]) == 1:
         lacks.append("room/portal culling")
@@ -637,7 +651,7 @@ def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
         ctx.note("splashpack.derived_dropped", f"{', '.join(stale)} point at triangles that "
                  "changed since the file was read; they are left out")
     if lacks:
-        ctx.note("splashpack.not_built", "BVH, rooms and nav regions are not built from a "
+        ctx.note("splashpack.not_built", "rooms and nav regions are not built from a "
                  "scene (their build rules are in splashedit-ng's D23, not in gamemesh's spec): "
                  f"the runtime will lack {', '.join(lacks)}")
 
@@ -671,7 +685,10 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     elif scene.lights:
         ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
                  "version 24")
-    _missing(doc, _restore(doc, scene, ctx), ctx)
+    stale = _restore(doc, scene, ctx)
+    if _bvh(doc):
+        stale = [k for k in stale if not k.startswith("bvh_")]
+    _missing(doc, stale, ctx)
     if fx.clamped:
         ctx.note("splashpack.clamped", f"{fx.clamped} value(s) did not fit their fixed-point "
                  f"field at GTEScaling {fx.gte:g} and were clamped")
