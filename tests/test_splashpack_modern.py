@@ -70,15 +70,26 @@ def test_fixtures_match_the_spec_byte_layout(v: int) -> None:
     lua, go, atlas, clut = struct.unpack_from("<4H", data, 4)
     assert (lua, go, atlas, clut) == (0, 3, 1, 1)
     hsize = HEADER_SIZES[v]
-    # The cursor region starts right after the header: 3 GameObjects of 92 bytes, then the
-    # vestigial 12-byte atlas and CLUT descriptors (no colliders, BVH, nav or rooms here).
+    # The cursor region starts right after the header: 3 GameObjects of 92 bytes, the BVH
+    # (32-byte nodes, then 4-byte refs; the scene is exterior), then the vestigial 12-byte atlas
+    # and CLUT descriptors (no colliders, nav or rooms here).
     objs = [struct.unpack_from("<I3i9iHhIHBBI6i", data, hsize + 92 * k) for k in range(3)]
-    cursor_end = hsize + 92 * 3 + 12 + 12
+    nodes, refs, scene_type = struct.unpack_from("<3H", data, 32)
+    assert scene_type == 0 and nodes == 1 and refs == 2 + 2 + 16  # 20 triangles fit one leaf
+    bvh_at = hsize + 92 * 3
+    root = struct.unpack_from("<6i4H", data, bvh_at)
+    assert root[6:] == (0xFFFF, 0xFFFF, 0, 20)
+    # The root box holds every GameObject's box (same world 20.12 frame).
+    assert all(root[a] <= o[17 + a] and o[20 + a] <= root[3 + a] for o in objs for a in range(3))
+    pairs = struct.unpack_from(f"<{2 * refs}H", data, bvh_at + 32)
+    assert sorted(zip(pairs[::2], pairs[1::2], strict=True)) == \
+        [(k, t) for k, n in enumerate((2, 2, 16)) for t in range(n)]
+    cursor_end = bvh_at + 32 * nodes + 4 * refs + 12 + 12
     assert objs[0][0] == cursor_end  # the first Tri array follows at once (4-aligned)
     assert [o[13] for o in objs] == [2, 2, 16]  # polyCount
     assert [o[15] & ml.GO_SKINNED for o in objs] == [0, 0, ml.GO_SKINNED]
     assert all(o[16] == 0xFFFF for o in objs)  # no interactable
-    atlas_desc = struct.unpack_from("<IHHHH", data, hsize + 92 * 3)
+    atlas_desc = struct.unpack_from("<IHHHH", data, bvh_at + 32 * nodes + 4 * refs)
     assert atlas_desc[0] == 0 and atlas_desc[1:3] == (64, 256)  # 4 bpp, 256 rows
     # The name table: u8 length, bytes, NUL.
     (names_at,) = struct.unpack_from("<I", data, 60)
@@ -395,7 +406,7 @@ def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path:
         [t.keys.tobytes() for t in a.cutscenes[0].tracks]
     codes = {n.code for n in rep.notes}
     assert "splashpack.opaque_dropped" in codes and "splashpack.navmesh_dropped" not in codes
-    # A changed mesh makes the BVH stale: left out, with a warning naming it.
+    # A changed mesh makes the kept BVH stale: it is rebuilt over the new triangles.
     floor = s.meshes[s.nodes[0].mesh].primitives[0]  # type: ignore[index]
     one = floor.triangles()[:1].reshape(-1)
     floor.positions, floor.indices = floor.positions[one], None
@@ -403,9 +414,10 @@ def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path:
     floor.texcoords = [t[one] for t in floor.texcoords]
     notes = gamemesh.save(s, tmp_path / "changed.splashpack")
     changed = gamemesh.read_native(tmp_path / "changed.splashpack")
-    assert len(changed.bvh_nodes) == 0 and len(changed.colliders) == 1
-    msg = next(n.message for n in notes if n.code == "splashpack.derived_dropped")
-    assert "bvh_nodes" in msg
+    assert len(changed.colliders) == 1
+    assert changed.bvh_refs.tobytes() != a.bvh_refs.tobytes()
+    assert len(changed.bvh_refs) == sum(len(m) for m in changed.meshes)
+    assert not any("bvh_nodes" in n.message for n in notes if n.code == "splashpack.derived_dropped")
 
 
 def test_blended_skin_weights_become_the_heaviest_bone_with_a_note() -> None:
