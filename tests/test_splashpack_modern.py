@@ -237,6 +237,18 @@ def test_gltf_round_trip_keeps_geometry_texels_skin_clip_and_light(tmp_path: Pat
     assert "splashpack.not_built" in codes
 
 
+def test_a_new_exterior_scene_gets_a_bvh_and_no_bvh_warning(tmp_path: Path) -> None:
+    notes = gamemesh.save(scene(lights=False), tmp_path / "new.splashpack")
+    doc = gamemesh.read_native(tmp_path / "new.splashpack")
+    assert isinstance(doc, ModernDocument) and doc.hfield("scene_type") == 0
+    assert len(doc.bvh_nodes) == 1 and len(doc.bvh_refs) == 20
+    assert doc.bvh_nodes[0]["aabb"].tolist() == [
+        int(doc.objects["aabb"][:, a].min()) if a < 3 else int(doc.objects["aabb"][:, a].max())
+        for a in range(6)]
+    msg = next(n.message for n in notes if n.code == "splashpack.not_built")
+    assert "BVH" not in msg and "navigation" in msg
+
+
 def test_version_option_and_default(tmp_path: Path) -> None:
     plain = scene(lights=False)
     gamemesh.save(plain, tmp_path / "d.splashpack")
