@@ -12,6 +12,7 @@ from typing import Any
 from . import registry
 from .errors import FormatError, Note
 from .registry import Context, FormatSpec, guarded
+from .safeio import MAX_INPUT_BYTES, read_prefix, read_regular
 from .scene import Scene
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
@@ -19,9 +20,6 @@ Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 __all__ = ["Report", "convert", "formats", "load", "read_native", "save", "sniff",
            "write_native"]
 
-# Inputs are read whole; nothing in these formats is near this, and a 1 GiB "model" is a
-# mistake (a disc image, a video) we would rather refuse than page through.
-MAX_INPUT_BYTES = 1 << 30
 
 
 @dataclass
@@ -47,15 +45,18 @@ def formats() -> list[FormatSpec]:
     return registry.formats()
 
 
-def _read_source(src: Source) -> tuple[bytes, Path | None]:
+def _read_source(src: Source, max_size: int | None = None) -> tuple[bytes, Path | None]:
+    """The input's bytes: only a regular file (a device, FIFO or socket is refused, never read)
+    and at most ``max_size`` bytes (``max_input_size``, default 4 GiB), whatever stat says."""
+    limit = MAX_INPUT_BYTES if max_size is None else max_size
     if isinstance(src, bytes | bytearray | memoryview):
+        if len(src) > limit:
+            msg = "the input is too large (raise the limit with --max-input-size)"
+            raise FormatError(format="gamemesh", message=msg, expected=f"<= {limit} bytes",
+                              actual=f"{len(src)} bytes", path="<bytes>")
         return bytes(src), None
     path = Path(src)
-    size = path.stat().st_size
-    if size > MAX_INPUT_BYTES:
-        raise FormatError(format="gamemesh", message="file too large",
-                          expected=f"<= {MAX_INPUT_BYTES} bytes", actual=size, path=str(path))
-    return path.read_bytes(), path
+    return read_regular(path, limit), path
 
 
 def _spec_for(data: bytes, path: Path | None, format: str | None) -> FormatSpec:
@@ -74,15 +75,14 @@ def sniff(src: Source) -> str | None:
         prefix, path = bytes(src[: registry.SNIFF_BYTES]), None
     else:
         path = Path(src)
-        with path.open("rb") as f:
-            prefix = f.read(registry.SNIFF_BYTES)
+        prefix = read_prefix(path, registry.SNIFF_BYTES)
     spec = registry.sniff(prefix, path)
     return spec.name if spec else None
 
 
 def read_native(src: Source, format: str | None = None, **options: Any) -> Any:
     """The format's native document (a dataclass that mirrors the file)."""
-    data, path = _read_source(src)
+    data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, format)
     spec.check_options(options)
     return spec.read_doc(data, Context(path, options))
@@ -99,7 +99,7 @@ def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
 
 def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
-    data, path = _read_source(src)
+    data, path = _read_source(src, options.get("max_input_size"))
     return _load(data, path, _spec_for(data, path, format), options)
 
 
@@ -153,7 +153,8 @@ def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None
     if not isinstance(src, bytes | bytearray | memoryview) and _same_file(Path(src), dst):
         msg = f"the destination {dst} is the input itself; choose another name"
         raise ValueError(msg)
-    data, path = _read_source(src)  # once: the export check and the load share it
+    # Read once: the export check and the load share the bytes.
+    data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, from_format)
     exported = _try_export(data, path, spec, dst, to_format, options)
     if exported is not None:

@@ -21,7 +21,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def describe(src: Path, from_format: str | None, options: dict[str, Any]) -> dict[str, Any]:
-    data, path = _read_source(src)
+    data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, from_format)
     spec.check_options(options)
     out: dict[str, Any] = {"file": str(src), "format": spec.name, "size": len(data)}
