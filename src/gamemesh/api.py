@@ -14,6 +14,7 @@ from .errors import FormatError, Note
 from .registry import Context, FormatSpec, guarded
 from .safeio import MAX_INPUT_BYTES, read_prefix, read_regular
 from .scene import Scene
+from .textures import image_pixel_limit
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 
@@ -85,7 +86,8 @@ def read_native(src: Source, format: str | None = None, **options: Any) -> Any:
     data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, format)
     spec.check_options(options)
-    return spec.read_doc(data, Context(path, options))
+    with image_pixel_limit(options.get("max_image_pixels")):
+        return spec.read_doc(data, Context(path, options))
 
 
 def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
@@ -109,10 +111,11 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
     context ``parsed``, whose notes carry over), the document is reused, not parsed again."""
     spec.check_options(options)
     ctx = Context(path, options, list(parsed.notes) if parsed else [])
-    if doc is not None and spec.load is None and spec.to_scene is not None:
-        scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
-    else:
-        scene = spec.load_scene(data, ctx)
+    with image_pixel_limit(options.get("max_image_pixels")):
+        if doc is not None and spec.load is None and spec.to_scene is not None:
+            scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
+        else:
+            scene = spec.load_scene(data, ctx)
     for folder, files in ctx.extracted:
         write_files(folder, files)
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
@@ -184,7 +187,8 @@ def _try_export(data: bytes, path: Path | None, spec: FormatSpec, dst: Path,
     if ext is None:
         return None
     ctx = Context(path, options)
-    doc = spec.read_doc(data, ctx)
+    with image_pixel_limit(options.get("max_image_pixels")):
+        doc = spec.read_doc(data, ctx)
     out_ctx = Context(dst, options, ctx.notes)
     files = guarded(spec.name, out_ctx, lambda: spec.exports[ext](doc, out_ctx))
     written = write_files(dst.parent, files)

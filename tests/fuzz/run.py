@@ -41,7 +41,8 @@ class Campaign:
         self.last_dump = 0.0
         self.signatures: dict[str, int] = {}
         self.s: dict[str, Any] = {
-            "format": fmt, "inputs": 0, "distinct_crashes": 0, "format_errors": 0, "crashes": 0, "slow_inputs": 0,
+            "format": fmt, "inputs": 0, "distinct_crashes": 0, "format_errors": 0, "crashes": 0,
+            "slow_inputs": 0,
             "crash_kinds": {}, "slowest_s": 0.0, "slowest_len": 0, "slowest_sha1": "",
             "peak_rss_mb": 0.0, "peak_rss_input_len": 0, "max_input_len": 0, "seconds": 0.0}
 

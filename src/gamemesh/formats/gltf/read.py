@@ -258,12 +258,13 @@ def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
 
 
 # -- accessors -------------------------------------------------------------------------------
-def accessor(doc: GltfDocument, index: int) -> npt.NDArray[Any]:
-    """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers."""
+def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArray[Any]:
+    """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
+    ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
+    accs = _list(doc.json, "accessors")
+    _int(index, ref, 0, len(accs))
     if index in doc._cache:
         return doc._cache[index]
-    accs = _list(doc.json, "accessors")
-    _int(index, "accessor", 0, len(accs))
     a = accs[index]
     where = f"accessors[{index}]"
     comp: Any = _COMPONENTS.get(a.get("componentType"))
@@ -354,7 +355,7 @@ def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], 
 
 
 def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
-    a = accessor(doc, index)
+    a = accessor(doc, index, where)
     if a.shape[1] != width:
         raise _err(what="accessor width", field=where, expected=width, actual=a.shape[1])
     return np.asarray(a, dtype=np.float32)
@@ -592,7 +593,8 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     def attr(name: str, width: int | tuple[int, ...]) -> npt.NDArray[np.float32] | None:
         if name not in attrs:
             return None
-        a = np.asarray(accessor(doc, attrs[name]), dtype=np.float32)
+        a = np.asarray(accessor(doc, attrs[name], f"{where}.attributes.{name}"),
+                       dtype=np.float32)
         widths = (width,) if isinstance(width, int) else width
         if a.shape[1] not in widths or len(a) != n:
             raise _err(what="attribute shape", field=f"{where}.attributes.{name}",
@@ -611,7 +613,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     joints, weights = [], []
     k = 0
     while f"JOINTS_{k}" in attrs and f"WEIGHTS_{k}" in attrs:
-        j = accessor(doc, attrs[f"JOINTS_{k}"])
+        j = accessor(doc, attrs[f"JOINTS_{k}"], f"{where}.attributes.JOINTS_{k}")
         w = attr(f"WEIGHTS_{k}", 4)
         if j.shape != (n, 4) or j.dtype.kind == "f":
             raise _err(what="JOINTS shape", field=f"{where}.attributes.JOINTS_{k}",
@@ -624,7 +626,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
         prim.joints = np.concatenate(joints, axis=1)
         prim.weights = np.concatenate(weights, axis=1)  # type: ignore[arg-type]
     if "indices" in p:
-        idx = accessor(doc, p["indices"]).reshape(-1)
+        idx = accessor(doc, p["indices"], f"{where}.indices").reshape(-1)
         if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
             raise _err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
                        actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
@@ -728,7 +730,8 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
             raise _err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
         times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
         require_finite(times, FMT, pointer(f"accessors[{s.get('input')}]"), "key times")
-        vals = np.asarray(accessor(doc, s.get("output")), dtype=np.float32)
+        vals = np.asarray(accessor(doc, s.get("output"), f"{where}.samplers.output"),
+                          dtype=np.float32)
         require_finite(vals, FMT, pointer(f"accessors[{s.get('output')}]"), "key values")
         if path == "rotation" and vals.shape[1:] == (4,) and interp != "CUBICSPLINE":
             vals = unit_quaternions(vals, FMT, pointer(f"accessors[{s.get('output')}]"),
