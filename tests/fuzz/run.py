@@ -40,9 +40,10 @@ class Campaign:
         self.start = time.time()
         self.last_dump = 0.0
         self.signatures: dict[str, int] = {}
+        self.base_rss = 0.0
         self.s: dict[str, Any] = {
             "format": fmt, "inputs": 0, "distinct_crashes": 0, "format_errors": 0, "crashes": 0,
-            "slow_inputs": 0,
+            "slow_inputs": 0, "over_memory": 0, "base_rss_mb": 0.0,
             "crash_kinds": {}, "slowest_s": 0.0, "slowest_len": 0, "slowest_sha1": "",
             "peak_rss_mb": 0.0, "peak_rss_input_len": 0, "max_input_len": 0, "seconds": 0.0}
 
@@ -65,6 +66,9 @@ class Campaign:
         from .targets import run_one
 
         s = self.s
+        if not self.base_rss:
+            self.base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            s["base_rss_mb"] = round(self.base_rss, 1)
         t0 = time.perf_counter()
         try:
             run_one(self.fmt, data)
@@ -89,6 +93,10 @@ class Campaign:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         if rss > s["peak_rss_mb"]:
             s.update(peak_rss_mb=round(rss, 1), peak_rss_input_len=len(data))
+            # The bound: the process as it started, plus 10x the input, plus 200 MB.
+            if self.base_rss and rss > self.base_rss + 200 + 10 * len(data) / 2**20:
+                s["over_memory"] += 1
+                self.keep(data, f"peak RSS {rss:.0f} MB", "memory")
         # libFuzzer ends the process with exit(), which runs no Python atexit handler: the
         # figures are written every few seconds and on each of the last inputs of a count.
         if time.time() - self.last_dump > 2 or (self.runs and s["inputs"] >= self.runs - 64):
@@ -97,7 +105,8 @@ class Campaign:
     def dump(self) -> None:
         self.last_dump = time.time()
         self.s["seconds"] = round(self.last_dump - self.start, 1)
-        self.s["distinct_crashes"] = len([k for k in self.signatures if k != "slow"])
+        self.s["distinct_crashes"] = len([k for k in self.signatures
+                                          if k not in ("slow", "memory")])
         if self.stats_path is not None:
             tmp = self.stats_path.with_suffix(".tmp")
             tmp.write_text(json.dumps(self.s, indent=1))
