@@ -176,7 +176,7 @@ def test_jpeg_bomb_over_the_pixel_limit() -> None:
 
 def test_jpeg_claiming_more_than_its_bytes_hold() -> None:
     bomb = _claim(_jpeg(), 2000, 2000)  # 4 Mpx, under the limit, from ~600 bytes
-    with pytest.raises(FormatError, match="more than its .* bytes can hold") as e:
+    with pytest.raises(FormatError, match=r"more than its \d+ bytes can hold") as e:
         gamemesh.load(bomb, "image")
     assert "JPEG" in str(e.value)
 
@@ -206,3 +206,32 @@ def test_corrupt_dds_is_a_format_error() -> None:
     with pytest.raises(FormatError, match="NotImplementedError") as e:
         gamemesh.load(bytes(d), "image")
     assert e.value.field is not None and e.value.field.endswith(".data")
+
+
+# -- thumbnail ----------------------------------------------------------------------------------
+def test_thumbnail_time_nan_is_a_usage_error(glb: Path, tmp_path: Path) -> None:
+    for bad in ("nan", "inf", "-inf"):
+        r = _cli("thumbnail", str(glb), str(tmp_path / "t.png"), f"--time={bad}")
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"gamemesh: error: --time must be a finite number of seconds, got {float(bad)}"]
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_thumbnail_cost_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--size 4096 rasterizes at most MAX_RENDER_PIXELS and scales up."""
+    from gamemesh.viewer import thumbnail
+
+    sizes: list[int] = []
+    real = thumbnail.rasterize
+    monkeypatch.setattr(thumbnail, "rasterize",
+                        lambda p, t, vp, w, h: sizes.append(w * h) or real(p, t, vp, w, h))
+    img = thumbnail.render_thumbnail(sample_scene(), 4096)
+    assert img.shape == (4096, 4096, 4) and img[..., 3].any()
+    assert sizes == [thumbnail.MAX_RENDER_PIXELS]
+    sizes.clear()
+    thumbnail.render_thumbnail(sample_scene(), 1500)  # supersampling backs off
+    assert sizes == [1500 * 1500]
+    sizes.clear()
+    thumbnail.render_thumbnail(sample_scene(), 64)
+    assert sizes == [128 * 128]  # the default 2 x 2 where it is cheap

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from ..api import load, write_files
@@ -29,6 +30,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.size <= 4096:
         msg = f"--size must be 1..4096, got {args.size}"
+        raise ValueError(msg)
+    if args.time is not None and not math.isfinite(args.time):
+        msg = f"--time must be a finite number of seconds, got {args.time}"
         raise ValueError(msg)
     scene = load(args.src, args.from_format, **format_options(args))
     img = render_thumbnail(scene, args.size, args.clip, args.time, shading=args.shading)
