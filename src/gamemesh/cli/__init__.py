@@ -72,16 +72,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(args, f"{getattr(args, 'src', '-')}: {e}", 1)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
         return _fail(args, f"{e.filename}: {e.strerror}", 1)
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except OSError as e:  # a full disk, an I/O error: the file it hit and why, in one line
+        return _fail(args, f"{e.filename or '-'}: {e.strerror or e}", 1)
     except ValueError as e:  # unknown format names, unusable destinations: the call's words
         return _fail(args, str(e), 2)
     except KeyboardInterrupt:
         print("gamemesh: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (`gamemesh info x | head`): stop quietly, as SIGPIPE would, and
-        # point stdout at /dev/null so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+
+
+def _quiet_broken_pipe() -> int:
+    # The reader went away (`gamemesh info x | head`): stop quietly, as SIGPIPE would, and
+    # point stdout at /dev/null so the interpreter's final flush does not raise again.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 141
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
