@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_batch import PACE, cli, paced_env, read_rows
 
 import gamemesh
 from gamemesh import api
@@ -20,6 +19,7 @@ from gamemesh.batch import MANIFEST_NAME, BatchConfig, run_batch
 from gamemesh.batch.sampletree import build_tree
 from gamemesh.cli import main
 from gamemesh.sample import sample_scene
+from test_batch import PACE, cli, paced_env, read_rows
 
 
 def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,8 +42,8 @@ class Campaign:
         self.signatures: dict[str, int] = {}
         self.base_rss = 0.0
         self.s: dict[str, Any] = {
-            "format": fmt, "inputs": 0, "distinct_crashes": 0, "format_errors": 0, "crashes": 0,
-            "slow_inputs": 0, "over_memory": 0, "base_rss_mb": 0.0,
+            "format": fmt, "inputs": 0, "ok": 0, "distinct_crashes": 0, "format_errors": 0,
+            "crashes": 0, "slow_inputs": 0, "over_memory": 0, "base_rss_mb": 0.0,
             "crash_kinds": {}, "slowest_s": 0.0, "slowest_len": 0, "slowest_sha1": "",
             "peak_rss_mb": 0.0, "peak_rss_input_len": 0, "max_input_len": 0, "seconds": 0.0}
 
@@ -72,6 +72,7 @@ class Campaign:
         t0 = time.perf_counter()
         try:
             run_one(self.fmt, data)
+            s["ok"] += 1
         except FormatError:
             s["format_errors"] += 1
         except Exception as e:
