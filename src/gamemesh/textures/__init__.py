@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import re
 import struct
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -86,7 +87,11 @@ def decode_image(data: bytes, fmt: str = "image") -> RGBA:
     header, before any pixel is decoded (:func:`check_pixels`)."""
     kind = "image"
     try:
-        with PILImage.open(io.BytesIO(data)) as im:
+        # Pillow's own bomb warning would print a second line; check_pixels decides instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
+            im = PILImage.open(io.BytesIO(data))
+        with im:
             kind = im.format or "image"
             w, h = im.size
             check_pixels(w, h, fmt, f"{kind}.size", len(data), kind)
