@@ -142,7 +142,20 @@ class PoolExecutor:
                     if nxt is None:
                         return
                     chunk, alone = nxt, False
-                inflight[self._pool.submit(fn, chunk)] = (chunk, alone)
+                try:
+                    inflight[self._pool.submit(fn, chunk)] = (chunk, alone)
+                except BrokenProcessPool:
+                    # The pool broke after the last wait (a worker died mid-task): the chunk
+                    # is untested, so it waits as a suspect; what is in flight reports the
+                    # break, or, with nothing in flight, a new pool starts here.
+                    if alone:
+                        suspects.insert(0, chunk)
+                    else:
+                        suspects.extend([t] for t in chunk)
+                    if inflight:
+                        return
+                    self._pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = self._new_pool()
 
         fill()
         while inflight:
