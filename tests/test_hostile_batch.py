@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import gamemesh
-from gamemesh import api
+from gamemesh import fileio
 from gamemesh.batch import MANIFEST_NAME, BatchConfig, run_batch
 from gamemesh.batch.sampletree import build_tree
 from gamemesh.cli import main
@@ -24,7 +24,7 @@ from test_batch import PACE, cli, paced_env, read_rows
 
 def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every output write fails as on a full disk (ENOSPC names no file)."""
-    real = api.os.fdopen
+    real = fileio.os.fdopen
 
     def fdopen(fd: int, mode: str = "r", *a: Any, **k: Any) -> Any:
         f = real(fd, mode, *a, **k)
@@ -42,7 +42,7 @@ def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return Full()
 
-    monkeypatch.setattr(api.os, "fdopen", fdopen)
+    monkeypatch.setattr(fileio.os, "fdopen", fdopen)
 
 
 def test_convert_full_disk_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -11,10 +11,11 @@ import pytest
 from tests.helpers import corpus_dir, corpus_files
 
 import gamemesh
-from gamemesh.formats.papa import SPEC, info
+from gamemesh.formats.papa import SPEC
 from gamemesh.formats.papa.document import (
     NONE16,
 )
+from gamemesh.formats.papa.info import info
 from gamemesh.formats.papa.read import read
 from gamemesh.formats.papa.to_scene import mat_to_gl
 from gamemesh.formats.papa.write import write

@@ -25,7 +25,7 @@ from gamemesh.errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from gamemesh.formats.papa import SPEC, export_png, info
+from gamemesh.formats.papa import SPEC
 from gamemesh.formats.papa import layout as lay
 from gamemesh.formats.papa.document import (
     NONE16,
@@ -40,7 +40,9 @@ from gamemesh.formats.papa.document import (
     Texture,
     VertexBuffer,
 )
+from gamemesh.formats.papa.info import info
 from gamemesh.formats.papa.read import read
+from gamemesh.formats.papa.to_scene import export_png
 from gamemesh.formats.papa.write import write
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene

@@ -4,7 +4,6 @@ group splitting, names), and round trips through GLB with the Khronos validator.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +36,6 @@ from gamemesh.scene import (
     TextureRef,
 )
 from gamemesh.scene.math import face_normals, world_matrices
-
-sys.path.insert(0, str(Path(__file__).parent))
 from test_pba import FILES, box_vertices, model_animated_v2, vertex_track
 
 

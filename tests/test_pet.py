@@ -15,8 +15,8 @@ from PIL import Image as PILImage
 
 import gamemesh
 from gamemesh.errors import FormatError, LimitError, TruncatedError, UnsupportedVersionError
-from gamemesh.formats.pet import SPEC, character_files, info, read, siblings, sniff, write
-from gamemesh.formats.pet.layout import (
+from gamemesh.formats.pet import SPEC
+from gamemesh.formats.pet.document import (
     BoneSection,
     MeshSection,
     PetDocument,
@@ -25,8 +25,11 @@ from gamemesh.formats.pet.layout import (
     Texture,
     Vers,
 )
+from gamemesh.formats.pet.files import character_files, siblings
+from gamemesh.formats.pet.info import info
+from gamemesh.formats.pet.read import read, sniff
 from gamemesh.formats.pet.sample import build
-from gamemesh.formats.pet.write import section_bytes
+from gamemesh.formats.pet.write import section_bytes, write
 from gamemesh.registry import Context
 from gamemesh.registry import sniff as registry_sniff
 from gamemesh.sample import sample_scene

@@ -21,24 +21,12 @@ from gamemesh.formats.ptx.read import read, sniff
 from gamemesh.formats.ptx.write import write
 from gamemesh.registry import Context
 from gamemesh.scene import Image, Scene
-
-try:
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
+from helpers import (
+    assert_mutations_fail_cleanly,
+    assert_truncations_fail_cleanly,
+    corpus_files,
+    replay_crashes,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ptx"
 

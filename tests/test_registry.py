@@ -2,15 +2,41 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 import gamemesh
 from gamemesh import registry
 from gamemesh.sample import sample_scene
 
+EXPECTED = {"gltf", "image", "papa", "pba", "pet", "pmf", "ptx", "splashpack"}
+
 
 def test_every_format_imports() -> None:
-    assert registry.import_errors() == {}
+    assert {s.name for s in registry.formats()} == EXPECTED
+
+
+def test_a_broken_format_package_fails_loudly(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A format package that does not import stops discovery with its name, not a silent
+    gap that would read as "unknown file format"."""
+    broken = tmp_path / "zz_broken"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise RuntimeError('boom')\n")
+    import gamemesh.formats as pkg
+
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    registry._discover.cache_clear()
+    try:
+        with pytest.raises(registry.FormatImportError, match=r"zz_broken.*boom"):
+            registry.formats()
+    finally:
+        monkeypatch.undo()
+        registry._discover.cache_clear()
+        sys.modules.pop("gamemesh.formats.zz_broken", None)
+    assert {s.name for s in registry.formats()} == EXPECTED
 
 
 def test_gltf_first_and_names_unique() -> None:

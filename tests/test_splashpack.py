@@ -23,7 +23,13 @@ from gamemesh.formats.splashpack.info import info
 from gamemesh.formats.splashpack.read import sniff
 from gamemesh.formats.splashpack.sample import make_sample
 from gamemesh.registry import Context
-from test_splashpack_fixtures import (
+from helpers import (
+    assert_mutations_fail_cleanly,
+    assert_truncations_fail_cleanly,
+    corpus_files,
+    replay_crashes,
+)
+from splashpack_fixtures import (
     CLUT4_XY,
     CLUT8_XY,
     IDENTITY,
@@ -37,24 +43,6 @@ from test_splashpack_fixtures import (
     TPAGE_8,
     build_doc,
 )
-
-try:
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import (
-        assert_mutations_fail_cleanly,
-        assert_truncations_fail_cleanly,
-        corpus_files,
-        replay_crashes,
-    )
 
 LAYOUTS = "BCDEFGH"
 CTX = Context()

@@ -22,15 +22,8 @@ from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
 from gamemesh.scene.math import as_tuple4, euler_to_quat, world_matrices
 from gamemesh.textures import psx
-from test_splashpack_fixtures import build_doc, corner_texels, runtime_problems
-
-try:
-    from helpers import corpus_files
-except ImportError:  # pragma: no cover
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from helpers import corpus_files
+from helpers import corpus_files
+from splashpack_fixtures import build_doc, corner_texels, runtime_problems
 
 CTX = Context()
 AXES = np.array([-1.0, -1.0, 1.0])

@@ -20,7 +20,7 @@ from gamemesh.scene import Channel, Mesh, Node, Primitive, Scene
 from gamemesh.scene.math import transform_points, vertex_normals, world_matrices
 from gamemesh.viewer import contact_sheet, render_thumbnail
 from gamemesh.viewer.pose import pose_scene, sample_channel
-from test_viewer_support import (
+from viewer_support import (
     Mask,
     check_against_reference,
     make_sample,

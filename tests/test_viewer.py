@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 import gamemesh
-from gamemesh.cli.info import describe
+from gamemesh import info as describe
 from gamemesh.formats.gltf import write_glb
 from gamemesh.registry import by_name
 from gamemesh.sample import sample_scene
 from gamemesh.viewer.flags import navmesh_nodes
 from gamemesh.viewer.server import HOST, ViewerServer, prepare
-from test_viewer_support import (
+from viewer_support import (
     FIXTURES,
     ROOT,
     Mask,
@@ -251,7 +251,7 @@ def browser_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         for fmt, s in samples.items():
             if s.path is None:
                 continue
-            infos[fmt] = describe(s.path, fmt, {})
+            infos[fmt] = describe(s.path, fmt)
             srv = ViewerServer(prepare(s.path, fmt)).start()
             servers.append(srv)
             clip = infos[fmt]["animations"][0]["name"] if infos[fmt]["animations"] else None

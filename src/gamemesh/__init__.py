@@ -6,7 +6,7 @@ Papa (Planetary Annihilation), PMF (Piece Model Editor), SPLASHPACK (psxsplash),
 
 from __future__ import annotations
 
-from .api import Report, convert, formats, load, read_native, save, sniff, write_native
+from .api import Report, convert, formats, info, load, read_native, save, sniff, write_native
 from .errors import (
     BadMagicError,
     CorruptDataError,
@@ -35,6 +35,7 @@ __all__ = [
     "__version__",
     "convert",
     "formats",
+    "info",
     "load",
     "read_native",
     "save",

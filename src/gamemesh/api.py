@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from . import registry
 from .errors import FormatError, Note
+from .fileio import write_files
 from .registry import Context, FormatSpec, guarded
 from .safeio import MAX_INPUT_BYTES, read_prefix, read_regular
 from .scene import Scene
@@ -18,7 +17,7 @@ from .textures import image_pixel_limit
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview
 
-__all__ = ["Report", "convert", "formats", "load", "read_native", "save", "sniff",
+__all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
 
 
@@ -103,6 +102,27 @@ def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
     data, path = _read_source(src, options.get("max_input_size"))
     return _load(data, path, _spec_for(data, path, format), options)
+
+
+def info(src: Source, format: str | None = None, **options: Any) -> dict[str, Any]:
+    """What ``gamemesh info`` shows, as a dict: the file's format and size, the format's own
+    facts (``native``: version, layout, section counts), and the scene's summary and notes.
+    The file is parsed once: the scene reuses the native document."""
+    data, path = _read_source(src, options.get("max_input_size"))
+    spec = _spec_for(data, path, format)
+    spec.check_options(options)
+    out: dict[str, Any] = {"file": str(src) if path is not None else "<bytes>",
+                           "format": spec.name, "size": len(data)}
+    doc, parsed = None, Context(path, options)
+    if spec.read is not None and spec.info is not None:
+        with image_pixel_limit(options.get("max_image_pixels")):
+            doc = spec.read_doc(data, parsed)
+        out["native"] = spec.info(doc)
+    if spec.can_import:
+        scene = _load(data, path, spec, options, parsed, doc)
+        out.update(scene.summary())
+        out["notes"] = [n.to_dict() for n in scene.notes]
+    return out
 
 
 def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, Any],
@@ -196,43 +216,3 @@ def _try_export(data: bytes, path: Path | None, spec: FormatSpec, dst: Path,
                   target_format=ext.lstrip("."), outputs=written, notes=out_ctx.notes)
 
 
-def safe_name(name: str) -> str:
-    """A relative output name that cannot leave the output folder (names come from files)."""
-    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts
-             if p not in ("", ".", "..", "/") and ":" not in p]
-    if not parts:
-        msg = f"unusable output name {name!r}"
-        raise ValueError(msg)
-    return "/".join(parts)
-
-
-def write_files(folder: Path, files: dict[str, bytes]) -> list[str]:
-    """Write every file to a temporary name, then rename them all: on any failure nothing new
-    is left behind."""
-    folder.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for name, data in files.items():
-            target = folder / safe_name(name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # Not mkstemp: its 0600 mode would survive the rename. O_EXCL with a random name
-            # is as safe and lets the umask decide, as for any file the user writes.
-            tmp = target.parent / f".gamemesh-{secrets.token_hex(8)}.part"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            staged.append((str(target), tmp))
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-            except OSError as e:
-                if e.filename is not None:
-                    raise
-                # A full disk (ENOSPC) names no file: name the output, for the one-line error.
-                raise OSError(e.errno, e.strerror, str(target)) from e
-        for final, part in staged:
-            os.replace(part, final)
-    except BaseException:
-        for _, part in staged:
-            with contextlib.suppress(OSError):
-                part.unlink()
-        raise
-    return [t for t, _ in staged]

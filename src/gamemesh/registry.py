@@ -200,13 +200,10 @@ def guarded(fmt: str, ctx: Context, fn: Callable[[], Any]) -> Any:
         raise err.with_path(str(ctx.path) if ctx.path else "<bytes>") from e
 
 
-_IMPORT_ERRORS: dict[str, str] = {}
-
-
-def import_errors() -> dict[str, str]:
-    """Format packages that failed to import (name -> error); the test suite asserts none."""
-    _discover()
-    return dict(_IMPORT_ERRORS)
+class FormatImportError(ImportError):
+    """A package under ``gamemesh.formats`` does not import: a broken install or a bug, never
+    something to skip quietly (a format that silently disappears reads as "unknown file
+    format" to the user)."""
 
 
 @cache
@@ -217,12 +214,15 @@ def _discover() -> tuple[FormatSpec, ...]:
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         try:
             mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
-        except Exception as e:  # one broken format must not take the others down
-            _IMPORT_ERRORS[info.name] = f"{type(e).__name__}: {e}"
-            continue
+        except Exception as e:
+            msg = f"format package gamemesh.formats.{info.name} does not import: " \
+                  f"{type(e).__name__}: {e}"
+            raise FormatImportError(msg) from e
         spec = getattr(mod, "SPEC", None)
-        if isinstance(spec, FormatSpec):
-            specs.append(spec)
+        if not isinstance(spec, FormatSpec):
+            msg = f"format package gamemesh.formats.{info.name} defines no SPEC"
+            raise FormatImportError(msg)
+        specs.append(spec)
     # glTF first: it is the hub every conversion goes through.
     specs.sort(key=lambda s: (s.name != "gltf", s.name))
     return tuple(specs)

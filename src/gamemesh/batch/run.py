@@ -33,7 +33,7 @@ from .work import Result, Task, convert_chunk
 
 __all__ = ["BatchConfig", "BatchResult", "output_extension", "run_batch"]
 
-# Temporary files gamemesh.api.write_files stages before renaming (see api.write_files).
+# Temporary files gamemesh.fileio.write_files stages before renaming.
 _PART_GLOB = ".gamemesh-*.part"
 _LOCK_NAME = "gamemesh-batch.lock"
 _CHUNK_FILES = 16

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..api import convert, write_files
+from ..api import convert
+from ..fileio import write_files
 from ._common import add_format_options, format_options
 
 HELP = "convert a file (glTF, Papa, PMF, SPLASHPACK, PBA/PTX, PET) to another format"

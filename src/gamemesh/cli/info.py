@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from ..api import _load, _read_source, _spec_for
-from ..registry import Context
+from ..api import info as describe
 from ._common import add_format_options, emit_json, format_options
 
 HELP = "describe a file: format, version or variant, counts, animations, notes"
@@ -20,24 +18,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     add_format_options(p)
 
 
-def describe(src: Path, from_format: str | None, options: dict[str, Any]) -> dict[str, Any]:
-    data, path = _read_source(src, options.get("max_input_size"))
-    spec = _spec_for(data, path, from_format)
-    spec.check_options(options)
-    out: dict[str, Any] = {"file": str(src), "format": spec.name, "size": len(data)}
-    doc, parsed = None, Context(path, options)
-    if spec.read is not None and spec.info is not None:
-        doc = spec.read_doc(data, parsed)
-        out["native"] = spec.info(doc)
-    if spec.can_import:
-        scene = _load(data, path, spec, options, parsed, doc)  # parses once: reuses ``doc``
-        out.update(scene.summary())
-        out["notes"] = [n.to_dict() for n in scene.notes]
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    info = describe(Path(args.src), args.from_format, format_options(args))
+    info = describe(Path(args.src), args.from_format, **format_options(args))
     if args.json:
         emit_json(info)
         return 0

@@ -6,7 +6,8 @@ import argparse
 import math
 from pathlib import Path
 
-from ..api import load, write_files
+from ..api import load
+from ..fileio import write_files
 from ..textures import encode_png
 from ..viewer.thumbnail import render_thumbnail
 from ._common import add_format_options, format_options

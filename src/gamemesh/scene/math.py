@@ -200,3 +200,25 @@ def as_tuple3(v: Any) -> tuple[float, float, float]:
 def as_tuple4(v: Any) -> tuple[float, float, float, float]:
     a = [float(x) for x in np.asarray(v, dtype=np.float64).reshape(-1)[:4]]
     return (a[0], a[1], a[2], a[3])
+
+
+def matrices_to_trs(m: F64) -> tuple[F64, F64, F64]:
+    """Batch (F, 4, 4) -> translation, xyzw rotation, scale (no shear)."""
+    m = np.asarray(m, dtype=np.float64)
+    t = m[:, :3, 3]
+    basis = m[:, :3, :3]
+    s = np.linalg.norm(basis, axis=1)
+    neg = np.linalg.det(basis) < 0
+    s[neg, 0] *= -1
+    safe = np.where(s == 0, 1.0, s)
+    q = matrix_to_quat(basis / safe[:, None, :]) if len(m) else np.zeros((0, 4))
+    return t, q, s
+
+
+def trs_to_matrices(t: F64, r: F64, s: F64) -> F64:
+    """Batch translation, xyzw rotation, scale -> (F, 4, 4)."""
+    out = np.zeros((len(t), 4, 4))
+    out[:, :3, :3] = quat_to_matrix(r) * s[:, None, :]
+    out[:, :3, 3] = t
+    out[:, 3, 3] = 1.0
+    return out

@@ -14,20 +14,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .math import quat_normalize
 from .model import Channel
 
 F64 = npt.NDArray[np.float64]
 
 
-def _normalize(q: F64) -> F64:
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.asarray(q / np.where(n > 0, n, 1.0))
-
-
 def slerp(a: npt.ArrayLike, b: npt.ArrayLike, u: npt.ArrayLike) -> F64:
     """Row-wise shortest-path spherical interpolation of (T, 4) quaternions by (T,) factors."""
-    qa = _normalize(np.asarray(a, dtype=np.float64))
-    qb = _normalize(np.asarray(b, dtype=np.float64))
+    qa = quat_normalize(np.asarray(a, dtype=np.float64))
+    qb = quat_normalize(np.asarray(b, dtype=np.float64))
     s = np.asarray(u, dtype=np.float64)[:, None]
     dot = np.sum(qa * qb, axis=1, keepdims=True)
     qb = np.where(dot < 0, -qb, qb)
@@ -39,7 +35,7 @@ def slerp(a: npt.ArrayLike, b: npt.ArrayLike, u: npt.ArrayLike) -> F64:
     safe = np.where(near, 1.0, sin)
     wa = np.where(near, 1.0 - s, np.sin((1.0 - s) * theta) / safe)
     wb = np.where(near, s, np.sin(s * theta) / safe)
-    return _normalize(wa * qa + wb * qb)
+    return quat_normalize(wa * qa + wb * qb)
 
 
 def _segments(times: F64, t: F64) -> tuple[npt.NDArray[np.intp], F64, F64]:
@@ -78,7 +74,7 @@ def sample_channel(ch: Channel, t: npt.ArrayLike) -> F64:
             out = slerp(v[i], v[i + 1], u)
         else:
             out = v[i] * (1.0 - u)[:, None] + v[i + 1] * u[:, None]
-    return _normalize(out) if rotation else np.asarray(out)
+    return quat_normalize(out) if rotation else np.asarray(out)
 
 
 def _hermite(times: F64, v: F64, tan_in: F64, tan_out: F64, ts: F64) -> F64:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..api import info as describe
 from ..api import load
-from ..cli.info import describe
 from ..errors import FormatError
 from ..registry import Context, by_name
 from ..safeio import read_regular
@@ -57,7 +57,7 @@ def prepare(path: str | os.PathLike[str], from_format: str | None = None,
     from ..formats.gltf import write_glb
 
     src = Path(path)
-    info = describe(src, from_format, dict(options))
+    info = describe(src, from_format, **dict(options))
     # The page shows the file's name: its folder (the user's home, a project's layout) is
     # nothing a browser tab, or anything the page loads, needs to see.
     info["file"] = src.name

@@ -309,7 +309,7 @@ def contact_sheet(paths_and_labels: Iterable[tuple[str | os.PathLike[str], str]]
     shows the same thumbnails (linked by relative path) with their labels."""
     items = [(Path(p), str(label)) for p, label in paths_and_labels]
     out_png, out_html = Path(out_png), Path(out_html)
-    from ..api import write_files  # imported here: the API imports every format lazily
+    from ..fileio import write_files
 
     sheet = _sheet_image(items, columns, cell)
     write_files(out_png.parent, {out_png.name: encode_png(sheet)})
@@ -388,7 +388,8 @@ THUMB_SUFFIX = ".thumb.png"
 def batch_thumbnail(output: Path, source: Path) -> list[Path]:
     """``gamemesh batch --thumbnails`` post-step: a picture of each converted model beside it
     (``x.glb`` -> ``x.glb.thumb.png``), rendered from the output as the user will open it."""
-    from ..api import load, write_files
+    from ..api import load
+    from ..fileio import write_files
 
     scene = load(output)
     png = thumbnail_png(scene, size=BATCH_THUMBNAIL_SIZE)

@@ -13,7 +13,7 @@ import json
 import re
 import struct
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -610,8 +610,26 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     while f"COLOR_{k}" in attrs:
         prim.colors.append(attr(f"COLOR_{k}", (3, 4)))  # type: ignore[arg-type]
         k += 1
+    _skin_attrs(doc, attrs, prim, attr, where)
+    if "indices" in p:
+        prim.indices = _indices(doc, p["indices"], n, where)
+    prim.mode = _int(p.get("mode", 4), f"{where}.mode", 0, 7)
+    prim.material = _index(p, "material", n_mats, where)
+    prim.targets = [_target(doc, t, n, f"{where}.targets[{ti}]")
+                    for ti, t in enumerate(p.get("targets", []) or [])]
+    if isinstance(p.get("extras"), dict):
+        prim.extras = dict(p["extras"])
+    for name, value in (p.get("extensions") or {}).items():
+        prim.extras[name if name in PROMOTED_EXTENSIONS else f"gltf_extension_{name}"] = value
+    return prim
+
+
+def _skin_attrs(doc: GltfDocument, attrs: dict[str, Any], prim: Primitive,
+                attr: Callable[[str, int], npt.NDArray[np.float32] | None], where: str) -> None:
+    """JOINTS_k / WEIGHTS_k pairs, concatenated into (N, 4k) arrays."""
     joints, weights = [], []
     k = 0
+    n = len(prim.positions)
     while f"JOINTS_{k}" in attrs and f"WEIGHTS_{k}" in attrs:
         j = accessor(doc, attrs[f"JOINTS_{k}"], f"{where}.attributes.JOINTS_{k}")
         w = attr(f"WEIGHTS_{k}", 4)
@@ -624,30 +642,26 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
         k += 1
     if joints:
         prim.joints = np.concatenate(joints, axis=1)
-        prim.weights = np.concatenate(weights, axis=1)  # type: ignore[arg-type]
-    if "indices" in p:
-        idx = accessor(doc, p["indices"], f"{where}.indices").reshape(-1)
-        if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
-            raise _err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
-                       actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
-        prim.indices = idx.astype(np.uint32)
-    prim.mode = _int(p.get("mode", 4), f"{where}.mode", 0, 7)
-    prim.material = _index(p, "material", n_mats, where)
-    for ti, t in enumerate(p.get("targets", []) or []):
-        tw = f"{where}.targets[{ti}]"
-        mt = MorphTarget()
-        if "POSITION" in t:
-            mt.positions = _target_attr(doc, t["POSITION"], n, 3, f"{tw}.POSITION")
-        if "NORMAL" in t:
-            mt.normals = _target_attr(doc, t["NORMAL"], n, 3, f"{tw}.NORMAL")
-        if "TANGENT" in t:
-            mt.tangents = _target_attr(doc, t["TANGENT"], n, 3, f"{tw}.TANGENT")
-        prim.targets.append(mt)
-    if isinstance(p.get("extras"), dict):
-        prim.extras = dict(p["extras"])
-    for name, value in (p.get("extensions") or {}).items():
-        prim.extras[name if name in PROMOTED_EXTENSIONS else f"gltf_extension_{name}"] = value
-    return prim
+        prim.weights = np.concatenate([w for w in weights if w is not None], axis=1)
+
+
+def _indices(doc: GltfDocument, index: Any, n: int, where: str) -> npt.NDArray[np.uint32]:
+    idx = accessor(doc, index, f"{where}.indices").reshape(-1)
+    if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
+        raise _err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
+                   actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
+    return idx.astype(np.uint32)
+
+
+def _target(doc: GltfDocument, t: dict[str, Any], n: int, tw: str) -> MorphTarget:
+    mt = MorphTarget()
+    if "POSITION" in t:
+        mt.positions = _target_attr(doc, t["POSITION"], n, 3, f"{tw}.POSITION")
+    if "NORMAL" in t:
+        mt.normals = _target_attr(doc, t["NORMAL"], n, 3, f"{tw}.NORMAL")
+    if "TANGENT" in t:
+        mt.tangents = _target_attr(doc, t["TANGENT"], n, 3, f"{tw}.TANGENT")
+    return mt
 
 
 def _target_attr(doc: GltfDocument, index: Any, n: int, width: int,

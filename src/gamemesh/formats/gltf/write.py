@@ -19,6 +19,7 @@ import numpy.typing as npt
 from ...errors import Note
 from ...scene import Image, Material, Primitive, Sampler, Scene, TextureRef
 from ...scene.math import column_bounds, normalize_rows, quat_normalize
+from ...scene.skinning import fold_repeated_joints
 from ...textures import encode_png
 
 FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
@@ -285,13 +286,8 @@ def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
     if not dup.any() and w32.min(initial=0.0) >= 0 and \
             np.abs(sums - 1.0).max(initial=0.0) <= 1e-6:
         return np.where(w32 > 0, j, 0), w32
-    w = np.clip(w32.astype(np.float64), 0.0, None)
-    j = j.copy()
     # A joint named twice for one vertex is invalid glTF: fold later slots into the first.
-    for a, b in pairs:
-        d = (j[:, b] == j[:, a]) & (w[:, a] > 0) & (w[:, b] > 0)
-        w[d, a] += w[d, b]
-        w[d, b] = 0.0
+    w = fold_repeated_joints(j, np.clip(w32.astype(np.float64), 0.0, None))
     total = w.sum(axis=1, keepdims=True)
     w = np.where(total > 0, w / np.where(total == 0, 1, total), 0.0)
     w[total[:, 0] == 0, 0] = 1.0

@@ -13,74 +13,17 @@ A unit is several files (model, ``_diffuse``/``_mask``/``_material`` textures,
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...errors import FormatError
-from ...registry import Context, FormatSpec, Option
-from ...textures import encode_png
-from . import layout as lay
+from ...registry import FormatSpec, Option
 from .document import PapaDocument
+from .files import siblings
 from .from_scene import from_scene, save
+from .info import info
 from .read import read, sniff
 from .sample import make_sample
-from .textures import can_decode, decode, format_name
-from .to_scene import to_scene
-from .unit import load, siblings
+from .to_scene import export_png, load, to_scene
 from .write import write
 
 __all__ = ["SPEC", "PapaDocument", "info", "read", "write"]
-
-
-def info(doc: PapaDocument) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "version": f"{doc.version[1]}.{doc.version[0]}",
-        "kind": doc.kind,
-        "layout": "as read" if doc.layout is not None else "papatran",
-        "strings": len(doc.strings), "textures": len(doc.textures),
-        "vertex_buffers": len(doc.vertex_buffers), "index_buffers": len(doc.index_buffers),
-        "materials": len(doc.materials), "meshes": len(doc.meshes),
-        "skeletons": len(doc.skeletons), "models": len(doc.models),
-        "animations": len(doc.animations),
-        "vertices": sum(len(vb.vertices) for vb in doc.vertex_buffers),
-        "indices": sum(len(ib.indices) for ib in doc.index_buffers),
-        "bones": sum(len(s.bones) for s in doc.skeletons),
-    }
-    sig = doc.signature.rstrip(b"\0")
-    if sig:
-        out["signature"] = sig.decode("ascii", errors="replace")
-    if doc.vertex_buffers:
-        out["vertex_formats"] = sorted({f"{vb.format} {lay.VERTEX_FORMATS[vb.format][0]}"
-                                        for vb in doc.vertex_buffers})
-    if doc.index_buffers:
-        out["index_formats"] = sorted({lay.INDEX_FORMATS[ib.format][0] for ib in doc.index_buffers})
-    if doc.textures:
-        out["texture_list"] = [
-            {"name": doc.string(t.name), "format": format_name(t.format), "width": t.width,
-             "height": t.height, "mips": t.mips, "srgb": t.srgb, "linked": t.linked}
-            for t in doc.textures]
-    if doc.materials:
-        out["shaders"] = sorted({doc.string(m.shader) for m in doc.materials})
-    if doc.models:
-        out["model_list"] = [{"name": doc.string(m.name), "skeleton": m.skeleton,
-                              "mesh_bindings": len(m.bindings)} for m in doc.models]
-    if doc.animations:
-        out["animation_list"] = [{"tracks": len(a.bones), "frames": a.num_frames,
-                                  "fps": f"{a.fps_num}/{a.fps_den}"} for a in doc.animations]
-    return out
-
-
-def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
-    """Each texture's top mip as PNG (``gamemesh convert x_diffuse.papa x.png``)."""
-    stem = ctx.path.stem if ctx.path is not None else "texture"
-    files: dict[str, bytes] = {}
-    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
-    if not usable:
-        msg = "the file holds no texture that can be decoded to PNG"
-        raise FormatError(lay.FMT, msg)
-    for n, k in enumerate(usable):
-        name = f"{stem}.png" if n == 0 else f"{stem}_{n}.png"
-        files[name] = encode_png(decode(doc.textures[k], f"textures[{k}]"))
-    return files
 
 
 SPEC = FormatSpec(

@@ -24,11 +24,14 @@ from ...registry import Context
 from ...scene import Channel, Image, Primitive, Scene
 from ...scene.math import (
     local_matrix,
+    matrices_to_trs,
     matrix_to_trs,
+    trs_to_matrices,
     vertex_normals,
     world_matrices,
 )
 from ...scene.sampling import sample_channel
+from ...scene.skinning import limit_influences, safe_inverse
 from ...textures import decode_image
 from . import layout as lay
 from . import textures as tx
@@ -46,7 +49,6 @@ from .document import (
     Texture,
     VertexBuffer,
 )
-from .resample import decompose, trs_batch
 from .to_scene import AXES, continuous_quats
 from .write import write
 
@@ -207,7 +209,7 @@ class _Exporter:
         node = self.joints[b]
         p = self.bone_parent[b]
         world = self.worlds[node]
-        local = world if p < 0 else np.linalg.inv(self.worlds[self.joints[p]]) @ world
+        local = world if p < 0 else safe_inverse(self.worlds[self.joints[p]]) @ world
         return mat_to_pa(local)
 
     def _ibms(self) -> F64:
@@ -235,7 +237,7 @@ class _Exporter:
         n = len(self.joints)
         bones = np.zeros(n, dtype=lay.BONE)
         locals_ = np.stack([self._rest_local(b) for b in range(n)]) if n else np.zeros((0, 4, 4))
-        t, q, s = decompose(locals_)
+        t, q, s = matrices_to_trs(locals_)
         bones["name"] = [doc.add_string(name) for name in self.bone_names]
         bones["parent"] = self.bone_parent
         bones["translation"] = t
@@ -350,20 +352,13 @@ class _Exporter:
         assert p.joints is not None and p.weights is not None
         lut = np.array([self.bone_of.get(j, 0) for j in skin.joints] or [0], dtype=np.int64)
         j = np.asarray(p.joints, dtype=np.int64)
-        w = np.asarray(p.weights, dtype=np.float64).copy()
-        w[~np.isfinite(w) | (w < 0)] = 0.0
+        w = np.asarray(p.weights, dtype=np.float64)
         j = np.clip(j, 0, len(lut) - 1)
         if j.shape[1] > 4 and np.count_nonzero(w[:, 4:]) > 0:
             self.note("influences_reduced", "vertices with more than 4 joint influences: the 4 "
                       "largest kept, renormalized")
-        order = np.argsort(-w, axis=1, kind="stable")[:, :4]
-        w = np.take_along_axis(w, order, axis=1)
-        j = np.take_along_axis(j, order, axis=1)
-        if w.shape[1] < 4:
-            pad = 4 - w.shape[1]
-            w = np.pad(w, ((0, 0), (0, pad)))
-            j = np.pad(j, ((0, 0), (0, pad)))
-        return lut[j], w
+        inf = limit_influences(j, w, keep=4, width=4)
+        return lut[inf.joints], inf.weights
 
     # -- bone maps and splitting -------------------------------------------------------------
     def _split(self, part: _Part) -> list[tuple[_Part, npt.NDArray[np.int64]]]:
@@ -483,7 +478,7 @@ class _Exporter:
         scaled = False
         for b, node in enumerate(self.joints):
             mats = self._local_track(b, node, by_node.get(node, []), times)
-            t, q, s = decompose(mats)
+            t, q, s = matrices_to_trs(mats)
             scaled |= bool(np.abs(s - s[:1]).max() > 1e-4) if len(s) else False
             tr["translation"][:, b] = t
             tr["rotation"][:, b] = continuous_quats(q)
@@ -502,7 +497,7 @@ class _Exporter:
         prefix = np.eye(4) if parent_node is None else self.worlds[parent_node]
         p = self.bone_parent[b]
         if p >= 0:
-            prefix = np.linalg.inv(self.worlds[self.joints[p]]) @ prefix
+            prefix = safe_inverse(self.worlds[self.joints[p]]) @ prefix
         if not channels:
             mats = np.broadcast_to(prefix @ rest, (f, 4, 4))
         else:
@@ -517,7 +512,7 @@ class _Exporter:
                     r = sample_channel(c, times)
                 elif c.path == "scale":
                     s = sample_channel(c, times)
-            local = trs_batch(t, r, s)
+            local = trs_to_matrices(t, r, s)
             mats = prefix[None] @ local
         return np.asarray(AXES.T[None] @ mats @ AXES[None])
 

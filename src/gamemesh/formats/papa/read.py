@@ -167,13 +167,8 @@ def _vertex_buffers(data: bytes, table: Any, blocks: Layout) -> list[VertexBuffe
         if fmt not in lay.VERTEX_FORMATS:
             raise CorruptDataError(lay.FMT, "unknown vertex format", field=f"{field}.format",
                                    expected="0..11", actual=fmt)
-        dt = lay.VERTEX_FORMATS[fmt][1]
-        if size != dt.itemsize * count:
-            raise CorruptDataError(lay.FMT, "data_size is not stride x num_vertices",
-                                   field=f"{field}.data_size", expected=dt.itemsize * count,
-                                   actual=size)
-        verts = _view(data, off, dt, count, field) if count else np.zeros(0, dt)
-        blocks[("vb", i)] = (off, size)
+        verts = _buffer(data, blocks, ("vb", i), field, lay.VERTEX_FORMATS[fmt][1], count,
+                        size, off, "stride x num_vertices")
         out.append(VertexBuffer(fmt, verts, bytes(pad)))
     return out
 
@@ -185,15 +180,20 @@ def _index_buffers(data: bytes, table: Any, blocks: Layout) -> list[IndexBuffer]
         if fmt not in lay.INDEX_FORMATS:
             raise UnsupportedVersionError(lay.FMT, "unknown index format", field=f"{field}.format",
                                           expected="0 (UInt16) or 1 (UInt32)", actual=fmt)
-        dt = lay.INDEX_FORMATS[fmt][1]
-        if size != dt.itemsize * count:
-            raise CorruptDataError(lay.FMT, "data_size is not index size x num_indices",
-                                   field=f"{field}.data_size", expected=dt.itemsize * count,
-                                   actual=size)
-        idx = _view(data, off, dt, count, field) if count else np.zeros(0, dt)
-        blocks[("ib", i)] = (off, size)
+        idx = _buffer(data, blocks, ("ib", i), field, lay.INDEX_FORMATS[fmt][1], count, size,
+                      off, "index size x num_indices")
         out.append(IndexBuffer(fmt, idx, bytes(pad)))
     return out
+
+
+def _buffer(data: bytes, blocks: Layout, key: Key, field: str, dt: np.dtype[Any], count: int,
+            size: int, off: int, what: str) -> Any:
+    """A vertex or index buffer's records: ``data_size`` must be exactly ``count`` records."""
+    if size != dt.itemsize * count:
+        raise CorruptDataError(lay.FMT, f"data_size is not {what}", field=f"{field}.data_size",
+                               expected=dt.itemsize * count, actual=size)
+    blocks[key] = (off, size)
+    return _view(data, off, dt, count, field) if count else np.zeros(0, dt)
 
 
 def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:

@@ -12,6 +12,7 @@ files; :func:`build` takes them together (``load`` finds them on disk).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,13 @@ from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive,
 from ...scene.math import matrix_to_trs, normalize_rows, trs_to_matrix
 from ...scene.model import TextureRef
 from ...scene.numbers import require_finite
+from ...textures import encode_png
 from . import layout as lay
 from . import textures as tx
 from .document import NONE16, PapaDocument
+from .files import anim_siblings, clip_name, texture_siblings, unit_name
+from .read import read
+from .textures import can_decode, decode
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
@@ -580,3 +585,89 @@ def _quad(aspect: float, material: int) -> Primitive:
     nrm = np.tile(np.array([0, 0, 1], dtype=np.float32), (4, 1))
     idx = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)
     return Primitive(positions=pos, normals=nrm, texcoords=[uv], indices=idx, material=material)
+
+
+def load(data: bytes, ctx: Context) -> Scene:
+    doc = read(data, ctx)
+    path = ctx.path
+    unit = Unit(doc, path.stem if path is not None else "papa")
+    extra_anims = [Path(p) for p in _as_list(ctx.opt("anim"))]
+    if path is not None and not ctx.opt("no_siblings", False):
+        tex = texture_siblings(path)
+        if doc.models and unit_name(path) is not None:
+            for role in ("diffuse", "mask", "material"):
+                if role not in tex:
+                    ctx.note("papa.texture_missing", f"no {path.stem}_{role}.papa next to the "
+                             "model; converted without it", "info")
+        for role, p in tex.items():
+            sib = _read_sibling(p, ctx)
+            if sib is not None:
+                unit.textures[role] = sib
+        if doc.models:
+            extra_anims = [*anim_siblings(path), *extra_anims]
+    for p in extra_anims:
+        sib = _read_sibling(p, ctx)
+        if sib is not None:
+            unit.animations.append((clip_name(p), sib))
+    root = ctx.opt("texture_root")
+    if root:
+        _linked(doc, Path(str(root)), unit, ctx)
+    return build(unit, ctx)
+
+
+def _as_list(v: object) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str | Path):
+        return [str(v)]
+    if isinstance(v, list | tuple):
+        return [str(x) for x in v]
+    return [str(v)]
+
+
+def _read_sibling(p: Path, ctx: Context) -> PapaDocument | None:
+    try:
+        return read(p.read_bytes(), ctx)
+    except (OSError, FormatError) as e:
+        ctx.note("papa.sibling_unreadable", f"{p.name}: {e}; skipped")
+        return None
+
+
+def _linked(doc: PapaDocument, root: Path, unit: Unit, ctx: Context) -> None:
+    """Linked textures name media-root paths; read them from under ``root`` only."""
+    base = root.resolve()
+    for tex in doc.textures:
+        if not tex.linked:
+            continue
+        name = doc.string(tex.name)
+        parts = [x for x in PurePosixPath(name.replace("\\", "/")).parts
+                 if x not in ("/", "", ".", "..")]
+        if not parts:
+            continue
+        target = base.joinpath(*parts)
+        if not target.suffix:
+            target = target.with_suffix(".papa")
+        if target.suffix.lower() != ".papa":
+            target = target.with_suffix(".papa")
+        try:
+            target.resolve().relative_to(base)
+        except ValueError:
+            continue
+        if target.is_file():
+            sib = _read_sibling(target, ctx)
+            if sib is not None:
+                unit.linked[name] = sib
+
+
+def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
+    """Each texture's top mip as PNG (``gamemesh convert x_diffuse.papa x.png``)."""
+    stem = ctx.path.stem if ctx.path is not None else "texture"
+    files: dict[str, bytes] = {}
+    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
+    if not usable:
+        msg = "the file holds no texture that can be decoded to PNG"
+        raise FormatError(lay.FMT, msg)
+    for n, k in enumerate(usable):
+        name = f"{stem}.png" if n == 0 else f"{stem}_{n}.png"
+        files[name] = encode_png(decode(doc.textures[k], f"textures[{k}]"))
+    return files

@@ -27,6 +27,7 @@ from ...registry import Context
 from ...scene import Channel, Material, Mesh, Primitive, Scene
 from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
 from ...scene.sampling import sample_channel
+from ...scene.skinning import safe_inverse
 from ..ptx.from_scene import image_pixels, rgba_to_doc
 from ..ptx.write import write as write_ptx
 from .document import FaceGroup, NodeTrack, PbaDocument, PbaMesh, Sequence, VertexTrack
@@ -245,7 +246,7 @@ def _vertices(prim: Primitive, m: F64) -> npt.NDArray[Any]:
     normals = prim.normals
     if normals is None:
         normals = vertex_normals(pos, prim.triangles())
-    nrm = np.asarray(normals, dtype=np.float64) @ np.linalg.inv(m[:3, :3])
+    nrm = np.asarray(normals, dtype=np.float64) @ safe_inverse(m[:3, :3])
     nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-20)
     v = np.zeros(n, dtype=VERTEX)
     v["pos"] = (pos @ m[:3, :3].T + m[:3, 3]) * _FLIP
@@ -286,7 +287,7 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
         out.ctx.note("pba.skin_dropped", f"mesh {smesh.name!r}: PBA has no skinning; written "
                      "in its bind pose")
     # Rigid meshes are stored in their bone's space; animated ones in model space.
-    m = np.linalg.inv(out.bone_mats[n]) @ world if kind == RIGID else world
+    m = safe_inverse(out.bone_mats[n]) @ world if kind == RIGID else world
     name = out.doc.bones["name"][out.bone_of[n]] if kind == RIGID else _name(
         out, out.anim_names, node.name or smesh.name or f"mesh{n}")
     mesh = PbaMesh(mesh_type=kind, name=bytes(name).ljust(NAME_SIZE, b"\0"))

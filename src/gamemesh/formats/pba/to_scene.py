@@ -29,6 +29,7 @@ from ...scene import (
     TextureRef,
 )
 from ...scene.math import trs_to_matrix
+from ...scene.skinning import safe_inverse
 from ..ptx.read import read as read_ptx
 from .document import FaceGroup, PbaDocument, PbaMesh, Sequence, VertexTrack
 from .files import TextureFinder
@@ -440,7 +441,7 @@ def _node_skin(b: _Build, mesh: PbaMesh, node: int) -> None:
         w = np.zeros((e - s, 4), dtype=np.float32)
         w[:, 0] = 1.0
         prim.joints, prim.weights = j, w
-    ibm = np.stack([np.linalg.inv(_bone_matrix(b, bi)) for bi in joints]).astype(np.float32)
+    ibm = safe_inverse(np.stack([_bone_matrix(b, bi) for bi in joints])).astype(np.float32)
     skin = b.scene.add_skin(Skin(joints=[b.bone_nodes[bi] for bi in joints],
                                  inverse_bind_matrices=ibm, name=mesh.label))
     b.scene.nodes[node].skin = skin

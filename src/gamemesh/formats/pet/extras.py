@@ -8,10 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .layout import (
-    ENCODING,
-    FANM_DT,
-    SKIN_DT,
+from .document import (
     ExtrSection,
     FanmSection,
     Frame,
@@ -22,6 +19,7 @@ from .layout import (
     SmtlValue,
     Texture,
 )
+from .layout import ENCODING, FANM_DT, SKIN_DT
 
 
 def text_value(raw: bytes) -> str | dict[str, str]:

@@ -13,15 +13,7 @@ import numpy.typing as npt
 from ...binary import Reader
 from ...errors import CorruptDataError, FormatError, UnsupportedVersionError
 from ...registry import Context
-from .layout import (
-    FANM_DT,
-    FMT,
-    FOURCCS,
-    KINDS,
-    SKIN_DT,
-    SMTL_SIZES,
-    TEXT_DT,
-    VERSIONS,
+from .document import (
     AnimSection,
     BoneSection,
     CollBox,
@@ -44,6 +36,16 @@ from .layout import (
     Texture,
     Track,
     Vers,
+)
+from .layout import (
+    FANM_DT,
+    FMT,
+    FOURCCS,
+    KINDS,
+    SKIN_DT,
+    SMTL_SIZES,
+    TEXT_DT,
+    VERSIONS,
     corner_dtype,
 )
 
@@ -621,3 +623,17 @@ def check_corner_range(mesh: MeshSection) -> None:
                                field=f"MESH.corners[{bad}].vertex",
                                expected=f"< {mesh.vertex_count}",
                                actual=int(mesh.corner_vertex[bad]))
+
+
+def sniff(prefix: bytes) -> bool:
+    """A known section header first, with a length that fits; then, where visible, another."""
+    if len(prefix) < 8 or prefix[:4] not in FOURCCS:
+        return False
+    length = int.from_bytes(prefix[4:8], "little")
+    if prefix[:4] == b"VERS" and (not 2 <= length <= 4 or len(prefix) < 10
+                                  or prefix[9] != 1 or prefix[8] > 3):
+        return False
+    nxt = 8 + length
+    if len(prefix) >= nxt + 4:
+        return prefix[nxt:nxt + 4] in FOURCCS or prefix[nxt:nxt + 4].isalpha()
+    return True

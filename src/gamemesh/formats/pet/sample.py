@@ -14,11 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .layout import (
-    FANM_DT,
-    KIND_SECTIONS,
-    SKIN_DT,
-    WRITE_ORDER,
+from ...scene.skinning import safe_inverse
+from .document import (
     AnimSection,
     BoneSection,
     CollBox,
@@ -41,6 +38,7 @@ from .layout import (
     Track,
     Vers,
 )
+from .layout import FANM_DT, KIND_SECTIONS, SKIN_DT, WRITE_ORDER
 
 
 def tube(rings: int, sides: int, height: float = 2.0,
@@ -187,7 +185,7 @@ def _mesh(kind: str, version: tuple[int, int], rings: int, sides: int, chain: in
     main = np.clip((pos[:, 1] / seg).astype(np.int64), 0, chain - 1)
     count, w, b, wide = _influences(n, main, chain, escape)
     # Positions are stored in the main bone's rest space (§B.8).
-    inv = np.linalg.inv(world[main])
+    inv = safe_inverse(world[main])
     local = np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3]
     corner_v = tris.reshape(-1)
     cn = nrm[corner_v]

@@ -1,4 +1,6 @@
-"""Finding and loading the textures a PET names (spec §B.4, §B.16).
+"""Decoding the textures a PET names (spec §B.4, §B.16): masks merged into alpha, chroma keys.
+
+Finding them is :mod:`.files`' job.
 
 The TEXT section holds bare file names. They are looked up case-insensitively beside the model,
 in the folders the user adds (``--texture-dir``) and then, walking up the folder tree, in the
@@ -8,9 +10,6 @@ shared texture folders the public importers search (``z_common``, ``texture_dds`
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -19,113 +18,8 @@ import numpy.typing as npt
 from ...errors import FormatError
 from ...scene import Image
 from ...textures import decode_image
-
-# Shared folders the public importers search above the model (#1/#3/#7).
-SHARED_DIRS = ("z_common", "map_source", "misc", "effect", "texture_dds", "npc", "ppl", "skybox")
-# Characters that flag a material in the first 5 characters of a texture name (§B.4).
-MASK_FLAGS = "[+}^"
-FLAG_CHARS = "[+}^]!{~@"
-_WALK_UP = 6
-_MAX_ENTRIES = 20000  # a bound on the files indexed per search root
-
-
-@dataclass
-class TextureFinder:
-    """Case-insensitive file lookup with one directory listing per folder."""
-
-    model_dir: Path | None
-    extra_dirs: list[Path] = field(default_factory=list)
-    _listing: dict[Path, dict[str, Path]] = field(default_factory=dict)
-    _trees: dict[Path, dict[str, Path]] = field(default_factory=dict)
-
-    def _list(self, folder: Path) -> dict[str, Path]:
-        if folder not in self._listing:
-            found: dict[str, Path] = {}
-            try:
-                with os.scandir(folder) as it:
-                    for e in it:
-                        if e.is_file():
-                            found.setdefault(e.name.lower(), Path(e.path))
-            except OSError:
-                pass
-            self._listing[folder] = found
-        return self._listing[folder]
-
-    def _tree(self, root: Path) -> dict[str, Path]:
-        """Every file under ``root`` by lower-case name (first found wins), bounded."""
-        if root not in self._trees:
-            found: dict[str, Path] = {}
-            stack = [root]
-            seen = 0
-            while stack and seen < _MAX_ENTRIES:
-                d = stack.pop()
-                try:
-                    with os.scandir(d) as it:
-                        for e in it:
-                            seen += 1
-                            if e.is_dir(follow_symlinks=False):
-                                stack.append(Path(e.path))
-                            elif e.is_file():
-                                found.setdefault(e.name.lower(), Path(e.path))
-                except OSError:
-                    continue
-            self._trees[root] = found
-        return self._trees[root]
-
-    def _shared_roots(self) -> Iterable[Path]:
-        if self.model_dir is None:
-            return
-        d = self.model_dir
-        for _ in range(_WALK_UP):
-            try:
-                with os.scandir(d) as it:
-                    subs = sorted(Path(e.path) for e in it if e.is_dir()
-                                  and e.name.lower() in SHARED_DIRS)
-            except OSError:
-                subs = []
-            yield from subs
-            if d.parent == d:
-                break
-            d = d.parent
-
-    def find(self, name: str) -> Path | None:
-        """The file for a TEXT name: as given, then without its leading flag characters."""
-        base = name.replace("\\", "/").rsplit("/", 1)[-1]
-        stripped = base.lstrip(FLAG_CHARS)
-        candidates = [c.lower() for c in dict.fromkeys((base, stripped)) if c]
-        if not candidates:
-            return None
-        flat = [self.model_dir] if self.model_dir is not None else []
-        for d in [*flat, *self.extra_dirs]:
-            hit = _pick(self._list(d), candidates)
-            if hit is not None:
-                return hit
-        for d in self.extra_dirs:
-            hit = _pick(self._tree(d), candidates)
-            if hit is not None:
-                return hit
-        for root in self._shared_roots():
-            hit = _pick(self._tree(root), candidates)
-            if hit is not None:
-                return hit
-        return None
-
-    def mask_for(self, tex: Path) -> Path | None:
-        """``<stem>_mask<ext>`` beside the texture (any of the usual extensions)."""
-        listing = self._list(tex.parent)
-        stem = tex.stem.lower()
-        for ext in dict.fromkeys((tex.suffix.lower(), ".jpg", ".png", ".bmp", ".tga", ".dds")):
-            hit = listing.get(f"{stem}_mask{ext}")
-            if hit is not None:
-                return hit
-        return None
-
-
-def _pick(listing: dict[str, Path], names: list[str]) -> Path | None:
-    for n in names:
-        if n in listing:
-            return listing[n]
-    return None
+from .files import TextureFinder
+from .layout import FLAG_CHARS
 
 
 def flags_of(name: str) -> str:

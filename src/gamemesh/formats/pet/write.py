@@ -12,11 +12,7 @@ import numpy.typing as npt
 from ...binary import Writer
 from ...errors import LimitError
 from ...registry import Context
-from .layout import (
-    FANM_DT,
-    FMT,
-    SKIN_DT,
-    TEXT_DT,
+from .document import (
     AnimSection,
     BoneSection,
     CollSection,
@@ -31,8 +27,8 @@ from .layout import (
     SmtlSection,
     TextSection,
     Vers,
-    corner_dtype,
 )
+from .layout import FANM_DT, FMT, SKIN_DT, TEXT_DT, corner_dtype
 
 _HEADER = struct.Struct("<4sI")
 

@@ -35,6 +35,7 @@ from ...scene.math import (
     vertex_normals,
 )
 from ...scene.sampling import sample_channel
+from ...scene.skinning import safe_inverse
 from .conventions import Conventions, quats_to_euler
 from .document import Animation as PmfAnimation
 from .document import Piece as PmfPiece
@@ -148,7 +149,7 @@ def _place(slot: _Slot, pos: F64, nrm: F64, uv: F64, lin: F64, off: F64) -> None
     transpose); a mirroring ``lin`` reverses the winding, so it is undone here."""
     p = pos @ lin.T + off
     try:
-        inv_t = np.linalg.inv(lin).T
+        inv_t = safe_inverse(lin).T
     except np.linalg.LinAlgError:
         inv_t = np.eye(3)
     n = nrm @ inv_t.T

@@ -33,9 +33,12 @@ from .layout import (
     TPAGE_DITHER,
     TRI,
     VERSION,
+    Layout,
 )
 from .to_scene import AXES, DEFAULT_GTE, SWAP
 from .vram import Box, Tex, Textures, atlas_pixels, ext, merge_pages, place
+
+Atlas = tuple[int, int, int]  # x, y, bpp
 
 FMT = "splashpack"
 RAW_MAX = 16383  # +-4 GTE units in 4.12 (the exporter clamps to [-16384, 16379])
@@ -402,6 +405,25 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     if layout == "H":
         doc.header["scene_lua"] = scene_lua if -1 <= scene_lua < len(lua) else -1
 
+    doc.objects, doc.meshes = _object_records(objects, textures, atlases, fx, lay, len(lua),
+                                              ctx)
+    doc.navmeshes = [fx.raw(v[:, SWAP, :]).astype(np.int32) for v in navs]
+    doc.nav_desc = np.zeros(len(navs), NAV_DESC)
+    _vram_records(doc, atlases, textures)
+    if fx.clamped:
+        ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
+                 f"at GTEScaling {gte:g} and were clamped")
+    scene_gte = ext(scene).get("gte_scaling")
+    if scene_gte != gte:
+        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
+    return doc
+
+
+def _object_records(objects: list[_Object], textures: list[Tex], atlases: list[Atlas],
+                    fx: _Fixed, lay: Layout,
+                    n_lua: int, ctx: Context
+                    ) -> tuple[npt.NDArray[np.void], list[npt.NDArray[np.void]]]:
+    """GameObject records and their triangle lists; objects over MAX_TRIS split in several."""
     recs: list[npt.NDArray[np.void]] = []
     owners: list[_Object] = []
     split = 0
@@ -418,16 +440,18 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     for k, o in enumerate(owners):
         objs[k]["pos"] = fx.raw(o.position)
         objs[k]["rot"] = o.rotation
-        lua_i = o.lua_index if -1 <= o.lua_index < len(lua) else -1
+        lua_i = o.lua_index if -1 <= o.lua_index < n_lua else -1
         if lua_i != o.lua_index:
             ctx.note("splashpack.lua_index", f"{o.name!r}: Lua index {o.lua_index} does not "
                      "exist; none is attached")
         objs[k]["lua_index"] = lua_i
-        if layout == "H":
+        if "flags" in (objs.dtype.names or ()):
             objs[k]["flags"] = o.flags & 0xFFFFFFFF
-    doc.objects, doc.meshes = objs, recs
-    doc.navmeshes = [fx.raw(v[:, SWAP, :]).astype(np.int32) for v in navs]
-    doc.nav_desc = np.zeros(len(navs), NAV_DESC)
+    return objs, recs
+
+
+def _vram_records(doc: SplashpackDocument, atlases: list[Atlas], textures: list[Tex]) -> None:
+    """Atlas descriptors and pixels, and one CLUT per distinct palette position."""
     doc.atlases = np.zeros(len(atlases), ATLAS_DESC)
     for k, (x, y, _) in enumerate(atlases):
         doc.atlases[k]["x"], doc.atlases[k]["y"] = x, y
@@ -440,10 +464,3 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     for k, (x, y) in enumerate(cluts):
         doc.cluts[k]["clut_x"], doc.cluts[k]["clut_y"] = x // 16, y
     doc.clut_words = list(cluts.values())
-    if fx.clamped:
-        ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
-                 f"at GTEScaling {gte:g} and were clamped")
-    scene_gte = ext(scene).get("gte_scaling")
-    if scene_gte != gte:
-        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
-    return doc

@@ -15,21 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import LimitError
-from ...registry import Context
+from ...fileio import safe_name
+from ...registry import Context, Files
 from ...scene import Animation, Image, Material, Scene
 from ...scene.math import vertex_normals, world_matrices
-from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
-from .layout import (
-    ENCODING,
-    FMT,
-    FPS,
-    FRAME_LIMIT,
-    KIND_SECTIONS,
-    MAX_BONE_ID,
-    SKIN_DT,
-    TRACK_LIMIT,
-    VERSIONS,
-    WRITE_ORDER,
+from ...scene.skinning import safe_inverse
+from ...textures import encode_png
+from .document import (
     AnimSection,
     BoneSection,
     CollBox,
@@ -47,9 +39,23 @@ from .layout import (
     Track,
     Vers,
 )
+from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
+from .layout import (
+    ENCODING,
+    FLAG_CHARS,
+    FMT,
+    FPS,
+    FRAME_LIMIT,
+    KIND_SECTIONS,
+    MAX_BONE_ID,
+    SKIN_DT,
+    TRACK_LIMIT,
+    VERSIONS,
+    WRITE_ORDER,
+)
 from .read import kind_of
-from .scene import fake_body_substitute, safe_inverse
-from .textures import FLAG_CHARS
+from .to_scene import fake_body_substitute
+from .write import write
 
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
@@ -633,3 +639,34 @@ def _box(c: dict[str, Any]) -> CollBox:
     return CollBox(num("shape", 0), num("show", 1), value_bytes(c.get("box_name")),
                    value_bytes(c.get("bone_name")), value_bytes(c.get("option1")),
                    value_bytes(c.get("option2")), box)
+
+
+def save(scene: Scene, ctx: Context) -> Files:
+    """The PET file and, beside it, the textures its TEXT section names."""
+    name = ctx.path.name if ctx.path is not None else "out.pet"
+    images: dict[str, Image] = {}
+    doc = build_document(scene, ctx, images)
+    files: Files = {name: write(doc, ctx)}
+    for tex_name, img in images.items():
+        data = _image_bytes(tex_name, img, ctx)
+        if data is not None:
+            try:
+                files.setdefault(safe_name(tex_name), data)
+            except ValueError:
+                ctx.note("pet.texture_not_written", f"texture name {tex_name!r} is unusable")
+    return files
+
+
+def _image_bytes(name: str, img: Image, ctx: Context) -> bytes | None:
+    ext = Path(name).suffix.lower()
+    if img.data is not None and ((ext == ".png" and img.mime_type == "image/png")
+                                 or (ext in (".jpg", ".jpeg") and img.mime_type == "image/jpeg")):
+        return img.data
+    if img.pixels is not None and ext == ".png":
+        return encode_png(img.pixels)
+    if img.data is None and img.pixels is None:
+        ctx.note("pet.texture_not_written", f"texture {name!r} has no pixels to write")
+    else:
+        ctx.note("pet.texture_not_written", f"texture {name!r}: gamemesh writes .png/.jpg "
+                 "textures only; the file is named but not written")
+    return None

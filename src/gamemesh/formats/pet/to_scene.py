@@ -15,13 +15,27 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ...errors import FormatError
 from ...registry import Context
-from ...scene import Animation, Channel, Material, Mesh, Node, Primitive, Scene, Skin, TextureRef
+from ...scene import (
+    Animation,
+    Channel,
+    Material,
+    Mesh,
+    Node,
+    Primitive,
+    Scene,
+    Skin,
+    TextureRef,
+)
 from ...scene.math import matrix_to_trs, trs_to_matrix
+from ...scene.skinning import limit_influences, safe_inverse
+from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
-from .layout import FPS, BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
-from .read import check_corner_range
-from .textures import MASK_FLAGS, TextureFinder, flags_of, load_image
+from .files import TextureFinder, part_paths
+from .layout import FMT, FPS, MASK_FLAGS
+from .read import check_corner_range, read
+from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
@@ -181,19 +195,6 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
             scene.roots.append(sk.nodes[i])
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
-
-
-def safe_inverse(m: F64) -> F64:
-    """Inverse of each 4x4; singular or non-finite ones give identity."""
-    out = np.tile(np.eye(4), (len(m), 1, 1))
-    if not len(m):
-        return out
-    with np.errstate(all="ignore"):
-        det = np.linalg.det(np.where(np.isfinite(m), m, 0.0))
-    ok = np.isfinite(det) & (np.abs(det) > 1e-12) & np.all(np.isfinite(m.reshape(len(m), 16)), 1)
-    if np.any(ok):
-        out[ok] = np.linalg.inv(m[ok])
-    return out
 
 
 # -- the scene -------------------------------------------------------------------------------------
@@ -498,36 +499,16 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
 def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any]:
     """Merge repeated bones, sort influences by weight, drop empty slots, honour
     ``max_influences``, pad to 4k."""
-    weights = weights.copy()
-    p = weights.shape[1]
-    if p > 32:  # a pairwise merge would be slow; such vertices only come from odd files
-        ctx.note("pet.influences_many", f"vertices with {p} influences: repeats not merged")
-    else:
-        for a in range(p):  # per pair of influence slots, vectorized over vertices
-            for b in range(a + 1, p):
-                same = (joints[:, b] == joints[:, a]) & (weights[:, a] > 0)
-                weights[same, a] += weights[same, b]
-                weights[same, b] = 0.0
-    order = np.argsort(-weights, axis=1, kind="stable")
-    w = np.take_along_axis(weights, order, axis=1)
-    j = np.take_along_axis(joints, order, axis=1)
-    used = int((w > 0).sum(axis=1).max()) if len(w) else 0
     limit = ctx.opt("max_influences")
-    keep = max(1, used)
-    if limit is not None and int(limit) > 0 and used > int(limit):
-        keep = int(limit)
-        over = int(((w > 0).sum(axis=1) > keep).sum())
-        ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} influences: "
-                 f"the {keep} largest kept and renormalized")
-    w, j = w[:, :keep], j[:, :keep]
-    total = w.sum(axis=1, keepdims=True)
-    w = w / np.where(total > 0, total, 1.0)
-    width = max(4, -(-keep // 4) * 4)
-    wp = np.zeros((len(w), width))
-    jp = np.zeros((len(w), width), np.int64)
-    wp[:, :keep], jp[:, :keep] = w, j
-    jp[wp == 0] = 0  # the validator warns about a joint on a zero weight
-    return jp, wp
+    keep = int(limit) if limit is not None and int(limit) > 0 else None
+    inf = limit_influences(joints, weights, keep)
+    if not inf.merged:
+        ctx.note("pet.influences_many",
+                 f"vertices with {weights.shape[1]} influences: repeats not merged")
+    if inf.over:
+        ctx.note("pet.influences_limited", f"{inf.over} vertices had more than {keep} "
+                 f"influences: the {keep} largest kept and renormalized")
+    return inf.joints, inf.weights
 
 
 # -- animation ------------------------------------------------------------------------------------
@@ -643,3 +624,21 @@ def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
                          "box_raw": np.asarray(b.box, "<f4").tobytes().hex(),
                          "min": [float(x) for x in gl_lo], "max": [float(x) for x in gl_hi]}})
         scene.add_node(node, sk.nodes[parent] if sk is not None and parent is not None else None)
+
+
+def load(data: bytes, ctx: Context) -> Scene:
+    """One file, or a character: the main file plus the parts given with ``with`` or found
+    with ``character``."""
+    doc = read(data, ctx)
+    units: list[Unit] = []
+    for p in part_paths(ctx):
+        try:
+            raw = p.read_bytes()
+        except OSError as e:
+            msg = f"cannot read character part {p.name} ({e.strerror})"
+            raise FormatError(FMT, msg, path=str(p)) from None
+        try:
+            units.append(Unit(read(raw, Context(p, {}, ctx.notes)), p))
+        except FormatError as e:
+            raise e.with_path(str(p)) from None
+    return build_scene(Unit(doc, ctx.path), units, ctx)

@@ -1,0 +1,192 @@
+"""The files around a PET model: the other files of its character (the name-prefix rule, §B.1),
+and its textures, found case-insensitively beside the model, in ``--texture-dir`` folders and,
+walking up the tree, in the shared texture folders the public importers search (§B.4)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import FormatError
+from ...registry import Context
+from .layout import EXTENSIONS, FLAG_CHARS
+from .read import read
+
+# Shared folders the public importers search above the model (#1/#3/#7).
+SHARED_DIRS = ("z_common", "map_source", "misc", "effect", "texture_dds", "npc", "ppl", "skybox")
+
+
+_WALK_UP = 6
+
+
+_MAX_ENTRIES = 20000  # a bound on the files indexed per search root
+
+
+@dataclass
+class TextureFinder:
+    """Case-insensitive file lookup with one directory listing per folder."""
+
+    model_dir: Path | None
+    extra_dirs: list[Path] = field(default_factory=list)
+    _listing: dict[Path, dict[str, Path]] = field(default_factory=dict)
+    _trees: dict[Path, dict[str, Path]] = field(default_factory=dict)
+
+    def _list(self, folder: Path) -> dict[str, Path]:
+        if folder not in self._listing:
+            found: dict[str, Path] = {}
+            try:
+                with os.scandir(folder) as it:
+                    for e in it:
+                        if e.is_file():
+                            found.setdefault(e.name.lower(), Path(e.path))
+            except OSError:
+                pass
+            self._listing[folder] = found
+        return self._listing[folder]
+
+    def _tree(self, root: Path) -> dict[str, Path]:
+        """Every file under ``root`` by lower-case name (first found wins), bounded."""
+        if root not in self._trees:
+            found: dict[str, Path] = {}
+            stack = [root]
+            seen = 0
+            while stack and seen < _MAX_ENTRIES:
+                d = stack.pop()
+                try:
+                    with os.scandir(d) as it:
+                        for e in it:
+                            seen += 1
+                            if e.is_dir(follow_symlinks=False):
+                                stack.append(Path(e.path))
+                            elif e.is_file():
+                                found.setdefault(e.name.lower(), Path(e.path))
+                except OSError:
+                    continue
+            self._trees[root] = found
+        return self._trees[root]
+
+    def _shared_roots(self) -> Iterable[Path]:
+        if self.model_dir is None:
+            return
+        d = self.model_dir
+        for _ in range(_WALK_UP):
+            try:
+                with os.scandir(d) as it:
+                    subs = sorted(Path(e.path) for e in it if e.is_dir()
+                                  and e.name.lower() in SHARED_DIRS)
+            except OSError:
+                subs = []
+            yield from subs
+            if d.parent == d:
+                break
+            d = d.parent
+
+    def find(self, name: str) -> Path | None:
+        """The file for a TEXT name: as given, then without its leading flag characters."""
+        base = name.replace("\\", "/").rsplit("/", 1)[-1]
+        stripped = base.lstrip(FLAG_CHARS)
+        candidates = [c.lower() for c in dict.fromkeys((base, stripped)) if c]
+        if not candidates:
+            return None
+        flat = [self.model_dir] if self.model_dir is not None else []
+        for d in [*flat, *self.extra_dirs]:
+            hit = _pick(self._list(d), candidates)
+            if hit is not None:
+                return hit
+        for d in self.extra_dirs:
+            hit = _pick(self._tree(d), candidates)
+            if hit is not None:
+                return hit
+        for root in self._shared_roots():
+            hit = _pick(self._tree(root), candidates)
+            if hit is not None:
+                return hit
+        return None
+
+    def mask_for(self, tex: Path) -> Path | None:
+        """``<stem>_mask<ext>`` beside the texture (any of the usual extensions)."""
+        listing = self._list(tex.parent)
+        stem = tex.stem.lower()
+        for ext in dict.fromkeys((tex.suffix.lower(), ".jpg", ".png", ".bmp", ".tga", ".dds")):
+            hit = listing.get(f"{stem}_mask{ext}")
+            if hit is not None:
+                return hit
+        return None
+
+
+def _pick(listing: dict[str, Path], names: list[str]) -> Path | None:
+    for n in names:
+        if n in listing:
+            return listing[n]
+    return None
+
+
+def character_files(path: Path) -> list[Path]:
+    """The other files of the character (the spec's prefix rule: the text before the first
+    ``_``): every .bpet, .mpet and .apet of that prefix in the folder, sorted."""
+    path = Path(path)
+    name = path.name.lower()
+    if "_" not in name or not name.endswith(EXTENSIONS):
+        return []
+    prefix = name.split("_", 1)[0] + "_"
+    try:
+        entries = sorted(path.parent.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.is_file() and p.name.lower().startswith(prefix)
+            and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != path.name]
+
+
+def siblings(path: Path) -> list[Path]:
+    """The files a load of ``path`` reads besides it (with no options): for a skeleton
+    (``.bpet``) its character's parts and motions, and for every file of the unit the
+    textures (and their ``_mask`` companions) found beside it. So batch converts each
+    character once, from its skeleton, with its textures. Shared textures found up the
+    folder tree are not claimed: other models use them too."""
+    parts = character_parts(Path(path))
+    return parts + [t for t in _textures_beside([Path(path), *parts]) if t not in parts]
+
+
+def character_parts(path: Path) -> list[Path]:
+    """The part and motion files a plain load of ``path`` assembles: for a skeleton
+    (``.bpet``) its character's .mpet and .apet files; other files stand alone."""
+    if Path(path).suffix.lower() != ".bpet":
+        return []
+    return [p for p in character_files(path) if p.suffix.lower() != ".bpet"]
+
+
+def _textures_beside(files: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for f in files:
+        try:
+            doc = read(f.read_bytes(), Context(f))
+        except (OSError, FormatError):
+            continue
+        finder = TextureFinder(f.parent)
+        for t in doc.textures:
+            hit = finder.find(t.name)
+            if hit is None or hit.parent != f.parent:
+                continue
+            for p in (hit, finder.mask_for(hit)):
+                if p is not None and p not in found:
+                    found.append(p)
+    return found
+
+
+def part_paths(ctx: Context) -> list[Path]:
+    given = ctx.opt("with", []) or []
+    paths = [Path(p) for p in ([given] if isinstance(given, str | Path) else given)]
+    given_alias = ctx.opt("parts", []) or []  # the API spelling (``with`` is a keyword)
+    paths += [Path(p) for p in ([given_alias] if isinstance(given_alias, str | Path)
+                                else given_alias)]
+    if ctx.path is None:
+        return paths
+    if ctx.opt("character", False):
+        found = character_files(ctx.path)
+    elif not paths and not ctx.opt("no_parts", False):
+        found = character_parts(ctx.path)
+    else:
+        found = []
+    return paths + [p for p in found if p not in paths]
