@@ -88,6 +88,8 @@ class Campaign:
         if dt > s["slowest_s"]:
             s.update(slowest_s=round(dt, 4), slowest_len=len(data),
                      slowest_sha1=hashlib.sha1(data).hexdigest()[:16])
+            if self.stats_path is not None:  # kept beside the figures, to time it again
+                self.stats_path.with_name("slowest.bin").write_bytes(data)
         if dt > self.slow:
             s["slow_inputs"] += 1
             self.keep(data, f"took {dt:.2f} s", "slow")
