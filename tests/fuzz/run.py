@@ -69,7 +69,7 @@ class Campaign:
         if not self.base_rss:
             self.base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             s["base_rss_mb"] = round(self.base_rss, 1)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             run_one(self.fmt, data)
             s["ok"] += 1
@@ -82,17 +82,20 @@ class Campaign:
             tb = traceback.extract_tb(e.__traceback__)[-1]
             where = f"{Path(tb.filename).name}:{tb.lineno}"
             self.keep(data, f"{kind}: {str(e)[:200]} at {where}", f"{kind} {where}")
-        dt = time.perf_counter() - t0
+        # CPU time decides what is slow: on a shared machine the wall clock also counts the
+        # other processes (the wall-clock slowest is kept in the figures too).
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        s["slowest_wall_s"] = max(s.get("slowest_wall_s", 0.0), round(dt, 4))
         s["inputs"] += 1
         s["max_input_len"] = max(s["max_input_len"], len(data))
-        if dt > s["slowest_s"]:
-            s.update(slowest_s=round(dt, 4), slowest_len=len(data),
+        if cpu > s["slowest_s"]:
+            s.update(slowest_s=round(cpu, 4), slowest_len=len(data),
                      slowest_sha1=hashlib.sha1(data).hexdigest()[:16])
             if self.stats_path is not None:  # kept beside the figures, to time it again
                 self.stats_path.with_name("slowest.bin").write_bytes(data)
-        if dt > self.slow:
+        if cpu > self.slow:
             s["slow_inputs"] += 1
-            self.keep(data, f"took {dt:.2f} s", "slow")
+            self.keep(data, f"took {cpu:.2f} s of CPU", "slow")
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         if rss > s["peak_rss_mb"]:
             s.update(peak_rss_mb=round(rss, 1), peak_rss_input_len=len(data))
