@@ -68,10 +68,11 @@ def test_directory_refused(tmp_path: Path) -> None:
         gamemesh.load(tmp_path, "gltf")
 
 
-def test_cli_dev_zero_one_line() -> None:
-    r = _cli("convert", "/dev/zero", "/tmp/never-written.glb", "--from", "papa", timeout=30)
+def test_cli_dev_zero_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "never-written.glb"
+    r = _cli("convert", "/dev/zero", str(out), "--from", "papa", timeout=30)
     _one_line_exit_1(r, "/dev/zero", "character device")
-    assert not Path("/tmp/never-written.glb").exists()
+    assert not out.exists()
 
 
 def test_cli_fifo_one_line(tmp_path: Path) -> None:
