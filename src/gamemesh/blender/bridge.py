@@ -1,0 +1,166 @@
+"""The gamemesh half of the Blender operators, without ``bpy`` (so it is tested anywhere).
+
+Import: a native file (and its siblings) -> a GLB in memory for Blender's glTF importer, with
+the provenance Blender has no field for as plain custom-property data. Export: the GLB Blender's
+glTF exporter wrote -> gamemesh's writer for the chosen format, its notes returned for the report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import api
+from ..errors import FormatError, Note
+from ..formats.gltf.read import parse
+from ..registry import Context, FormatSpec, by_name
+from ..scene import Image, Scene
+from .options import exportable, importable, options_for, spec_for_path
+
+__all__ = ["GlbImage", "Imported", "attach_maps", "collapse_notes", "export_glb", "glb_images",
+           "id_property", "import_glb", "resolve_format"]
+
+# Blender ID properties hold str/int/float and nested dicts/lists of them; strings are capped
+# here so a file's big native blob does not bloat the .blend.
+_MAX_TEXT = 4096
+
+
+@dataclass
+class Imported:
+    """What an import hands Blender: the GLB, the format, the notes and the custom properties."""
+
+    glb: bytes
+    format: str
+    notes: list[Note] = field(default_factory=list)
+    properties: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class GlbImage:
+    """One image of the GLB: Blender's importer keeps only those a material samples, so the
+    others (a Papa unit's mask and material maps) are added by the operator from these."""
+
+    index: int
+    name: str
+    suffix: str
+    data: bytes
+    extras: dict[str, Any]
+
+
+def glb_images(glb: bytes) -> list[GlbImage]:
+    """The images embedded in a GLB gamemesh wrote (bufferView images)."""
+    doc = parse(glb, Context(None, {}))
+    views = doc.json.get("bufferViews", [])
+    out = []
+    for i, im in enumerate(doc.json.get("images", [])):
+        if "bufferView" not in im:
+            continue
+        v = views[im["bufferView"]]
+        start = v.get("byteOffset", 0)
+        data = doc.buffers[v.get("buffer", 0)][start:start + v["byteLength"]]
+        suffix = ".jpg" if im.get("mimeType") == "image/jpeg" else ".png"
+        out.append(GlbImage(i, im.get("name") or f"image_{i}", suffix, data,
+                            dict(im.get("extras", {}))))
+    return out
+
+
+def resolve_format(path: str | Path, chosen: str, *, export: bool) -> FormatSpec:
+    """The format of ``chosen`` (a name) or, for ``AUTO``, of the file: its content when it
+    exists and is read, else its extension."""
+    candidates = exportable() if export else importable()
+    if chosen and chosen.upper() != "AUTO":
+        return by_name(chosen)
+    if not export:
+        found = api.sniff(path)
+        if found is not None and found in {s.name for s in candidates}:
+            return by_name(found)
+    spec = spec_for_path(path, candidates)
+    if spec is None:
+        exts = " ".join(e for s in candidates for e in s.extensions)
+        msg = f"cannot tell the format (expected one of: {exts})"
+        raise FormatError(format="gamemesh", message=msg, path=str(path))
+    return spec
+
+
+def import_glb(path: str | Path, chosen: str, values: Mapping[str, Any]) -> Imported:
+    """Load ``path`` as the chosen format with the dialog's option ``values`` and write it as
+    GLB bytes (Blender's importer then reads them from a temporary file)."""
+    spec = resolve_format(path, chosen, export=False)
+    opts = options_for(spec, values)
+    scene = api.load(path, spec.name, **opts)
+    notes: list[Note] = []
+    files = by_name("gltf").save_scene(scene, Context(Path("import.glb"), {}, notes))
+    glb = next(iter(files.values()))
+    props = {"format": spec.name, "source_file": Path(path).name,
+             "options": id_property(opts), "extras": id_property(scene.extras),
+             "notes": [f"{n.code}: {n.message}" for n in scene.notes]}
+    return Imported(glb, spec.name, [*scene.notes, *notes], props, scene.summary())
+
+
+def export_glb(glb: str | Path, dst: str | Path, chosen: str, values: Mapping[str, Any],
+               maps: Mapping[str, Mapping[str, GlbImage]] | None = None,
+               ) -> tuple[FormatSpec, list[Note], Scene]:
+    """Write the GLB Blender exported as ``dst`` in the chosen format (or ``dst``'s extension);
+    returns the format, the notes on what it could not hold, and the scene written. ``maps``
+    are the extra maps of each material by name and role (a Papa unit's mask), which Blender's
+    glTF exporter leaves out."""
+    spec = resolve_format(dst, chosen, export=True)
+    scene = api.load(glb, "gltf")
+    # The GLB is a temporary file: the scene names the user's file, not it.
+    scene.extras.pop("source_file", None)
+    attach_maps(scene, maps or {})
+    notes = api.save(scene, dst, spec.name, **options_for(spec, values))
+    return spec, [*scene.notes, *notes], scene
+
+
+def attach_maps(scene: Scene, maps: Mapping[str, Mapping[str, GlbImage]]) -> None:
+    """Put each material's extra maps into the scene as images its ``<role>_image`` extras
+    name. Indices left in extras from the import would name images of another file: they go."""
+    for mat in scene.materials:
+        for key in [k for k, v in mat.extras.items() if k.endswith("_image") and
+                    isinstance(v, int)]:
+            del mat.extras[key]
+        for role, image in maps.get(mat.name, {}).items():
+            mat.extras[f"{role}_image"] = len(scene.images)
+            scene.images.append(Image(name=image.name, data=image.data,
+                                      mime_type="image/jpeg" if image.suffix == ".jpg"
+                                      else "image/png", extras=dict(image.extras)))
+
+
+def id_property(value: Any) -> Any:
+    """``value`` as data a Blender ID property holds: dict keys as strings, None dropped, numpy
+    and other objects as text."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        # Blender's integer properties are 32-bit.
+        return value if -(1 << 31) <= value < (1 << 31) else str(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        return value[:_MAX_TEXT]
+    if isinstance(value, Mapping):
+        return {str(k): id_property(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        items = [id_property(v) for v in value if v is not None]
+        # An ID property array is one type; mixed lists are kept as JSON text.
+        if len({type(v) for v in items}) > 1:
+            return json.dumps(items, default=str)[:_MAX_TEXT]
+        return items
+    return str(value)[:_MAX_TEXT]
+
+
+def collapse_notes(notes: list[Note]) -> list[tuple[Note, int]]:
+    """Each distinct note once, in first-seen order, with how often it came (a writer notes
+    once per channel; the report area shows it once)."""
+    counts: dict[tuple[str, str, str], int] = {}
+    first: dict[tuple[str, str, str], Note] = {}
+    for n in notes:
+        key = (n.code, n.message, n.level)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, n)
+    return [(first[k], c) for k, c in counts.items()]

@@ -1,0 +1,354 @@
+"""The Blender side: File > Import / Export > gamemesh operators, menus and their dialogs.
+
+Imported only by :func:`gamemesh.blender.register`, inside Blender. Import goes through
+gamemesh's GLB into Blender's own glTF importer and export through Blender's glTF exporter into
+gamemesh's writers, so armatures, actions, shape keys and materials are Blender's own work.
+Every failure a user can cause ends as one line in the report area, never a traceback.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
+
+from ..errors import FormatError, Note
+from ..registry import FormatSpec
+from .bridge import (
+    GlbImage,
+    collapse_notes,
+    export_glb,
+    glb_images,
+    id_property,
+    import_glb,
+)
+from .options import PropSpec, exportable, importable, prop_specs, spec_for_path
+
+__all__ = ["register", "unregister"]
+
+# What a user's mistake or a bad file raises on the way (FormatError is a ValueError).
+_USER_ERRORS = (ValueError, OSError, RuntimeError)
+
+
+def _glob(specs: Iterable[FormatSpec]) -> str:
+    return ";".join(f"*{e}" for s in specs for e in s.extensions)
+
+
+def _format_items(specs: list[FormatSpec], auto: str) -> list[tuple[str, str, str]]:
+    return [("AUTO", "Automatic", auto),
+            *((s.name.upper(), s.title, f"{s.title} ({' '.join(s.extensions)})") for s in specs)]
+
+
+def _bpy_prop(p: PropSpec) -> Any:
+    common = {"name": p.label, "description": p.description}
+    if p.kind == "bool":
+        return BoolProperty(default=p.default, **common)
+    if p.kind == "enum":
+        return EnumProperty(items=p.items, default=p.default, **common)
+    if p.kind == "int":
+        return IntProperty(default=p.default, min=0, **common)
+    if p.kind == "float":
+        return FloatProperty(default=p.default, min=0.0, **common)
+    return StringProperty(default=p.default, **common)
+
+
+def _report_notes(op: Any, notes: list[Note]) -> None:
+    for n, count in collapse_notes(notes):
+        times = f" (x{count})" if count > 1 else ""
+        op.report({"WARNING"} if n.level == "warning" else {"INFO"},
+                  f"{n.code}: {n.message}{times}")
+
+
+def _fail(op: Any, e: BaseException) -> set[str]:
+    where = getattr(e, "path", None)
+    text = f"{where}: {e}" if isinstance(e, FormatError) and where else str(e)
+    op.report({"ERROR"}, text or type(e).__name__)
+    return {"CANCELLED"}
+
+
+def _draw_options(op: Any, layout: Any, specs: list[FormatSpec], current: str | None) -> None:
+    """One collapsible panel per format, the file's own open; the options are the registry's."""
+    props = {p.option.name: p for p in prop_specs(specs)}
+    for spec in specs:
+        if not spec.options:
+            continue
+        header, body = layout.panel(f"GAMEMESH_{spec.name}", default_closed=spec.name != current)
+        header.label(text=spec.title)
+        if body is None:
+            continue
+        for opt in spec.options:
+            body.prop(op, props[opt.name].name)
+
+
+def _current(op: Any, specs: list[FormatSpec]) -> str | None:
+    if op.format != "AUTO":
+        return str(op.format).lower()
+    spec = spec_for_path(op.filepath, specs)
+    return spec.name if spec else None
+
+
+class IMPORT_SCENE_OT_gamemesh(bpy.types.Operator, ImportHelper):  # noqa: N801 (Blender's)
+    """Import a game model with gamemesh (Papa, PMF, SPLASHPACK, PBA/PTX, PET, ...)"""
+
+    bl_idname = "import_scene.gamemesh"
+    bl_label = "Import with gamemesh"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+    # For type checkers only: _annotate() puts the Blender properties in their place.
+    filepath: str
+    format: str
+    bone_heuristic: str
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(self, "format")
+        layout.prop(self, "bone_heuristic")
+        specs = importable()
+        _draw_options(self, layout, specs, _current(self, specs))
+
+    def execute(self, context: Any) -> set[str]:
+        values = {p.name: getattr(self, p.name) for p in prop_specs()}
+        try:
+            imported = import_glb(self.filepath, self.format.lower(), values)
+            objects = _import_into_blender(imported.glb, self.bone_heuristic)
+        except _USER_ERRORS as e:
+            return _fail(self, e)
+        for obj in objects:
+            if obj.parent is None or obj.parent not in objects:
+                obj["gamemesh"] = imported.properties
+        _report_notes(self, imported.notes)
+        s = imported.summary
+        self.report({"INFO"}, f"gamemesh: {Path(self.filepath).name} ({imported.format}): "
+                    f"{s.get('meshes', 0)} meshes, {s.get('bones', 0)} bones, "
+                    f"{len(s.get('animations', []))} animations")
+        return {"FINISHED"}
+
+
+def _import_into_blender(glb: bytes, bone_heuristic: str) -> list[Any]:
+    """Blender's glTF importer needs a file: a temporary one, gone after the import (images
+    are packed into the .blend, so nothing refers to it)."""
+    before = set(bpy.data.objects)
+    before_images, before_materials = set(bpy.data.images), set(bpy.data.materials)
+    with tempfile.TemporaryDirectory(prefix="gamemesh-") as tmp:
+        path = Path(tmp) / "import.glb"
+        path.write_bytes(glb)
+        bpy.ops.import_scene.gltf(filepath=str(path), import_pack_images=True,
+                                  bone_heuristic=bone_heuristic, disable_bone_shape=True)
+        taken = {im.name for im in bpy.data.images if im not in before_images}
+        added = {}
+        for image in glb_images(glb):
+            if image.name not in taken:
+                added[image.index] = _add_image(image, Path(tmp))
+    _attach_images([m for m in bpy.data.materials if m not in before_materials], added)
+    return [o for o in bpy.data.objects if o not in before]
+
+
+def _add_image(image: GlbImage, tmp: Path) -> Any:
+    """A packed Blender image of a GLB image no material samples, its extras as properties."""
+    path = tmp / f"image_{image.index}{image.suffix}"
+    path.write_bytes(image.data)
+    im = bpy.data.images.load(str(path))
+    im.name = image.name
+    im.pack()
+    im.filepath = ""
+    for key, value in id_property(image.extras).items():
+        im[key] = value
+    return im
+
+
+def _attach_images(materials: list[Any], added: dict[int, Any]) -> None:
+    """Materials name their extra maps by image index in extras (``mask_image``): give them an
+    unconnected Image Texture node each, so the maps stay with the material for the user."""
+    for mat in materials:
+        if not mat.use_nodes:
+            continue
+        for key in list(mat.keys()):
+            index = mat[key]
+            if key.endswith("_image") and isinstance(index, int) and index in added:
+                node = mat.node_tree.nodes.new("ShaderNodeTexImage")
+                node.image = added[index]
+                node.label = key.removesuffix("_image")
+
+
+class EXPORT_SCENE_OT_gamemesh(bpy.types.Operator):  # noqa: N801 (Blender's naming)
+    """Export the scene with gamemesh (Papa, PMF, SPLASHPACK, PBA/PTX, PET, ...)"""
+
+    bl_idname = "export_scene.gamemesh"
+    bl_label = "Export with gamemesh"
+    bl_options = {"REGISTER", "PRESET"}
+    filepath: str
+    format: str
+    use_selection: bool
+    apply_modifiers: bool
+
+    def _ext(self) -> str:
+        specs = exportable()
+        if self.format != "AUTO":
+            return next(s.extensions[0] for s in specs if s.name == self.format.lower())
+        return ""
+
+    def invoke(self, context: Any, event: Any) -> set[str]:
+        if not self.filepath:
+            stem = Path(bpy.data.filepath).stem if bpy.data.filepath else "untitled"
+            self.filepath = stem + (self._ext() or ".papa")
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def check(self, context: Any) -> bool:
+        """Keep the file name's extension that of the chosen format."""
+        ext = self._ext()
+        path = Path(self.filepath)
+        if not ext or self.filepath.lower().endswith(ext):
+            return False
+        self.filepath = str(path.with_suffix(ext)) if path.suffix else self.filepath + ext
+        return True
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(self, "format")
+        layout.prop(self, "use_selection")
+        layout.prop(self, "apply_modifiers")
+        specs = exportable()
+        _draw_options(self, layout, specs, _current(self, specs))
+
+    def execute(self, context: Any) -> set[str]:
+        values = {p.name: getattr(self, p.name) for p in prop_specs()}
+        try:
+            with tempfile.TemporaryDirectory(prefix="gamemesh-") as tmp:
+                glb = Path(tmp) / "export.glb"
+                bpy.ops.export_scene.gltf(
+                    filepath=str(glb), export_format="GLB", export_extras=True,
+                    use_selection=self.use_selection, export_apply=self.apply_modifiers,
+                    export_animations=True, export_skins=True, export_morph=True)
+                spec, notes, scene = export_glb(glb, self.filepath, self.format.lower(),
+                                                values, _material_maps())
+        except _USER_ERRORS as e:
+            return _fail(self, e)
+        _report_notes(self, notes)
+        s = scene.summary()
+        self.report({"INFO"}, f"gamemesh: wrote {Path(self.filepath).name} ({spec.name}): "
+                    f"{s['meshes']} meshes, {s['bones']} bones, "
+                    f"{len(s['animations'])} animations")
+        return {"FINISHED"}
+
+
+def _material_maps() -> dict[str, dict[str, GlbImage]]:
+    """The extra maps import attached (unconnected Image Texture nodes labelled as a
+    ``<label>_image`` property of their material), by material name and role."""
+    out: dict[str, dict[str, GlbImage]] = {}
+    for mat in bpy.data.materials:
+        if not mat.use_nodes or not mat.users:
+            continue
+        for node in mat.node_tree.nodes:
+            if (node.type != "TEX_IMAGE" or node.image is None or not node.label
+                    or f"{node.label}_image" not in mat
+                    or any(o.is_linked for o in node.outputs)):
+                continue
+            image = _image_map(node.image)
+            if image is not None:
+                out.setdefault(mat.name, {})[node.label] = image
+    return out
+
+
+def _image_map(im: Any) -> GlbImage | None:
+    if im.packed_file is not None:
+        data = bytes(im.packed_file.data)
+    elif im.filepath and Path(bpy.path.abspath(im.filepath)).is_file():
+        data = Path(bpy.path.abspath(im.filepath)).read_bytes()
+    else:
+        return None
+    extras = {k: _plain(im[k]) for k in im.keys()}  # noqa: SIM118 (ID properties)
+    suffix = ".jpg" if data[:2] == b"\xff\xd8" else ".png"
+    return GlbImage(-1, im.name, suffix, data, extras)
+
+
+def _plain(value: Any) -> Any:
+    """An ID property value as plain Python data."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    return value
+
+
+def _annotate() -> None:
+    """The operators' properties: fixed ones, then one per registry option (so a new format
+    option appears in the dialogs with no change here)."""
+    options = {p.name: _bpy_prop(p) for p in prop_specs()}
+    imp = IMPORT_SCENE_OT_gamemesh.__annotations__
+    imp.clear()
+    imp.update({
+        "filter_glob": StringProperty(default=_glob(importable()), options={"HIDDEN"}),
+        "format": EnumProperty(name="Format", items=_format_items(
+            importable(), "from the file's content, then its extension"), default="AUTO"),
+        "bone_heuristic": EnumProperty(name="Bone Dir", items=(
+            ("BLENDER", "Blender", "bone tips on their local +Y (best for export round trips)"),
+            ("TEMPERANCE", "Temperance", "tip on the local axis closest to the child"),
+            ("FORTUNE", "Fortune", "tip at the child's root")), default="BLENDER",
+            description="how Blender's glTF importer places bone tails"),
+        **options})
+    exp = EXPORT_SCENE_OT_gamemesh.__annotations__
+    exp.clear()
+    exp.update({
+        "filepath": StringProperty(subtype="FILE_PATH", options={"SKIP_SAVE"}),
+        "filter_glob": StringProperty(default=_glob(exportable()), options={"HIDDEN"}),
+        "format": EnumProperty(name="Format", items=_format_items(
+            exportable(), "from the file name's extension"), default="AUTO"),
+        "use_selection": BoolProperty(name="Selected Only", default=False,
+                                      description="export only the selected objects"),
+        "apply_modifiers": BoolProperty(name="Apply Modifiers", default=False,
+                                        description="export meshes with modifiers applied"),
+        **options})
+
+
+def _menu(kind: str, specs: Callable[[], list[FormatSpec]]) -> type:
+    op_id = f"{kind}_scene.gamemesh"
+
+    def draw(self: Any, context: Any) -> None:
+        layout = self.layout
+        layout.operator(op_id, text="Any gamemesh format").format = "AUTO"
+        for spec in specs():
+            op = layout.operator(op_id, text=f"{spec.title} ({' '.join(spec.extensions)})")
+            op.format = spec.name.upper()
+            op.filter_glob = _glob([spec])
+
+    name = f"TOPBAR_MT_file_{kind}_gamemesh"
+    return type(name, (bpy.types.Menu,), {"bl_idname": name, "bl_label": "gamemesh",
+                                          "draw": draw})
+
+
+_MENUS = [_menu("import", importable), _menu("export", exportable)]
+
+
+def _menu_import(self: Any, context: Any) -> None:
+    self.layout.menu(_MENUS[0].bl_idname)  # type: ignore[attr-defined]
+
+
+def _menu_export(self: Any, context: Any) -> None:
+    self.layout.menu(_MENUS[1].bl_idname)  # type: ignore[attr-defined]
+
+
+_CLASSES = (IMPORT_SCENE_OT_gamemesh, EXPORT_SCENE_OT_gamemesh, *_MENUS)
+
+
+def register() -> None:
+    _annotate()
+    for cls in _CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.TOPBAR_MT_file_import.append(_menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(_menu_export)
+
+
+def unregister() -> None:
+    bpy.types.TOPBAR_MT_file_export.remove(_menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)
+    for cls in reversed(_CLASSES):
+        bpy.utils.unregister_class(cls)
