@@ -4,11 +4,14 @@ figures."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from gamemesh import bench
 from gamemesh.registry import formats
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_bench_every_format(capsys: pytest.CaptureFixture[str]) -> None:
@@ -21,3 +24,54 @@ def test_bench_every_format(capsys: pytest.CaptureFixture[str]) -> None:
         assert r["bytes"] > 100_000, r["format"]
         assert r["read_MBps"] > 0 and r["to_glb_MBps"] > 0 and r["peak_MiB"] > 0
         assert r["glb_bytes"] > 0
+
+
+def test_bench_corpus_times_every_fixture(capsys: pytest.CaptureFixture[str]) -> None:
+    """--corpus on the checked-in fixtures: every format's files are found, grouped and timed,
+    none is refused, and the texture-only files are told apart from the models."""
+    fixtures = ROOT / "tests" / "fixtures"
+    assert bench.main(["--corpus", str(fixtures), "--repeat", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["failed"] == []
+    groups = {(g["format"], g["kind"]): g for g in out["groups"]}
+    for fmt in ("papa", "pba", "pet", "pmf", "ptx"):
+        assert any(f == fmt for f, _ in groups), fmt
+    for g in out["groups"]:
+        assert g["files"] > 0 and g["bytes"] > 0
+        assert g["load_total_s"] > 0 and g["load_median_ms"] > 0
+        assert g["glb_total_s"] > 0 and g["read_total_s"] > 0
+    assert ("papa", "texture") in groups and ("papa", "model") in groups
+    assert "cores" in out["machine"]
+
+
+def test_bench_corpus_peer_ratio(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--peer reads per-file times (oracle_papa.py's JSON lines) and compares the same files;
+    files the peer failed on and its summary line are left out."""
+    papa = ROOT / "tests" / "fixtures" / "papa"
+    files = sorted(papa.glob("*.papa"))
+    lines = [json.dumps({"file": str(f), "parse_s": 0.5, "ok": True}) for f in files]
+    lines.append(json.dumps({"file": str(files[0]), "parse_s": 9.0, "ok": False}))
+    lines.append(json.dumps({"summary": {"files": len(files)}}))
+    peer = tmp_path / "peer.jsonl"
+    peer.write_text("\n".join(lines), encoding="utf-8")
+    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--peer", str(peer),
+                       "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "| files | peer parse total / median |" in text
+    assert "(read_native)" in text and "(load)" in text
+    assert "load average" in text
+
+
+def test_bench_markdown_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--size", "0.2", "--repeat", "1", "--format", "papa",
+                       "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "| papa | 0.2 MB |" in text and "**to-GLB**" in text and "cores" in text
+
+
+def test_bench_cpu_clock(capsys: pytest.CaptureFixture[str]) -> None:
+    """--clock cpu times the same work on this process's CPU time and says so."""
+    assert bench.main(["--size", "0.2", "--repeat", "1", "--format", "pmf", "--clock", "cpu",
+                       "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "cpu time" in text and "| pmf |" in text

@@ -108,7 +108,7 @@ def test_convert_report(sample_glb: Path, tmp_path: Path) -> None:
                  "--report", str(report)]) == 0
     data: dict[str, Any] = json.loads(report.read_text())
     assert data["source_format"] == "gltf" and data["target_format"] == "image"
-    assert [n["code"] for n in data["notes"]] == ["image.others_dropped"]
+    assert [n["code"] for n in data["notes"]] == ["image.others_dropped", "image.texture_only"]
     assert data["summary"]["vertices"] == 20
 
 

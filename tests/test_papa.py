@@ -326,3 +326,34 @@ def test_papa_glb_papa_keeps_world_geometry(path: Path, tmp_path: Path) -> None:
     a, b = bind_pose_world(first), bind_pose_world(again)
     assert a.shape == b.shape
     np.testing.assert_allclose(b, a, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("size", [(4, 4), (16, 8), (13, 6)])
+def test_bcn_decodes_into_its_buffer_as_pillow_does(n: int, size: tuple[int, int]) -> None:
+    """DXT1/3/5 decoded straight into the numpy buffer equal Pillow's own decode, cropped."""
+    from PIL import Image as PILImage
+
+    from gamemesh.textures import bcn_size, decode_bcn
+
+    w, h = size
+    data = np.random.default_rng(n).integers(0, 256, bcn_size(w, h, n), np.uint8).tobytes()
+    pw, ph = (w + 3) // 4 * 4, (h + 3) // 4 * 4
+    ref = np.asarray(PILImage.frombytes("RGBA", (pw, ph), data, "bcn", n))[:h, :w]
+    got = decode_bcn(data, w, h, n)
+    assert got.shape == (h, w, 4) and got.flags.writeable
+    assert np.array_equal(got, ref)
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (3, 9, 2), (4, 4, 3), (6, 2, 4)])
+def test_png_round_trips_through_pillow(shape: tuple[int, ...]) -> None:
+    import io
+
+    from PIL import Image as PILImage
+
+    from gamemesh.textures import encode_png
+
+    px = np.random.default_rng(len(shape)).integers(0, 256, shape, np.uint8)
+    with PILImage.open(io.BytesIO(encode_png(px))) as im:
+        back = np.asarray(im)
+    assert np.array_equal(back.reshape(px.shape), px)

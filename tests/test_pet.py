@@ -384,8 +384,8 @@ def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
     assert bones is not None
     assert [b.decode() for b in bones.names][:3] == ["bone0", "bone1", "bone2"]
     if kind in ("pet", "mpet"):
-        assert (tmp_path / "checker.png").is_file()
-        assert doc.textures[0].name == "checker.png"
+        assert (tmp_path / "sample_checker.png").is_file()
+        assert doc.textures[0].name == "sample_checker.png"
         mesh = doc.mesh
         assert mesh is not None
         assert np.all(mesh.inf_weight.astype(int).sum(axis=1) == 255)
@@ -404,13 +404,13 @@ def test_sample_scene_to_every_kind(tmp_path: Path, kind: str) -> None:
 
 
 def test_version_option_and_limits(tmp_path: Path) -> None:
-    gamemesh.save(sample_scene(), tmp_path / "old.pet", version="1.0")
+    gamemesh.save(sample_scene(), tmp_path / "old.pet", pet_version="1.0")
     doc = read((tmp_path / "old.pet").read_bytes(), ctx("old.pet"))
     assert doc.version == (1, 0)
     with pytest.raises(ValueError, match="version"):  # the registry checks the choices
-        gamemesh.save(sample_scene(), tmp_path / "bad.pet", version="2.0")
+        gamemesh.save(sample_scene(), tmp_path / "bad.pet", pet_version="2.0")
     with pytest.raises(LimitError):
-        SPEC.from_scene(sample_scene(), ctx("bad.pet", version="2.0"))
+        SPEC.from_scene(sample_scene(), ctx("bad.pet", pet_version="2.0"))
     scene = sample_scene()
     prim = scene.meshes[0].primitives[0]
     tris = prim.triangles()
@@ -438,14 +438,14 @@ def test_track_and_frame_script_limits() -> None:
                                                     np.zeros((2, 3), np.float32))
                                             for i in range(130)]))
     with pytest.raises(LimitError, match="tracks"):
-        SPEC.from_scene(scene, ctx("x.apet", version="1.0"))
-    doc = SPEC.from_scene(scene, ctx("x.apet", version="1.1"))
+        SPEC.from_scene(scene, ctx("x.apet", pet_version="1.0"))
+    doc = SPEC.from_scene(scene, ctx("x.apet", pet_version="1.1"))
     assert doc.anim is not None and len(doc.anim.tracks) == 130
     scene.extras["pet"] = {"x.apet": {"fram": [{"index": i, "chunks": ["*a()", "", ""],
                                                 "check": 0} for i in range(600)]}}
     with pytest.raises(LimitError, match="FRAM"):
-        SPEC.from_scene(scene, ctx("x.apet", version="1.1"))
-    doc = SPEC.from_scene(scene, ctx("x.apet", version="1.2"))
+        SPEC.from_scene(scene, ctx("x.apet", pet_version="1.1"))
+    doc = SPEC.from_scene(scene, ctx("x.apet", pet_version="1.2"))
     fram = doc.get(b"FRAM")
     assert fram is not None and len(fram.frames) == 600  # type: ignore[union-attr]
 
@@ -678,3 +678,28 @@ def test_make_sample_is_readable_and_sized() -> None:
     doc = read(data, ctx("s.pet"))
     assert write(doc) == data
     assert doc.mesh is not None and doc.mesh.vertex_count > 1000
+
+
+def test_unique_rows_matches_np_unique_and_survives_collisions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corner dedup finds exactly np.unique's distinct rows (-0.0 equal to 0.0), in
+    first-occurrence order; when every hash collides it still never merges different rows."""
+    import importlib
+
+    ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+    rng = np.random.default_rng(7)
+    n = 5000
+    cv = rng.integers(0, 800, n)
+    nrm = rng.integers(-1, 2, (n, 3)).astype(np.float32)
+    nrm[::7] *= -0.0
+    uv = rng.integers(0, 2, (n, 4)).astype(np.float32)
+    rec = np.concatenate([cv[:, None], nrm, uv], axis=1).astype(np.float64)
+    expect = len(np.unique(rec, axis=0))
+    for prime in (ts._FNV_PRIME, np.uint64(0)):  # 0: every row hashes the same
+        monkeypatch.setattr(ts, "_FNV_PRIME", prime)
+        first, inverse = ts.unique_rows(cv, nrm, uv)
+        assert len(first) == expect
+        assert np.array_equal(rec[first][inverse], rec)
+        assert np.all(np.diff(first) > 0) and first[0] == 0
+    empty = ts.unique_rows(np.zeros(0, np.int64), np.zeros((0, 3), np.float32))
+    assert len(empty[0]) == len(empty[1]) == 0

@@ -177,7 +177,7 @@ def test_splashpack_to_glb_and_back_keeps_content(commit: str, tmp_path: Path) -
     glb = tmp_path / "scene.glb"
     gamemesh.convert(src, glb)
     back_path = tmp_path / "back.splashpack"
-    gamemesh.convert(glb, back_path)
+    gamemesh.convert(glb, back_path, splash_version=1)  # the v1 writer under test
     back = read(back_path)
     assert runtime_problems(back) == []
     assert back.layout == ("H" if doc.layout == "H" else "G")
@@ -297,7 +297,7 @@ def test_multi_node_gltf_to_splashpack_meets_the_runtime_rules(tmp_path: Path,
     gamemesh.save(scene, glb)
     loaded = gamemesh.load(glb)
     out = tmp_path / "built.splashpack"
-    notes = gamemesh.save(loaded, out)
+    notes = gamemesh.save(loaded, out, splash_version=1)
     doc = read(out)
     assert runtime_problems(doc) == []
     codes = {n.code for n in notes}
@@ -337,7 +337,7 @@ def _close_sets(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
 
 
 def test_sample_scene_becomes_a_valid_file_with_notes() -> None:
-    ctx = Context(None, {})
+    ctx = Context(None, {"splash_version": 1})
     doc = SPEC.from_scene(sample_scene(), ctx)
     data = SPEC.write(doc, ctx)
     back = SPEC.read(data, CTX)
@@ -387,7 +387,7 @@ def test_objects_over_65535_triangles_are_split() -> None:
     pos = rng.uniform(-1, 1, size=(n * 3, 3)).astype(np.float32)
     scene = Scene()
     scene.add_node(Node(mesh=scene.add_mesh(Mesh(primitives=[Primitive(positions=pos)]))))
-    ctx = Context()
+    ctx = Context(None, {"splash_version": 1})
     doc = SPEC.from_scene(scene, ctx)
     assert [len(m) for m in doc.meshes] == [65535, n - 65535]
     assert "splashpack.object_split" in {x.code for x in ctx.notes}
@@ -409,7 +409,7 @@ def test_tiny_scene_with_a_nan_fits_without_clamping() -> None:
     pos[3] = np.nan
     scene = Scene()
     scene.add_node(Node(mesh=scene.add_mesh(Mesh(primitives=[Primitive(positions=pos)]))))
-    ctx = Context()
+    ctx = Context(None, {"splash_version": 1})
     doc = SPEC.read(SPEC.write(SPEC.from_scene(scene, ctx), ctx), CTX)
     codes = {n.code for n in ctx.notes}
     assert "splashpack.clamped" not in codes and "splashpack.gte_scaling_chosen" in codes

@@ -131,7 +131,11 @@ def test_every_format_package_has_one_shape() -> None:
     """The module shape of docs/adding-a-format.md: the same role has the same name."""
     required = {"__init__", "layout", "document", "read", "write", "to_scene", "from_scene",
                 "sample", "info"}
-    allowed = required | {"files", "textures", "conventions", "extras", "vram"}
+    allowed = required | {"files", "textures", "conventions", "extras", "vram", "skeleton",
+                          "texture_files",
+                          # SPLASHPACK's second generation (versions 20..24) beside the v1 roles
+                          "modern_layout", "modern_document", "modern_read", "modern_write",
+                          "modern_to_scene", "modern_from_scene"}
     for name in ("papa", "pba", "ptx", "pet", "pmf", "splashpack"):
         folder = ROOT / "src" / "gamemesh" / "formats" / name
         have = {p.stem for p in folder.glob("*.py")}

@@ -326,7 +326,9 @@ def test_page_shows_native_images_and_navmeshes(browser_results: dict[str, Any],
                for i in flagged if scene.nodes[i].mesh is not None)
     assert res["counts"]["navmeshes"] == want
     if fmt == "splashpack":
-        assert res["exports_shown"] == 1 and want >= 1
+        # The sample is written as version 23, whose nav regions gamemesh does not build from
+        # a scene (docs/splashpack.md): the VRAM sheet is shown, no navmesh overlay.
+        assert res["exports_shown"] == 1 and want == 0
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

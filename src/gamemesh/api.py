@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from . import registry
 from .errors import FormatError, Note
-from .fileio import write_files
+from .fileio import safe_name, write_files
 from .registry import Context, FormatSpec, guarded
 from .safeio import MAX_INPUT_BYTES, read_prefix, read_regular
 from .scene import Scene
+from .scene.loss import compare
 from .textures import image_pixel_limit
 
-Source = str | os.PathLike[str] | bytes | bytearray | memoryview
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
+"""A path, the file's bytes, or a binary file object open for reading (``sys.stdin.buffer``,
+``io.BytesIO``). Bytes and streams have no name: give ``format=`` unless the content says."""
+Destination = str | os.PathLike[str] | IO[bytes]
+"""A path, or a binary file object open for writing (then the format must be given)."""
+
+# Formats that hold the whole scene model (glTF is its own format): reading every GLB back would
+# cost twice its write time in batch conversions and find nothing the glTF tests do not cover.
+_HUB_FORMATS = frozenset({"gltf"})
+
+# Leading characters some formats put before a texture's name as flags (Pangya's "]" blend, "["
+# mask): the name after them is the one that carries the output's stem.
+_FLAGS = "[+}^]!{~@"
 
 __all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
@@ -45,6 +59,23 @@ def formats() -> list[FormatSpec]:
     return registry.formats()
 
 
+def _is_stream(obj: object) -> bool:
+    return not isinstance(obj, str | os.PathLike | bytes | bytearray | memoryview)
+
+
+def _read_stream(stream: IO[bytes], limit: int = MAX_INPUT_BYTES) -> bytes:
+    """A file object read whole, refusing more than ``limit`` bytes without holding them."""
+    data = stream.read(limit + 1)
+    if not isinstance(data, bytes | bytearray):
+        msg = f"the input stream must be binary (open it with 'rb'), got {type(data).__name__}"
+        raise TypeError(msg)
+    if len(data) > limit:
+        raise FormatError(format="gamemesh", message="input too large",
+                          expected=f"<= {limit} bytes", actual="more",
+                          path="<stream>")
+    return bytes(data)
+
+
 def _read_source(src: Source, max_size: int | None = None) -> tuple[bytes, Path | None]:
     """The input's bytes: only a regular file (a device, FIFO or socket is refused, never read)
     and at most ``max_size`` bytes (``max_input_size``, default 4 GiB), whatever stat says."""
@@ -55,6 +86,8 @@ def _read_source(src: Source, max_size: int | None = None) -> tuple[bytes, Path 
             raise FormatError(format="gamemesh", message=msg, expected=f"<= {limit} bytes",
                               actual=f"{len(src)} bytes", path="<bytes>")
         return bytes(src), None
+    if not isinstance(src, str | os.PathLike):
+        return _read_stream(src, limit), None
     path = Path(src)
     return read_regular(path, limit), path
 
@@ -73,6 +106,9 @@ def sniff(src: Source) -> str | None:
     """The format's name from the content, then the extension; None when nothing matches."""
     if isinstance(src, bytes | bytearray | memoryview):
         prefix, path = bytes(src[: registry.SNIFF_BYTES]), None
+    elif not isinstance(src, str | os.PathLike):
+        msg = "sniff needs a path or bytes (a stream would be consumed): read it first"
+        raise TypeError(msg)
     else:
         path = Path(src)
         prefix = read_prefix(path, registry.SNIFF_BYTES)
@@ -95,7 +131,10 @@ def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
         msg = f"{spec.name} cannot be written"
         raise FormatError(spec.name, msg)
     dst = Path(dst)
-    write_files(dst.parent, {dst.name: spec.write(doc, Context(dst, options))})
+    ctx = Context(dst, options)
+    files = spec.write_files(doc, ctx) if spec.write_files is not None else \
+        {dst.name: spec.write(doc, ctx)}
+    write_files(dst.parent, files)
 
 
 def load(src: Source, format: str | None = None, **options: Any) -> Scene:
@@ -112,7 +151,8 @@ def info(src: Source, format: str | None = None, **options: Any) -> dict[str, An
     spec = _spec_for(data, path, format)
     spec.check_options(options)
     out: dict[str, Any] = {"file": str(src) if path is not None else "<bytes>",
-                           "format": spec.name, "size": len(data)}
+                           "format": spec.name, "size": len(data),
+                           "siblings": _siblings(spec, path, options)}
     doc, parsed = None, Context(path, options)
     if spec.read is not None and spec.info is not None:
         with image_pixel_limit(options.get("max_image_pixels")):
@@ -123,6 +163,16 @@ def info(src: Source, format: str | None = None, **options: Any) -> dict[str, An
         out.update(scene.summary())
         out["notes"] = [n.to_dict() for n in scene.notes]
     return out
+
+
+def _siblings(spec: FormatSpec, path: Path | None, options: dict[str, Any]) -> list[str]:
+    """The other files a load of ``path`` reads with it (a unit's textures, a character's
+    parts); none when the options turn sibling loading off."""
+    if path is None or spec.siblings is None:
+        return []
+    if options.get("no_siblings") or options.get("no_parts"):
+        return []
+    return [str(p) for p in spec.siblings(path)]
 
 
 def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, Any],
@@ -145,48 +195,137 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
     return scene
 
 
-def save(scene: Scene, dst: str | os.PathLike[str], format: str | None = None,
-         **options: Any) -> list[Note]:
+def save(scene: Scene, dst: Destination, format: str | None = None, *,
+         check_loss: bool = True, **options: Any) -> list[Note]:
     """Write a scene in the format of ``format`` or of the destination's extension; returns the
-    notes on what the target format could not hold."""
-    return _save(scene, Path(dst), format, options)[1]
+    notes on what the target format could not hold. ``dst`` may be a binary file object (then
+    ``format`` is required, and the format must write a single file: GLB, not .gltf).
+    ``check_loss`` reads the written files back and warns about every property they lost that
+    no writer note names (see :func:`gamemesh.scene.loss.compare`); turn it off only to time
+    the writer alone."""
+    return _save(scene, dst, format, options, check_loss)[1]
 
 
-def _save(scene: Scene, dst: Path, format: str | None,
-          options: dict[str, Any]) -> tuple[list[str], list[Note]]:
-    spec = registry.by_name(format) if format else registry.by_extension(dst)
-    if spec is None:
-        msg = f"cannot tell the output format from {dst.name!r}; give one with --to"
+def _target_spec(dst: Destination, format: str | None) -> FormatSpec:
+    if format:
+        return registry.by_name(format)
+    if _is_stream(dst):
+        msg = "writing to a file object needs the format (format= / --to)"
         raise ValueError(msg)
+    spec = registry.by_extension(Path(dst))  # type: ignore[arg-type]
+    if spec is None:
+        msg = f"cannot tell the output format from {Path(dst).name!r}; give one with --to"  # type: ignore[arg-type]
+        raise ValueError(msg)
+    return spec
+
+
+def _stream_name(spec: FormatSpec) -> Path:
+    # glTF to a stream is GLB: a .gltf is several files.
+    ext = ".glb" if spec.name == "gltf" else spec.extensions[0]
+    return Path(f"stream{ext}")
+
+
+def _write_stream(stream: IO[bytes], files: dict[str, bytes]) -> list[str]:
+    if len(files) != 1:
+        names = ", ".join(files)
+        msg = (f"this output is {len(files)} files ({names}); a stream holds one: write to a "
+               "file name, or turn the extra files off (papa: --no-textures --no-animations)")
+        raise ValueError(msg)
+    stream.write(next(iter(files.values())))
+    stream.flush()
+    return ["-"]
+
+
+def _save(scene: Scene, dst: Destination, format: str | None, options: dict[str, Any],
+          check_loss: bool = True) -> tuple[list[str], list[Note]]:
+    spec = _target_spec(dst, format)
     spec.check_options(options)
     # A scene breaking the model's invariants is a converter bug: name it before any writer
     # turns it into a file real tools choke on.
     scene.validate()
-    ctx = Context(dst, options)
+    if _is_stream(dst):
+        ctx = Context(_stream_name(spec), options)
+        files = spec.save_scene(scene, ctx)
+        if check_loss:
+            ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
+        return _write_stream(dst, files), ctx.notes  # type: ignore[arg-type]
+    path = Path(dst)  # type: ignore[arg-type]
+    ctx = Context(path, options)
     files = spec.save_scene(scene, ctx)
-    written = write_files(dst.parent, files)
+    _refuse_foreign(spec.name, path, files)
+    if check_loss:
+        ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
+    written = write_files(path.parent, files)
     return written, ctx.notes
 
 
-def convert(src: Source, dst: str | os.PathLike[str], *, from_format: str | None = None,
-            to_format: str | None = None, **options: Any) -> Report:
+def _refuse_foreign(fmt: str, dst: Path, files: dict[str, bytes]) -> None:
+    """A file written beside the destination (a texture, an animation) never replaces a file
+    this conversion did not make. Such files are named ``<stem>_...`` after the destination, so
+    an existing one of that name is an earlier output of the same conversion and goes as the
+    destination itself does; any other existing file is refused by name (unless it already
+    holds exactly these bytes), before anything is written."""
+    stem = dst.stem.lower() + "_"
+    for name in list(files)[1:]:
+        target = dst.parent / safe_name(name)
+        if not target.exists() or target.name.lower().lstrip(_FLAGS).startswith(stem):
+            continue
+        if target.is_file() and target.stat().st_size == len(files[name]) and (
+                target.read_bytes() == files[name]):
+            continue
+        msg = (f"{target.name} already exists beside {dst.name} and this conversion did not "
+               "write it; nothing was written (choose another output folder or name)")
+        raise FormatError(fmt, msg, path=str(target))
+
+
+def _lost(scene: Scene, spec: FormatSpec, files: dict[str, bytes], notes: list[Note]
+          ) -> list[Note]:
+    """Warnings for what the written files do not give back and no note already names. The
+    files are read back from a private folder, so siblings (textures, animations) resolve and
+    nothing else beside the destination is picked up."""
+    if not files or not spec.can_import or spec.name in _HUB_FORMATS:
+        return []
+    with tempfile.TemporaryDirectory(prefix="gamemesh-check-") as tmp:
+        write_files(Path(tmp), files)
+        main = Path(tmp) / next(iter(files))
+        try:
+            back = spec.load_scene(main.read_bytes(), Context(main, {}))
+        except FormatError as e:
+            msg = f"the written file does not read back ({e}); nothing could be checked"
+            return [Note(f"{spec.name}.lost.unreadable", msg)]
+    covered = {p for n in notes for p in n.covers}
+    return [Note(f"{spec.name}.lost.{loss.prop}", loss.message + " not written", "warning",
+                 (loss.prop,))
+            for loss in compare(scene, back) if loss.prop not in covered]
+
+
+def convert(src: Source, dst: Destination, *, from_format: str | None = None,
+            to_format: str | None = None, check_loss: bool = True, **options: Any) -> Report:
     """load + save, with every note collected in the report. A destination the source format
-    exports straight from its native document (a VRAM sheet as PNG) skips the scene."""
-    dst = Path(dst)
-    if not isinstance(src, bytes | bytearray | memoryview) and _same_file(Path(src), dst):
-        msg = f"the destination {dst} is the input itself; choose another name"
-        raise ValueError(msg)
+    exports straight from its native document (a VRAM sheet as PNG) skips the scene. ``src``
+    may be bytes or a binary file object, ``dst`` a binary file object (then ``to_format`` is
+    required)."""
+    if _is_stream(dst):
+        if not to_format:
+            msg = "writing to a file object needs the format (to_format= / --to)"
+            raise ValueError(msg)
+    else:
+        dst = Path(dst)  # type: ignore[arg-type]
+        if isinstance(src, str | os.PathLike) and _same_file(Path(src), dst):
+            msg = f"the destination {dst} is the input itself; choose another name"
+            raise ValueError(msg)
     # Read once: the export check and the load share the bytes.
     data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, from_format)
-    exported = _try_export(data, path, spec, dst, to_format, options)
-    if exported is not None:
-        return exported
+    if isinstance(dst, Path):
+        exported = _try_export(data, path, spec, dst, to_format, options)
+        if exported is not None:
+            return exported
     scene = _load(data, path, spec, options)
-    written, notes = _save(scene, dst, to_format, options)
-    target = to_format or (registry.by_extension(dst) or registry.by_name("gltf")).name
-    return Report(source=str(src) if not isinstance(src, bytes | bytearray | memoryview)
-                  else "<bytes>", destination=str(dst),
+    written, notes = _save(scene, dst, to_format, options, check_loss)
+    target = _target_spec(dst, to_format).name
+    return Report(source=str(path) if path is not None else "<bytes>",
+                  destination=str(dst) if isinstance(dst, Path) else "-",
                   source_format=str(scene.extras.get("source_format", "")),
                   target_format=target, outputs=written, notes=[*scene.notes, *notes],
                   summary=scene.summary())

@@ -94,9 +94,18 @@ class Note:
     code: str
     message: str
     level: Literal["info", "warning"] = "warning"
+    # The scene properties this note already names as lost or changed ("colors", "skins",
+    # "clips"...; see gamemesh.scene.loss.PROPERTIES), so the save path's loss check does not
+    # warn about them a second time. Left out of to_dict when empty: the JSON stays as it was.
+    covers: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = asdict(self)
+        if self.covers:
+            out["covers"] = list(self.covers)
+        else:
+            del out["covers"]
+        return out
 
     def __str__(self) -> str:
         return f"{self.level}: {self.code}: {self.message}"

@@ -49,8 +49,11 @@ class Context:
         v = self.options.get(name)
         return default if v is None else v
 
-    def note(self, code: str, message: str, level: Literal["info", "warning"] = "warning") -> None:
-        self.notes.append(Note(code, message, level))
+    def note(self, code: str, message: str, level: Literal["info", "warning"] = "warning",
+             covers: tuple[str, ...] = ()) -> None:
+        """Record a note; ``covers`` names the scene properties it reports as lost (see
+        :data:`gamemesh.scene.loss.PROPERTIES`)."""
+        self.notes.append(Note(code, message, level, covers))
 
     @property
     def name(self) -> str:
@@ -89,11 +92,14 @@ class FormatSpec:
     # Optional overrides: whole-file-set loading (siblings) and multi-file saving.
     load: Callable[[bytes, Context], Scene] | None = None
     save: Callable[[Scene, Context], Files] | None = None
+    # A native document that is several files (SPLASHPACK v20+ with its .vram sidecar):
+    # ``write_native`` writes them all (the first is the main file).
+    write_files: Callable[[Any, Context], Files] | None = None
     info: Callable[[Any], dict[str, Any]] | None = None
     # The other files a load of this path reads (a Papa unit's textures and animations, a
     # Pangya character's parts); batch converts such a group once, as a whole.
     siblings: Callable[[Path], list[Path]] | None = None
-    document_type: type | None = None
+    document_type: type | tuple[type, ...] | None = None
     # For the benchmark and the demo: a native file of about ``size`` bytes.
     make_sample: Callable[[int], bytes] | None = None
     options: tuple[Option, ...] = ()

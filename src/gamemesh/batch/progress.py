@@ -79,17 +79,25 @@ class Progress:
         fps = self.done / elapsed
         mbs = self.bytes / elapsed / 1e6
         left = self.total - self.done
-        if self.bytes and self.total_bytes:
-            eta: float | None = (self.total_bytes - self.bytes) / (self.bytes / elapsed)
+        eta: float | None = None
+        if self.total_bytes:
+            # Bytes, never files: a folder of many small files then one big one would make a
+            # files-based estimate jump; time tracks bytes read far better.
+            if self.bytes:
+                eta = max(0, self.total_bytes - self.bytes) / (self.bytes / elapsed)
         elif fps > 0:
             eta = left / fps
-        else:
-            eta = None
         return fps, mbs, (eta if left > 0 else 0.0)
+
+    def fraction(self) -> float:
+        """How much is done, by bytes when the inputs have any (as the ETA)."""
+        if self.total_bytes:
+            return min(1.0, self.bytes / self.total_bytes)
+        return self.done / self.total if self.total else 1.0
 
     def _status(self, now: float) -> str:
         fps, mbs, eta = self.rates(now)
-        pct = 100.0 * self.done / self.total if self.total else 100.0
+        pct = 100.0 * self.fraction()
         eta_s = format_duration(eta) if eta is not None else "?"
         extra = f", {self.errors} errors" if self.errors else ""
         extra += f", {self.skipped} unchanged" if self.skipped else ""
@@ -100,7 +108,7 @@ class Progress:
         status = self._status(now)
         cols = shutil.get_terminal_size((100, 20)).columns
         width = max(10, min(40, cols - len(status) - 4))
-        filled = int(width * self.done / self.total) if self.total else width
+        filled = int(width * self.fraction())
         bar = "#" * filled + "-" * (width - filled)
         line = f"[{bar}] {status}"[: cols - 1]
         self.stream.write("\r\x1b[2K" + line)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import threading
 import time
@@ -270,15 +271,27 @@ def _dst_lock(dst: Path) -> Iterator[None]:
     except ImportError:  # Windows: no advisory locks here; document instead of failing
         yield
         return
-    with (dst / _LOCK_NAME).open("a") as f:
+    lock = dst / _LOCK_NAME
+    with lock.open("a") as f:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # The holder before us may have removed the file between our open and our lock:
+            # a lock on a removed file guards nothing, so that counts as busy too.
+            if os.fstat(f.fileno()).st_ino != lock.stat().st_ino:
+                raise OSError
         except OSError as e:
             msg = f"another gamemesh batch is writing to {dst}"
             raise ValueError(msg) from e
+        clean = False
         try:
             yield
+            clean = True
         finally:
+            if clean:
+                # A clean run leaves no lock file behind (removed while still held, so no
+                # other batch can take it in between).
+                with contextlib.suppress(OSError):
+                    lock.unlink()
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 

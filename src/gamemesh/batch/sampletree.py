@@ -165,8 +165,10 @@ def _put_unit(tree: Tree, unit: _Unit, folder: str) -> None:
         if rel == primary:
             tree.expect[rel] = Expect(unit.format, "ok", kind="unit")
         elif (tree.root / rel).resolve() in claimed:
-            tree.expect[rel] = Expect(fmt.name if fmt else None, "grouped", primary,
-                                      kind="member")
+            # A sidecar no format reads on its own (a SPLASHPACK .vram) is no input of the
+            # batch: the scan never lists it, its model's load reads it.
+            tree.expect[rel] = Expect(fmt.name if fmt else None, "grouped" if fmt else None,
+                                      primary, kind="member")
         else:
             tree.expect[rel] = Expect(fmt.name if fmt else None, "ok" if fmt else None,
                                       kind="companion")
@@ -195,7 +197,7 @@ def _damaged(tree: Tree, samples: dict[str, bytes], units: list[_Unit], rng: ran
         # Whether a damaged model still names its parts is the format's call (names on disk:
         # yes; names inside the file: no), so its parts may be grouped or convert alone.
         for k, v in list(tree.expect.items()):
-            if k.startswith(folder + "/") and v.kind == "member":
+            if k.startswith(folder + "/") and v.kind == "member" and v.status is not None:
                 tree.expect[k] = Expect(v.format, "grouped", v.group_of, kind="broken-member")
 
 

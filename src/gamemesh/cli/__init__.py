@@ -1,7 +1,10 @@
 """The ``gamemesh`` command. Each verb is a module in this package with ``HELP``,
-``add_args(parser)`` and ``run(args) -> int``; verbs are discovered, so a new one is a new file.
+``add_args(parser)`` and ``run(args) -> int`` (and optionally ``EXAMPLES``, shown under its
+help, and ``FORMAT_OPTIONS = True`` when it takes the formats' options); verbs are discovered,
+so a new one is a new file.
 
-Exit codes: 0 success, 1 bad input (one line ``gamemesh: error: FILE: message``), 2 usage.
+Exit codes: 0 success, 1 bad input (one line ``gamemesh: error: FILE: message``; with
+``--json``, ``{"error": {...}}`` on stdout), 2 usage.
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
-from ..errors import FormatError
-from ..scene import InvalidSceneError
+from ._common import FORMAT_OPTIONS_LINE, Settings, add_format_options, emit_json, error_fields
 
 __all__ = ["main"]
 
@@ -40,20 +42,37 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _epilog(mod: ModuleType) -> str:
+    parts = []
+    examples = [e for e in getattr(mod, "EXAMPLES", ()) if e]
+    if examples:
+        parts.append("examples:\n" + "\n".join(f"  {e}" for e in examples))
+    if getattr(mod, "FORMAT_OPTIONS", False):
+        parts.append(FORMAT_OPTIONS_LINE)
+    return "\n\n".join(parts)
+
+
+def build_parser(all_options_shown: bool = False) -> argparse.ArgumentParser:
+    """The command's parser. ``all_options_shown`` puts the formats' options in each verb's
+    help (the completion scripts need them; the help people read lists them apart)."""
     from .. import __version__
 
     parser = _Parser(prog="gamemesh", description="Read, write and convert game 3D formats "
-                     "(Papa, PMF, SPLASHPACK, PBA/PTX, PET) to and from glTF 2.0.")
-    parser.add_argument("--version", action="version", version=f"gamemesh {__version__}")
+                     "(Papa, PMF, SPLASHPACK, PBA/PTX, PET) to and from glTF 2.0.",
+                     epilog="`gamemesh VERB --help` shows a verb's options and examples.")
+    parser.add_argument("--version", action="version", version=f"gamemesh {__version__}",
+                        help="print the program's version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for name, mod in _verbs().items():
         p = sub.add_parser(name, help=getattr(mod, "HELP", ""),
-                           description=getattr(mod, "HELP", ""))
+                           description=getattr(mod, "HELP", ""), epilog=_epilog(mod),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks")
         mod.add_args(p)
+        if getattr(mod, "FORMAT_OPTIONS", False):
+            add_format_options(p, all_options_shown)
         p.set_defaults(_run=mod.run)
     return parser
 
@@ -64,34 +83,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "verb", None):
         parser.print_help(sys.stderr)
         return 2
+    Settings.debug = bool(getattr(args, "debug", False))
     try:
         return int(args._run(args))
-    except FormatError as e:
-        return _fail(args, f"{e.path or getattr(args, 'src', '') or '-'}: {e}", 1)
-    except InvalidSceneError as e:
-        return _fail(args, f"{getattr(args, 'src', '-')}: {e}", 1)
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        return _fail(args, f"{e.filename}: {e.strerror}", 1)
     except BrokenPipeError:
-        return _quiet_broken_pipe()
-    except OSError as e:  # a full disk, an I/O error: the file it hit and why, in one line
-        return _fail(args, f"{e.filename or '-'}: {e.strerror or e}", 1)
-    except ValueError as e:  # unknown format names, unusable destinations: the call's words
-        return _fail(args, str(e), 2)
+        # The reader went away (`gamemesh info x | head`): stop quietly, as SIGPIPE would, and
+        # point stdout at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except (ValueError, OSError) as e:
+        fields = error_fields(e, str(getattr(args, "src", "") or "-"))
+        if fields is not None:
+            return _fail(args, fields, 1)
+        if isinstance(e, OSError):
+            raise
+        # Unknown format names, unusable destinations: the call's words.
+        return _fail(args, {"message": str(e), "type": "UsageError"}, 2)
     except KeyboardInterrupt:
         print("gamemesh: interrupted", file=sys.stderr)
         return 130
 
 
-def _quiet_broken_pipe() -> int:
-    # The reader went away (`gamemesh info x | head`): stop quietly, as SIGPIPE would, and
-    # point stdout at /dev/null so the interpreter's final flush does not raise again.
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 141
-
-
-def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+def _fail(args: argparse.Namespace, fields: dict[str, object], code: int) -> int:
     if getattr(args, "debug", False):
         traceback.print_exc()
-    print(f"gamemesh: error: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        # A script reading --json output gets the failure in the same shape, on stdout.
+        emit_json({"error": {**fields, "exit_status": code}})
+    where = f"{fields['file']}: " if "file" in fields else ""
+    print(f"gamemesh: error: {where}{fields['message']}", file=sys.stderr)
     return code

@@ -1,13 +1,23 @@
-"""Pieces shared by the verbs: format options as flags, and printing JSON or text."""
+"""Pieces shared by the verbs: format options as flags, several inputs and an output folder,
+one error shape for text and JSON, and printing JSON."""
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import sys
-from typing import Any
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO, Any
 
-from ..registry import Option, formats
+from ..errors import FormatError
+from ..registry import FormatSpec, Option, by_extension, by_name, formats
+from ..scene import InvalidSceneError
+
+FORMAT_OPTIONS_LINE = "format options: see `gamemesh formats NAME` (they parse here too)"
+STDIO = "-"
 
 # Limits on what an input may cost, for every verb that reads files (api options of the same
 # names): the defaults suit any real model, and a user with a larger one raises them.
@@ -30,41 +40,174 @@ def _size(text: str) -> int:
     return value
 
 
-def add_format_options(parser: argparse.ArgumentParser) -> None:
-    """Every format's options as flags, once each (several formats share ``--texture-dir``),
-    and the input limits."""
+class Settings:
+    """Process-wide switches of the command line (set once by ``main``)."""
+
+    debug = False
+
+
+class UsageError(ValueError):
+    """The call's words are wrong (exit 2), not the data."""
+
+
+def add_format_options(parser: argparse.ArgumentParser, shown: bool = False) -> None:
+    """Every format's options as flags, once each (several formats share ``--texture-dir``).
+    They parse on every verb that reads or writes models but stay out of its help (``shown``:
+    in it, for the completion scripts): ``gamemesh formats NAME`` lists a format's options.
+    The input limits are flags of every such verb, always in its help."""
     limits = parser.add_argument_group("input limits")
     for dest, flag, metavar, help_text in LIMITS:
         limits.add_argument(flag, dest=dest, type=_size, metavar=metavar, default=None,
                             help=help_text)
     seen: set[str] = set()
-    group = parser.add_argument_group("format options")
     for spec in formats():
         for opt in spec.options:
             if opt.name in seen:
                 continue
             seen.add(opt.name)
-            _add_option(group, opt, spec.name)
+            _add_option(parser, opt, f"[{spec.name}] {opt.help}" if shown else argparse.SUPPRESS)
 
 
-def _add_option(group: Any, opt: Option, fmt: str) -> None:
-    help_text = f"[{fmt}] {opt.help}"
+def option_kwargs(opt: Option, help_text: str) -> dict[str, Any]:
+    """argparse keywords of a format option (shared with ``gamemesh formats NAME``)."""
     if opt.type is bool:
-        group.add_argument(opt.flag, dest=opt.name, action="store_true", default=None,
-                           help=help_text)
-        return
+        return {"dest": opt.name, "action": "store_true", "default": None, "help": help_text}
     kwargs: dict[str, Any] = {"dest": opt.name, "type": opt.type, "default": None,
                               "help": help_text}
     if opt.choices:
         kwargs["choices"] = opt.choices
     if opt.multiple:
         kwargs["action"] = "append"
-    group.add_argument(opt.flag, **kwargs)
+    return kwargs
+
+
+def _add_option(group: Any, opt: Option, help_text: str) -> None:
+    group.add_argument(opt.flag, **option_kwargs(opt, help_text))
 
 
 def format_options(args: argparse.Namespace) -> dict[str, Any]:
     names = {o.name for s in formats() for o in s.options} | {d for d, *_ in LIMITS}
     return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+
+
+def check_involved(options: dict[str, Any], specs: Iterable[FormatSpec]) -> None:
+    """An option of a format the call does not touch is a mistake said out loud (``convert
+    a.glb b.glb --state BASE`` would otherwise do nothing, silently)."""
+    involved = list({s.name: s for s in specs}.values())
+    known = {o.name for s in involved for o in s.options} | {d for d, *_ in LIMITS}
+    for name in sorted(options):
+        if name in known:
+            continue
+        flag = "--" + name.replace("_", "-")
+        owners = [s.name for s in formats() if any(o.name == name for o in s.options)]
+        names = " and ".join(s.name for s in involved) or "no format"
+        msg = (f"{flag} is an option of {', '.join(owners)}; this call involves {names} "
+               "(see `gamemesh formats NAME`)")
+        raise UsageError(msg)
+
+
+def source_spec(src: str, from_format: str | None) -> FormatSpec:
+    """The format of an input as the API will see it (``--from``, else content, else name)."""
+    if from_format:
+        return by_name(from_format)
+    if src == STDIO:
+        msg = "reading stdin ('-') needs --from FORMAT"
+        raise UsageError(msg)
+    from ..api import sniff
+
+    name = sniff(src)
+    if name is None:
+        msg = "unknown file format (no format recognises its content or extension)"
+        raise FormatError(format="gamemesh", message=msg, path=src)
+    return by_name(name)
+
+
+def target_spec(dst: str, to_format: str | None) -> FormatSpec:
+    if to_format:
+        return by_name(to_format)
+    spec = by_extension(dst)
+    if spec is None:
+        msg = f"cannot tell the output format from {Path(dst).name!r}; give one with --to"
+        raise UsageError(msg)
+    return spec
+
+
+# -- several inputs ------------------------------------------------------------------------
+
+def expand_inputs(patterns: Iterable[str]) -> list[str]:
+    """Inputs as given, with glob patterns expanded (for shells that do not, and for quoted
+    patterns); a pattern matching nothing stays, to fail as a missing file."""
+    out: list[str] = []
+    for p in patterns:
+        if p == STDIO or Path(p).exists() or not glob.has_magic(p):
+            out.append(p)
+            continue
+        hits = sorted(glob.glob(p, recursive=True))
+        out.extend(hits or [p])
+    return out
+
+
+def output_paths(inputs: list[str], folder: str, ext: str) -> list[Path]:
+    """``OUT/<input stem><ext>`` for each input; two inputs landing on one name is a usage
+    error found before anything is written."""
+    if STDIO in inputs:
+        msg = "'-' (stdin) cannot be one of several inputs; give file names with -o"
+        raise UsageError(msg)
+    outs = [Path(folder) / (Path(i).stem + ext) for i in inputs]
+    seen: dict[Path, str] = {}
+    for src, out in zip(inputs, outs, strict=True):
+        if out in seen:
+            msg = f"{seen[out]} and {src} would both write {out}; convert them separately"
+            raise UsageError(msg)
+        seen[out] = src
+    return outs
+
+
+def error_fields(exc: BaseException, src: str) -> dict[str, Any] | None:
+    """The error of one input as data (the text line and the JSON object share it); None when
+    the exception is not an input's fault."""
+    if isinstance(exc, FormatError):
+        out: dict[str, Any] = {"file": exc.path or src, "message": str(exc),
+                               "format": exc.format, "type": type(exc).__name__}
+        for k in ("offset", "field", "expected", "actual"):
+            v = getattr(exc, k)
+            if v is not None:
+                out[k] = v
+        return out
+    if isinstance(exc, InvalidSceneError):
+        return {"file": src, "message": str(exc), "type": type(exc).__name__}
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        # Missing, unreadable, a full disk: the file it hit, and why.
+        return {"file": exc.filename or src, "message": exc.strerror or str(exc),
+                "type": type(exc).__name__}
+    return None
+
+
+def print_error(fields: dict[str, Any]) -> None:
+    print(f"gamemesh: error: {fields['file']}: {fields['message']}", file=sys.stderr)
+
+
+def each_input(inputs: list[str], work: Callable[[str], None],
+               on_error: Callable[[dict[str, Any]], None] = print_error) -> int:
+    """``work`` for every input; an input's own failure is reported and the rest still run.
+    Exit status 1 when any failed. Usage errors stop everything (they would fail them all)."""
+    failed = 0
+    for src in inputs:
+        try:
+            work(src)
+        except (FormatError, InvalidSceneError, OSError) as e:
+            fields = error_fields(e, src)
+            if fields is None:
+                raise
+            failed += 1
+            if Settings.debug:
+                traceback.print_exc()
+            on_error(fields)
+    return 1 if failed else 0
+
+
+def open_input(src: str) -> str | IO[bytes]:
+    return sys.stdin.buffer if src == STDIO else src
 
 
 def emit_json(data: Any) -> None:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from ..batch import BatchConfig, format_report, run_batch, summarize
 from ..batch.run import BatchResult
-from ._common import add_format_options, emit_json, format_options
+from ._common import emit_json, format_options
 
 HELP = "convert every model in a folder tree, in parallel and resumably (or --report DST)"
+FORMAT_OPTIONS = True
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -50,7 +51,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--post-step", action="append", default=[], metavar="MODULE:FUNC",
                    help="call FUNC(main_output, source) after each conversion; it returns the "
                    "extra files it wrote (thumbnails)")
-    add_format_options(p)
+
 
 
 THUMBNAIL_STEP = "gamemesh.viewer.thumbnail:batch_thumbnail"

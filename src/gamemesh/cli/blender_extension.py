@@ -6,18 +6,24 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..blender.extension import PLATFORMS, BuildError, build_extension, host_platform
+from ..blender.extension import PLATFORMS, BuildError, build_extension
 
 NAME = "blender-extension"
 HELP = ("build the Blender (4.2+) extension zip: File > Import/Export > gamemesh, with the "
         "gamemesh and Pillow wheels bundled")
+EXAMPLES = (
+    "gamemesh blender-extension gamemesh-blender.zip",
+    "gamemesh blender-extension all.zip --platform linux-x64 --platform windows-x64",
+)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dst", metavar="OUT.zip", help="the extension zip to write")
     p.add_argument("--platform", action="append", choices=tuple(PLATFORMS),
-                   help=f"a Blender platform to bundle Pillow for (repeatable; default: this "
-                        f"machine's, {host_platform()})")
+                   # No host value in the help: docs/cli.md is generated from it and must
+                   # read the same on every machine.
+                   help="a Blender platform to bundle Pillow for (repeatable; default: this "
+                        "machine's)")
     p.add_argument("--wheels", metavar="DIR", help="take the Pillow wheels from this folder "
                    "instead of downloading them from the package index (offline builds)")
 

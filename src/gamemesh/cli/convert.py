@@ -1,4 +1,5 @@
-"""``gamemesh convert SRC DST``: any supported format to any other, through the scene."""
+"""``gamemesh convert SRC DST`` (or ``SRC... -o OUT/``): any supported format to any other,
+through the scene. ``-`` is stdin or stdout (with ``--from`` / ``--to``)."""
 
 from __future__ import annotations
 
@@ -6,29 +7,103 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import IO
 
-from ..api import convert
+from ..api import Report, convert
 from ..fileio import write_files
-from ._common import add_format_options, format_options
+from ._common import (
+    STDIO,
+    UsageError,
+    check_involved,
+    each_input,
+    expand_inputs,
+    format_options,
+    open_input,
+    output_paths,
+    source_spec,
+    target_spec,
+)
 
-HELP = "convert a file (glTF, Papa, PMF, SPLASHPACK, PBA/PTX, PET) to another format"
+HELP = "convert files (glTF, Papa, PMF, SPLASHPACK, PBA/PTX, PET) to another format"
+FORMAT_OPTIONS = True
+EXAMPLES = (
+    "gamemesh convert unit.papa unit.glb",
+    "gamemesh convert maps/*.pba -o out/ --to glb",
+    "gamemesh convert unit.papa - --to glb | gltf-transform inspect /dev/stdin",
+)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("src", help="input file")
-    p.add_argument("dst", help="output file (.glb, .gltf, or a native extension)")
-    p.add_argument("--from", dest="from_format", help="input format (default: from content)")
-    p.add_argument("--to", dest="to_format", help="output format (default: from DST's extension)")
-    p.add_argument("--report", metavar="R.json", help="write what was lost or approximated as JSON")
-    add_format_options(p)
+    p.usage = ("%(prog)s SRC DST [options]\n"
+               "       %(prog)s SRC... -o OUT/ [--to FORMAT] [options]")
+    p.add_argument("paths", nargs="+", metavar="FILE",
+                   help="SRC and DST; or several SRC with -o. '-' is stdin / stdout")
+    p.add_argument("-o", "--out-dir", metavar="OUT/",
+                   help="write each input to OUT/<name>.<ext of --to> (default --to glb)")
+    p.add_argument("--from", dest="from_format", metavar="FORMAT",
+                   help="input format (default: from content; needed for '-')")
+    p.add_argument("--to", dest="to_format", metavar="FORMAT",
+                   help="output format (default: from DST's extension; needed for '-')")
+    p.add_argument("--report", metavar="R.json",
+                   help="write what was lost or approximated as JSON (one input)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print nothing but errors (not the files written, not the warnings)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print the notes at info level")
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    paths = list(args.paths)
+    if args.out_dir is not None:
+        inputs = expand_inputs(paths)
+        to = args.to_format = args.to_format or "glb"
+        # glTF has two extensions; the name given picks one (.gltf writes .bin and images too).
+        ext = f".{to}" if to in ("glb", "gltf") else target_spec("x", to).extensions[0]
+        return [(i, str(o)) for i, o in zip(inputs, output_paths(inputs, args.out_dir, ext),
+                                            strict=True)]
+    if len(paths) != 2:
+        msg = ("convert needs SRC and DST, or several SRC and -o OUT/ "
+               f"(got {len(paths)} path{'s' if len(paths) != 1 else ''})")
+        raise UsageError(msg)
+    return [(paths[0], paths[1])]
 
 
 def run(args: argparse.Namespace) -> int:
-    report = convert(args.src, args.dst, from_format=args.from_format,
-                     to_format=args.to_format, **format_options(args))
-    if args.report:
-        out = Path(args.report)
-        write_files(out.parent, {out.name: json.dumps(report.to_dict(), indent=2).encode()})
+    pairs = _pairs(args)
+    if args.report and len(pairs) != 1:
+        msg = "--report takes one input (use `gamemesh batch` for a folder's report)"
+        raise UsageError(msg)
+    options = format_options(args)
+    if pairs[0][1] == STDIO and not args.to_format:
+        msg = "writing stdout ('-') needs --to FORMAT"
+        raise UsageError(msg)
+    target = {dst: target_spec(dst, args.to_format) for _, dst in pairs}
+
+    def one(src: str) -> None:
+        dst = dict(pairs)[src]
+        check_involved(options, [source_spec(src, args.from_format), target[dst]])
+        report = convert(open_input(src), _destination(dst), from_format=args.from_format,
+                         to_format=args.to_format, **options)
+        _say(report, args)
+        if args.report:
+            out = Path(args.report)
+            write_files(out.parent, {out.name: json.dumps(report.to_dict(), indent=2).encode()})
+
+    return each_input([s for s, _ in pairs], one)
+
+
+def _destination(dst: str) -> str | IO[bytes]:
+    return sys.stdout.buffer if dst == STDIO else dst
+
+
+def _say(report: Report, args: argparse.Namespace) -> None:
+    """One line per file written (stdout, unless stdout carries the data), then the notes on
+    stderr: warnings always, info with -v; -q silences both."""
+    if args.quiet:
+        return
+    if report.destination != STDIO:
+        for path in report.outputs:
+            print(path, flush=True)
     for n in report.notes:
-        print(f"gamemesh: {n}", file=sys.stderr)
-    return 0
+        if n.level != "info" or args.verbose:
+            print(f"gamemesh: {report.source}: {n}", file=sys.stderr)

@@ -7,9 +7,10 @@ import argparse
 from pathlib import Path
 
 from ..batch import ScanConfig, format_scan, scan_tree
-from ._common import add_format_options, emit_json, format_options
+from ._common import emit_json, format_options
 
 HELP = "report what a folder holds: formats, versions, variants, unreadable files (no output)"
+FORMAT_OPTIONS = True
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -22,7 +23,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=int, metavar="N",
                    help="worker processes (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress")
-    add_format_options(p)
+
 
 
 def run(args: argparse.Namespace) -> int:

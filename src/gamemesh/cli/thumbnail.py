@@ -1,4 +1,5 @@
-"""``gamemesh thumbnail FILE OUT.png``: a lit, textured picture without a browser or a GPU."""
+"""``gamemesh thumbnail FILE OUT.png`` (or ``FILE... -o OUT/``): a lit, textured picture
+without a browser or a GPU."""
 
 from __future__ import annotations
 
@@ -10,33 +11,67 @@ from ..api import load
 from ..fileio import write_files
 from ..textures import encode_png
 from ..viewer.thumbnail import render_thumbnail
-from ._common import add_format_options, format_options
+from ._common import (
+    UsageError,
+    check_involved,
+    each_input,
+    expand_inputs,
+    format_options,
+    output_paths,
+    source_spec,
+)
 
-HELP = "render a thumbnail PNG of a file (software rendering, no browser needed)"
+HELP = "render thumbnail PNGs of files (software rendering, no browser needed)"
+FORMAT_OPTIONS = True
+EXAMPLES = (
+    "gamemesh thumbnail unit.papa unit.png --size 256",
+    "gamemesh thumbnail models/*.pmf -o thumbs/",
+    "gamemesh thumbnail hero.pet hero.png --clip walk --time 0.5 --shading flat",
+)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("src", help="the file to draw (its sibling files are loaded too)")
-    p.add_argument("dst", metavar="OUT.png", help="the PNG to write")
+    p.usage = ("%(prog)s FILE OUT.png [options]\n"
+               "       %(prog)s FILE... -o OUT/ [options]")
+    p.add_argument("paths", nargs="+", metavar="FILE",
+                   help="FILE and OUT.png; or several FILE with -o (sibling files are loaded)")
+    p.add_argument("-o", "--out-dir", metavar="OUT/", help="write OUT/<name>.png for each FILE")
     p.add_argument("--size", type=int, default=512, help="width and height in pixels (512)")
     p.add_argument("--clip", help="pose the model in this animation clip (name or index)")
     p.add_argument("--time", type=float, help="seconds into the clip (default: its start; "
                    "without --clip, the first clip)")
     p.add_argument("--shading", choices=("smooth", "flat", "unlit"), default="smooth",
                    help="smooth (stored normals), flat (normals from the winding) or unlit")
-    p.add_argument("--from", dest="from_format", help="the format, when sniffing is not enough")
-    add_format_options(p)
+    p.add_argument("--from", dest="from_format", metavar="FORMAT",
+                   help="the format, when sniffing is not enough")
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    if args.out_dir is not None:
+        inputs = expand_inputs(args.paths)
+        return list(zip(inputs, output_paths(inputs, args.out_dir, ".png"), strict=True))
+    if len(args.paths) != 2:
+        msg = f"thumbnail needs FILE and OUT.png, or several FILE and -o OUT/ (got " \
+              f"{len(args.paths)} paths)"
+        raise UsageError(msg)
+    return [(args.paths[0], Path(args.paths[1]))]
 
 
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.size <= 4096:
         msg = f"--size must be 1..4096, got {args.size}"
-        raise ValueError(msg)
+        raise UsageError(msg)
     if args.time is not None and not math.isfinite(args.time):
         msg = f"--time must be a finite number of seconds, got {args.time}"
-        raise ValueError(msg)
-    scene = load(args.src, args.from_format, **format_options(args))
-    img = render_thumbnail(scene, args.size, args.clip, args.time, shading=args.shading)
-    out = Path(args.dst)
-    write_files(out.parent, {out.name: encode_png(img)})
-    return 0
+        raise UsageError(msg)
+    pairs = dict(_pairs(args))
+    options = format_options(args)
+
+    def one(src: str) -> None:
+        check_involved(options, [source_spec(src, args.from_format)])
+        scene = load(src, args.from_format, **options)
+        img = render_thumbnail(scene, args.size, args.clip, args.time, shading=args.shading)
+        out = pairs[src]
+        write_files(out.parent, {out.name: encode_png(img)})
+
+    return each_input(list(pairs), one)

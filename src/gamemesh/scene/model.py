@@ -171,6 +171,7 @@ class Node:
     skin: int | None = None
     children: list[int] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    light: int | None = None  # index into Scene.lights (KHR_lights_punctual)
 
 
 @dataclass
@@ -218,6 +219,19 @@ class Animation:
 
 
 @dataclass
+class Light:
+    """A KHR_lights_punctual light, placed by the nodes that name it (at their origin, shining
+    down their -Z for spot and directional lights)."""
+
+    type: Literal["point", "spot", "directional"] = "point"
+    name: str = ""
+    color: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    intensity: float = 1.0
+    range: float | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Scene:
     name: str = ""
     nodes: list[Node] = field(default_factory=list)
@@ -229,6 +243,7 @@ class Scene:
     animations: list[Animation] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
+    lights: list[Light] = field(default_factory=list)
 
     # -- building helpers (return the new object's index) ------------------------------------
     def add_node(self, node: Node, parent: int | None = None) -> int:
@@ -251,6 +266,10 @@ class Scene:
     def add_image(self, image: Image) -> int:
         self.images.append(image)
         return len(self.images) - 1
+
+    def add_light(self, light: Light) -> int:
+        self.lights.append(light)
+        return len(self.lights) - 1
 
     def add_skin(self, skin: Skin) -> int:
         self.skins.append(skin)

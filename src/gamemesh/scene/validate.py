@@ -72,6 +72,8 @@ def _graph_problems(scene: Scene) -> list[str]:
             out.append(f"nodes[{i}] ({node.name!r}): mesh {node.mesh} out of range")
         if node.skin is not None and not 0 <= node.skin < len(scene.skins):
             out.append(f"nodes[{i}] ({node.name!r}): skin {node.skin} out of range")
+        if node.light is not None and not 0 <= node.light < len(scene.lights):
+            out.append(f"nodes[{i}] ({node.name!r}): light {node.light} out of range")
         q = np.asarray(node.rotation, dtype=np.float64)
         if node.matrix is None and abs(float(np.linalg.norm(q)) - 1.0) > 1e-3:
             out.append(f"nodes[{i}] ({node.name!r}): rotation is not a unit quaternion")

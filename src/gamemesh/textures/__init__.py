@@ -9,6 +9,7 @@ import io
 import re
 import struct
 import warnings
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -73,13 +74,54 @@ def check_pixels(width: int, height: int, fmt: str, field: str = "size",
 _BLOCK_BYTES = {1: 8, 2: 16, 3: 16}
 
 
+_PNG_COLOR = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type (grey, grey+alpha, RGB, RGBA)
+
+
 def encode_png(pixels: npt.ArrayLike) -> bytes:
-    arr = np.ascontiguousarray(np.asarray(pixels, dtype=np.uint8))
-    mode = {1: "L", 3: "RGB", 4: "RGBA"}[arr.shape[2] if arr.ndim == 3 else 1]
-    buf = io.BytesIO()
-    # compress_level 6: a good size at a fraction of level 9's time on big atlases.
-    PILImage.fromarray(arr, mode).save(buf, "PNG", compress_level=6)
-    return buf.getvalue()
+    """8-bit PNG of (H, W) or (H, W, C) pixels, zlib level 1, every row with one filter: "up"
+    or "none", whichever packs a sample stripe of the image smaller. Written here rather than
+    by Pillow, whose adaptive filters at level 6 took several times as long (GLB writing of
+    textured files was mostly PNG encoding): smooth images pack well with "up", palette art
+    (PSX pages) with "none"."""
+    arr = np.asarray(pixels, dtype=np.uint8)
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    h, w, c = arr.shape
+    rows = np.ascontiguousarray(arr).reshape(h, w * c)
+    mid = h // 2
+    sample = (max(0, mid - 16), min(h, mid + 16))
+    filt = min((0, 2), key=lambda f: len(zlib.compress(_png_rows(rows, *sample, f).data, 1)))
+    # Rows are framed and compressed ~1 MB at a time, so no second copy of the whole image
+    # exists: peak memory stays near pixels + PNG.
+    z = zlib.compressobj(1)
+    step = max(1, (1 << 20) // (w * c + 1))
+    parts = [z.compress(_png_rows(rows, y, min(h, y + step), filt).data)
+             for y in range(0, h, step)]
+    parts.append(z.flush())
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, _PNG_COLOR[c], 0, 0, 0)
+    return b"".join([b"\x89PNG\r\n\x1a\n", *_png_chunk(b"IHDR", ihdr),
+                     *_png_chunk(b"IDAT", b"".join(parts)), *_png_chunk(b"IEND", b"")])
+
+
+def _png_rows(rows: RGBA, y0: int, y1: int, filt: int) -> RGBA:
+    """Rows y0..y1 framed for the IDAT stream: a filter byte, then the filtered bytes (filter
+    2, "up": each byte minus the one above it, mod 256; the row above the image is zeros)."""
+    out = np.empty((y1 - y0, rows.shape[1] + 1), dtype=np.uint8)
+    out[:, 0] = filt
+    if filt == 0 or y1 == y0:
+        out[:, 1:] = rows[y0:y1]
+        return out
+    if y0 == 0:
+        out[0, 1:] = rows[0]
+    else:
+        np.subtract(rows[y0], rows[y0 - 1], out=out[0, 1:])
+    np.subtract(rows[y0 + 1:y1], rows[y0:y1 - 1], out=out[1:, 1:])
+    return out
+
+
+def _png_chunk(tag: bytes, body: bytes) -> tuple[bytes, bytes, bytes, bytes]:
+    return (struct.pack(">I", len(body)), tag, body,
+            struct.pack(">I", zlib.crc32(body, zlib.crc32(tag))))
 
 
 def decode_image(data: bytes, fmt: str = "image") -> RGBA:
@@ -119,12 +161,29 @@ def decode_bcn(data: bytes, width: int, height: int, n: int) -> RGBA:
     if len(data) < need:
         raise CorruptDataError(format="bcn", message="texture data too short",
                                expected=f"{need} bytes", actual=len(data))
-    im = PILImage.frombytes("RGBA", (pw, ph), bytes(data[:need]), "bcn", n)
-    # tobytes + frombuffer is several times faster than np.asarray(im) on Pillow 13.
-    px = np.frombuffer(bytearray(im.tobytes()), dtype=np.uint8).reshape(ph, pw, 4)
+    px = np.empty((ph, pw, 4), dtype=np.uint8)
+    _bcn_into(px, data[:need], n)
     if (pw, ph) == (width, height):
         return px
     return px[:height, :width].copy()
+
+
+def _bcn_into(px: RGBA, data: bytes | memoryview, n: int) -> None:
+    """Decode BCn blocks straight into ``px`` (C-contiguous (H, W, 4) uint8): Pillow's C decoder
+    writes into an image that shares ``px``'s memory, so the pixels are never copied (going
+    through ``frombytes`` + ``tobytes`` + a numpy buffer made three copies, and most of the time
+    went to page faults on them)."""
+    ph, pw = px.shape[:2]
+    target = PILImage.frombuffer("RGBA", (pw, ph), px, "raw", "RGBA", 0, 1)
+    decoder = PILImage._getdecoder("RGBA", "bcn", (n,))
+    try:
+        decoder.setimage(target.im, (0, 0, pw, ph))
+        _, err = decoder.decode(bytes(data))
+    finally:
+        decoder.cleanup()
+    if err < 0:
+        msg = f"DXT blocks could not be decoded (Pillow error {err})"
+        raise CorruptDataError(format="bcn", message=msg)
 
 
 def encode_bcn(pixels: npt.ArrayLike, n: int) -> bytes:

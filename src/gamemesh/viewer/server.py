@@ -184,9 +184,12 @@ class _Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
         return host in ("127.0.0.1", "localhost")
 
+    def _lookup(self, path: str) -> Resource | None:
+        return self.table.get(path)
+
     def _respond(self, send_body: bool) -> None:
         path = unquote(urlsplit(self.path).path)
-        res = self.table.get(path) if self._host_ok() else None
+        res = self._lookup(path) if self._host_ok() else None
         if res is None:
             body = b"not found\n"
             self.send_response(HTTPStatus.NOT_FOUND)
@@ -223,8 +226,10 @@ class ViewerServer:
     :meth:`serve_forever` from the CLI, which returns on Ctrl-C.
     """
 
-    def __init__(self, model: ViewModel, port: int = 0, quiet: bool = True) -> None:
-        handler = type("Handler", (_Handler,), {"table": routes(model), "quiet": quiet})
+    def __init__(self, model: ViewModel, port: int = 0, quiet: bool = True,
+                 handler: type[BaseHTTPRequestHandler] | None = None) -> None:
+        if handler is None:
+            handler = type("Handler", (_Handler,), {"table": routes(model), "quiet": quiet})
         self.httpd = _Server((HOST, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None

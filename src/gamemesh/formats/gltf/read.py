@@ -35,6 +35,7 @@ from ...scene import (
     Animation,
     Channel,
     Image,
+    Light,
     Material,
     Mesh,
     MorphTarget,
@@ -436,10 +437,40 @@ def _asset_extras(js: dict[str, Any], scene: Scene) -> None:
         if js.get(key):
             scene.extras[key] = js[key]
     root_ext = dict(js.get("extensions") or {})
+    _lights(root_ext.pop("KHR_lights_punctual", None), scene)
     for name in PROMOTED_EXTENSIONS & set(root_ext):
         scene.extras[name] = root_ext.pop(name)
     if root_ext:
         scene.extras["gltf_extensions"] = root_ext
+
+
+def _lights(block: Any, scene: Scene) -> None:
+    """KHR_lights_punctual: the root's lights and the nodes that place them."""
+    lights = block.get("lights") if isinstance(block, dict) else None
+    if not isinstance(lights, list):
+        return
+    for i, lt in enumerate(lights):
+        if not isinstance(lt, dict):
+            raise _err(what="light", field=f"extensions.KHR_lights_punctual.lights[{i}]",
+                       expected="an object", actual=type(lt).__name__)
+        kind = lt.get("type", "point")
+        rng = lt.get("range")
+        scene.lights.append(Light(
+            type=kind if kind in ("point", "spot", "directional") else "point",
+            name=str(lt.get("name", "")),
+            color=_vec(lt.get("color"), 3, (1.0, 1.0, 1.0), f"lights[{i}]"),  # type: ignore[arg-type]
+            intensity=float(lt.get("intensity", 1.0)),
+            range=float(rng) if isinstance(rng, int | float) else None,
+            extras=dict(lt["extras"]) if isinstance(lt.get("extras"), dict) else {}))
+    for node in scene.nodes:
+        ext = node.extras.get("gltf_extensions")
+        got = ext.get("KHR_lights_punctual") if isinstance(ext, dict) else None
+        idx = got.get("light") if isinstance(got, dict) else None
+        if isinstance(idx, int) and 0 <= idx < len(scene.lights):
+            node.light = idx
+            ext.pop("KHR_lights_punctual")  # type: ignore[union-attr]
+            if not ext:
+                node.extras.pop("gltf_extensions")
 
 
 def _check_graph(scene: Scene) -> None:

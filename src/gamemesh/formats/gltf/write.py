@@ -70,7 +70,8 @@ class _Builder:
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
         fp = (mv.nbytes, _fingerprint(mv), target, layout)
         for index, seen in self._by_print.get(fp, []):
-            if seen == mv:
+            # numpy compares with memcmp; memoryview == walks the bytes one by one.
+            if np.array_equal(np.frombuffer(seen, np.uint8), np.frombuffer(mv, np.uint8)):
                 return index
         pad = (-self.size) % 4
         if pad:
@@ -429,10 +430,33 @@ def _nodes(out: _Out) -> list[dict[str, Any]]:
                 d["skin"] = n.skin
         if n.children:
             d["children"] = list(n.children)
+        if n.light is not None and 0 <= n.light < len(out.scene.lights):
+            d["extensions"] = {"KHR_lights_punctual": {"light": n.light}}
         if n.extras:
             d["extras"] = _clean_extras(n.extras)
         nodes.append(d)
     return nodes
+
+
+def _lights(out: _Out) -> dict[str, Any] | None:
+    """The root KHR_lights_punctual block, or None when the scene has no lights."""
+    if not out.scene.lights:
+        return None
+    lights = []
+    for lt in out.scene.lights:
+        d: dict[str, Any] = {"type": lt.type, "color": [float(c) for c in lt.color],
+                             "intensity": float(lt.intensity)}
+        if lt.name:
+            d["name"] = lt.name
+        if lt.range is not None and lt.type != "directional" and lt.range > 0:
+            d["range"] = float(lt.range)
+        if lt.type == "spot":
+            d["spot"] = {}
+        if lt.extras:
+            d["extras"] = _clean_extras(lt.extras)
+        lights.append(d)
+    out.extensions.add("KHR_lights_punctual")
+    return {"lights": lights}
 
 
 def _skins(out: _Out) -> list[dict[str, Any]]:
@@ -490,6 +514,9 @@ def build_document(scene: Scene, *, external: bool, stem: str, notes: list[Note]
     out = _Out(scene, external, stem, notes)
     doc: dict[str, Any] = {"asset": {"version": "2.0", "generator": f"gamemesh {_version()}"}}
     extras, root_ext = _promote(out, scene.extras)
+    lights = _lights(out)
+    if lights is not None:
+        root_ext["KHR_lights_punctual"] = lights
     if root_ext:
         doc["extensions"] = root_ext
     if scene.notes:

@@ -83,12 +83,20 @@ def first_image(scene: Scene, fmt: str) -> tuple[int, np.ndarray]:
     raise LimitError(fmt, msg, field="images", expected=">= 1 image", actual=len(scene.images))
 
 
+# Everything a scene has besides its pictures (scene.loss.PROPERTIES minus "textures").
+_MODEL = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords", "normals",
+          "tangents", "materials", "skins", "joints", "clips", "channels", "targets", "names")
+
+
 def _save(scene: Scene, ctx: Context) -> dict[str, bytes]:
     name = ctx.path.name if ctx.path else "image.png"
     i, px = first_image(scene, "image")
     if len(scene.images) > 1:
         ctx.note("image.others_dropped", f"the scene has {len(scene.images)} images; only "
-                 f"{scene.images[i].name or i!r} is written")
+                 f"{scene.images[i].name or i!r} is written", covers=("textures",))
+    if scene.meshes or scene.animations:
+        ctx.note("image.texture_only", "an image holds one picture and no model: the scene's "
+                 "nodes, meshes, materials, skins and clips are not written", covers=_MODEL)
     suffix = Path(name).suffix.lower()
     if suffix == ".png":
         return {name: encode_png(px)}

@@ -1,8 +1,9 @@
 """Planetary Annihilation "Papa" (.papa) models, textures and animations.
 
-Game: Planetary Annihilation / PA: TITANS (Uber Entertainment, 2014-). Version: 3.0, the only
-one shipped (u16 minor 0, u16 major 3 after the magic bytes "apaP"). Spec:
-``shared/specs/papa.md`` (it corrects the archived PA-wiki page in ``shared/specs/seeds``).
+Game: Planetary Annihilation / PA: TITANS (Uber Entertainment, 2014-). Version: 3.0 (u16
+minor 0, u16 major 3 after the magic bytes "apaP"); 2.0, in 2014 mod files, has the same
+layout. Spec: ``shared/specs/papa.md`` (it corrects the archived PA-wiki page in
+``shared/specs/seeds``).
 Public sources of the facts: Luther-1/Blender-PAPA-IO (MIT), ematarkus/PTexEdit,
 Crauzer/PlanetaryAnnihilationToolkit, DeathByDenim/papatextureeditor and a scan of 2,092 real
 files; no code was taken from them.
@@ -20,7 +21,7 @@ from .from_scene import from_scene, save
 from .info import info
 from .read import read, sniff
 from .sample import make_sample
-from .to_scene import export_png, load, to_scene
+from .to_scene import export_dds, export_png, load, to_scene
 from .write import write
 
 __all__ = ["SPEC", "PapaDocument", "info", "read", "write"]
@@ -53,7 +54,16 @@ SPEC = FormatSpec(
                "texture files", bool, False),
         Option("no_animations", "papa: when writing, do not write _anim_<clip> files", bool,
                False),
+        Option("diffuse", "papa: when writing, the unit's diffuse texture (an image file or a "
+               "papa texture file); replaces the scene's base colour image", str),
+        Option("mask", "papa: when writing, the unit's team-colour mask texture (R primary, "
+               "G secondary, B glow; an image or papa texture file)", str),
+        Option("material", "papa: when writing, the unit's material texture (R specular, "
+               "G gloss, B emissive; an image or papa texture file)", str),
+        Option("texture_format", "papa: when writing, the format of every texture file "
+               "(default DXT5 for the diffuse, DXT1 for mask and material)", str,
+               choices=("DXT1", "DXT5", "RGBA8")),
     ),
-    exports={".png": export_png},
+    exports={".png": export_png, ".dds": export_dds},
     notes="A unit is several files: converting the model finds its textures and animations.",
 )

@@ -1,4 +1,5 @@
-"""Record tables of the Papa format (version 3.0) as little-endian numpy dtypes and structs.
+"""Record tables of the Papa format (versions 3.0 and 2.0 share them) as little-endian numpy
+dtypes and structs.
 
 Names follow ``shared/specs/papa.md`` ("Byte-level specification"); every record size below is
 asserted against the spec's table so a typo here fails at import, not in a file.
@@ -13,7 +14,10 @@ import numpy as np
 
 FMT = "papa"
 MAGIC = b"apaP"  # the u32 0x50617061 ("Papa") as it sits on disk
-VERSION = (0, 3)  # (minor, major)
+VERSION = (0, 3)  # (minor, major): what new files get
+# Versions read: 3.0, and 2.0 from 2014 mod files, whose layout is the same (Blender-PAPA-IO
+# reads them). A native rewrite keeps the version it read.
+VERSIONS = ((0, 3), (0, 2))
 HEADER_SIZE = 104
 ABSENT = -1
 ALIGN = 8

@@ -71,9 +71,9 @@ def _header(r: Reader) -> tuple[Any, ...]:
     r.magic(lay.MAGIC, "header.magic")
     r.seek(0)
     header = r.unpack(lay.HEADER, "header")
-    if (header[1], header[2]) != lay.VERSION:
-        raise r.error(UnsupportedVersionError, "only Papa version 3.0 is read (2013 alpha files "
-                      "had another layout)", expected="minor 0, major 3",
+    if (header[1], header[2]) not in lay.VERSIONS:
+        raise r.error(UnsupportedVersionError, "only Papa versions 3.0 and 2.0 are read (2013 "
+                      "alpha files had another layout)", expected="minor 0, major 3 or 2",
                       actual=f"minor {header[1]}, major {header[2]}", field="header.version",
                       offset=4)
     return header
@@ -297,7 +297,8 @@ def _materials(data: bytes, table: Any, blocks: Layout, size: int) -> list[Mater
         for key, n, arr in ((("vec", i), nv, vec), (("texp", i), nt, tex), (("mat", i), nm, mat)):
             if not len(arr):
                 _declare(blocks, key, n)
-        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM), tex, mat.astype(lay.MATRIX_PARAM),
+        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM, copy=False),
+                            tex, mat.astype(lay.MATRIX_PARAM, copy=False),
                             vdt.itemsize, mdt.itemsize))
     return out
 

@@ -14,7 +14,9 @@ import numpy.typing as npt
 from PIL import Image as PILImage
 
 from ...errors import CorruptDataError, UnsupportedVersionError
+from ...registry import Context
 from ...textures import decode_bcn, encode_bcn
+from ...textures.dds import encode_dds_bcn, encode_dds_rgba
 from . import layout as lay
 from .document import Texture
 
@@ -90,20 +92,154 @@ def mip_count(width: int, height: int) -> int:
 
 
 def encode(pixels: npt.ArrayLike, code: int, mips: int | None = None) -> tuple[bytes, int]:
-    """RGBA pixels to a papa texture payload (all levels) and the level count."""
+    """RGBA pixels to a papa texture payload (all levels) and the level count.
+
+    DXT levels go through :func:`encode_settled`, and the smaller levels are made from the top
+    level as it decodes, so encoding the decoded top level again gives the same bytes: papa
+    -> glTF -> papa settles after one trip (only the top level travels in glTF)."""
     arr = np.ascontiguousarray(np.asarray(pixels, dtype=np.uint8))
     h, w = arr.shape[:2]
     n = mip_count(w, h) if mips is None else mips
-    levels: list[bytes] = []
+    levels: list[bytes] = [_encode_level(arr, code)]
+    if code in _BCN:
+        arr = decode_bcn(levels[0], w, h, _BCN[code])
     img = PILImage.fromarray(arr, "RGBA")
-    for i in range(n):
+    for i in range(1, n):
         lw, lh = max(w >> i, 1), max(h >> i, 1)
-        level = arr if i == 0 else np.asarray(img.resize((lw, lh), PILImage.Resampling.BOX))
-        levels.append(_encode_level(level, code))
+        levels.append(_encode_level(np.asarray(img.resize((lw, lh), PILImage.Resampling.BOX)),
+                                    code))
     return b"".join(levels), n
 
 
+def encode_settled(px: RGBA, code: int) -> bytes:
+    """DXT1/DXT5 blocks that decode and re-encode to themselves.
+
+    Pillow's encoder is not stable: encoding its own output again moves blocks (a DXT5 alpha
+    drifts for about ten rounds). So a block whose pixels some block with end points among its
+    own colours decodes to exactly is written as that block, in one canonical form; the others
+    are Pillow's, re-encoded until they stop moving (at most 16 rounds, only the moving blocks,
+    packed into a small image), then put in canonical form where they allow it."""
+    n = _BCN[code]
+    size = 8 if code == lay.TEX_DXT1 else 16
+    blocks = _blocks(px)
+    cand, ok = _canonical_blocks(blocks, code)
+    if ok.all():
+        return bytes(cand.tobytes())
+    rest = np.flatnonzero(~ok)
+    out = cand.copy()
+    enc = _encode_blocks(blocks[rest], n, size)
+    moving = np.ones(len(rest), dtype=bool)
+    for _ in range(16):
+        idx = np.flatnonzero(moving)
+        again = _encode_blocks(_decode_blocks(enc[idx], n), n, size)
+        changed = np.any(again != enc[idx], axis=1)
+        if not changed.any():
+            break
+        enc[idx[changed]] = again[changed]
+        moving[idx[~changed]] = False
+    cand2, ok2 = _canonical_blocks(_decode_blocks(enc, n), code)
+    out[rest] = np.where(ok2[:, None], cand2, enc)
+    return bytes(out.tobytes())
+
+
+def _grid(blocks: npt.NDArray[Any]) -> RGBA:
+    """(B, 16, 4) block pixels as one image, blocks row-major (padded with block 0)."""
+    b = len(blocks)
+    cols = max(1, int(np.ceil(np.sqrt(b))))
+    rows = -(-b // cols)
+    full = np.concatenate([blocks, np.repeat(blocks[:1], rows * cols - b, axis=0)])
+    img = full.reshape(rows, cols, 4, 4, 4).transpose(0, 2, 1, 3, 4).reshape(rows * 4, cols * 4, 4)
+    return np.ascontiguousarray(img, dtype=np.uint8)
+
+
+def _encode_blocks(blocks: npt.NDArray[Any], n: int, size: int) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(encode_bcn(_grid(blocks), n), dtype=np.uint8).reshape(-1, size)[
+        :len(blocks)].copy()
+
+
+def _decode_blocks(data: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int32]:
+    b = len(data)
+    cols = max(1, int(np.ceil(np.sqrt(b))))
+    rows = -(-b // cols)
+    full = np.concatenate([data, np.repeat(data[:1], rows * cols - b, axis=0)])
+    px = decode_bcn(full.tobytes(), cols * 4, rows * 4, n)
+    return _blocks(px)[:b]
+
+
+def _blocks(px: RGBA) -> npt.NDArray[np.int32]:
+    """(blocks, 16, 4) pixels on the 4x4 grid (edges repeated, as the encoder pads)."""
+    h, w = px.shape[:2]
+    pw, ph = max(4, (w + 3) // 4 * 4), max(4, (h + 3) // 4 * 4)
+    a = np.pad(px, ((0, ph - h), (0, pw - w), (0, 0)), mode="edge") if (pw, ph) != (w, h) \
+        else px
+    b = a.reshape(ph // 4, 4, pw // 4, 4, 4).transpose(0, 2, 1, 3, 4).reshape(-1, 16, 4)
+    return b.astype(np.int32)
+
+
+def _pack_bits(idx: npt.NDArray[np.int64], bits: int) -> npt.NDArray[np.uint64]:
+    shifts = (np.arange(16, dtype=np.uint64) * np.uint64(bits))
+    return np.asarray((idx.astype(np.uint64) << shifts).sum(axis=1, dtype=np.uint64))
+
+
+def _colour_part(rgb: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[Any]]:
+    """BC1 colour blocks whose end points are the block's extreme colours (as RGB565)."""
+    lum = rgb @ np.array([2, 4, 1])
+    bi = np.arange(len(rgb))
+    hi, lo = rgb[bi, np.argmax(lum, axis=1)], rgb[bi, np.argmin(lum, axis=1)]
+    axis = hi - lo
+    proj = np.einsum("bpc,bc->bp", rgb, axis)
+    e0, e1 = rgb[bi, np.argmax(proj, axis=1)], rgb[bi, np.argmin(proj, axis=1)]
+    shift = np.array([3, 2, 3])
+    q0, q1 = e0 >> shift, e1 >> shift
+    c0 = (q0[:, 0] << 11) | (q0[:, 1] << 5) | q0[:, 2]
+    c1 = (q1[:, 0] << 11) | (q1[:, 1] << 5) | q1[:, 2]
+    swap = c0 < c1
+    c0, c1 = np.where(swap, c1, c0), np.where(swap, c0, c1)
+    e0, e1 = np.where(swap[:, None], e1, e0), np.where(swap[:, None], e0, e1)
+    # Where each pixel sits on the line e1 -> e0, in thirds: 3 is e0 (index 0), 0 is e1
+    # (index 1), 2 and 1 the interpolated colours (indices 2 and 3).
+    span = (e0 - e1).astype(np.float32)
+    length = np.maximum(np.einsum("bc,bc->b", span, span), 1.0)
+    t = np.einsum("bpc,bc->bp", (rgb - e1[:, None, :]).astype(np.float32), span) / length[:, None]
+    thirds = np.clip(np.rint(t * 3.0), 0, 3).astype(np.int64)
+    idx = np.where((c0 == c1)[:, None], 0, np.array([1, 3, 2, 0])[thirds])
+    out = np.zeros((len(rgb), 8), dtype=np.uint8)
+    out[:, 0:2] = np.stack([c0 & 0xFF, c0 >> 8], axis=1)
+    out[:, 2:4] = np.stack([c1 & 0xFF, c1 >> 8], axis=1)
+    out[:, 4:8] = _pack_bits(idx, 2).astype("<u4").view(np.uint8).reshape(-1, 4)
+    return out, c0
+
+
+def _alpha_part(alpha: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
+    """BC3 alpha blocks: end points the block's largest and smallest alpha, 8-value mode."""
+    a0, a1 = alpha.max(axis=1), alpha.min(axis=1)
+    # Sevenths from a1 (0, index 1) to a0 (7, index 0); 6..1 are indices 2..7.
+    t = (alpha - a1[:, None]).astype(np.float32) / np.maximum(a0 - a1, 1)[:, None]
+    sevenths = np.clip(np.rint(t * 7.0), 0, 7).astype(np.int64)
+    idx = np.where((a0 == a1)[:, None], 0, np.array([1, 7, 6, 5, 4, 3, 2, 0])[sevenths])
+    out = np.zeros((len(alpha), 8), dtype=np.uint8)
+    out[:, 0], out[:, 1] = a0, a1
+    out[:, 2:8] = _pack_bits(idx, 3).astype("<u8").view(np.uint8).reshape(-1, 8)[:, :6]
+    return out
+
+
+def _canonical_blocks(blocks: npt.NDArray[Any], code: int
+                      ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[Any]]:
+    """Canonical DXT1/DXT5 blocks for (B, 16, 4) block pixels, and which of them decode to
+    the pixels exactly (checked with the decoder itself, so no rounding rule is assumed)."""
+    colour, _c0 = _colour_part(blocks[..., :3])
+    if code == lay.TEX_DXT1:
+        cand = colour
+    else:
+        cand = np.concatenate([_alpha_part(blocks[..., 3]), colour], axis=1)
+    back = _decode_blocks(cand, _BCN[code])
+    ok = np.all(back == blocks, axis=(1, 2))
+    return cand, ok
+
+
 def _encode_level(px: Any, code: int) -> bytes:
+    if code in (lay.TEX_DXT1, lay.TEX_DXT5):
+        return encode_settled(px, code)
     if code in _BCN:
         return encode_bcn(px, _BCN[code])
     if code == lay.TEX_RGBA8:
@@ -131,3 +267,24 @@ def normal_from_dxt5nm(px: RGBA) -> RGBA:
     out[..., 2] = np.clip((z + 1.0) * 127.5 + 0.5, 0, 255).astype(np.uint8)
     out[..., 3] = 255
     return out
+
+
+def to_dds(tex: Texture, name: str, ctx: Context, field: str = "texture") -> bytes:
+    """A DDS file of one texture: DXT blocks and every mip as stored (nothing re-encoded);
+    other formats decoded to RGBA8, top level only, said in a note."""
+    if tex.data is not None and tex.format in _BCN:
+        data = tex.data
+        sizes = lay.mip_sizes(tex.format, tex.width, tex.height, tex.mips)
+        if len(data) < sum(n for _, _, n in sizes):
+            msg = "texture data shorter than its mip levels"
+            raise CorruptDataError(lay.FMT, msg, field=f"{field}.data_size",
+                                   expected=f">= {sum(n for _, _, n in sizes)}",
+                                   actual=len(data))
+        if tex.srgb:
+            ctx.note("dds_srgb", f"texture {name!r} is sRGB; a DDS DXT header cannot mark it "
+                     "(read its colour as sRGB)", "info")
+        return encode_dds_bcn(tex.width, tex.height, _BCN[tex.format], data, tex.mips)
+    if tex.mips > 1 or tex.format not in (lay.TEX_RGBA8, lay.TEX_RGBX8, lay.TEX_BGRA8):
+        ctx.note("dds_rgba", f"texture {name!r} ({format_name(tex.format)}, {tex.mips} mips) "
+                 "written as RGBA8, top level only")
+    return encode_dds_rgba(decode(tex, field))

@@ -57,10 +57,12 @@ def vec3_to_gl32(v: Any) -> F32:
 
 
 def unit_rows32(v: F32) -> F32:
-    """Rows scaled to unit length in place; zero or non-finite rows become +Y."""
+    """Rows scaled to unit length in place; zero or non-finite rows become +Y. Rows already
+    within 1e-6 of unit length are left alone: float32 division can flip such a row between
+    two neighbours forever, and papa -> glTF -> papa must settle after one trip."""
     n = np.sqrt(np.einsum("ij,ij->i", v, v))
     ok = np.isfinite(n) & (n > 1e-12)
-    v /= np.where(ok, n, 1.0)[:, None]
+    v /= np.where(ok & (np.abs(n - 1.0) > 1e-6), n, 1.0)[:, None]
     v[~ok] = (0.0, 1.0, 0.0)
     return v
 
@@ -314,7 +316,8 @@ class _Builder:
         model = doc.models[i]
         field = f"models[{i}]"
         name = doc.string(model.name, f"model{i}")
-        node = Node(name=name, extras={"papa_model": i})
+        node = Node(name=name, extras={"papa_model": i, **_exact("papa_model2scene",
+                                                                 model.model2scene)})
         self._set_transform(node, mat_to_gl(model.model2scene), f"{field}.model2scene")
         mnode = scene.add_node(node)
         bones: list[int] = []
@@ -395,10 +398,14 @@ class _Builder:
         mesh = Mesh(name=name, primitives=self._primitives(binding.mesh, binding.bone_map
                                                            if skinned else None, len(bones),
                                                            field))
+        groups = _group_extras(doc, doc.meshes[binding.mesh].groups)
+        if groups:
+            mesh.extras["papa_groups"] = groups
         midx = scene.add_mesh(mesh)
         m2m = mat_to_gl(binding.mesh2model)
         if not skinned:
-            node = Node(name=name, mesh=midx, extras={"papa_binding": [i, j]})
+            node = Node(name=name, mesh=midx, extras={"papa_binding": [i, j], **_exact(
+                "papa_mesh2model", binding.mesh2model)})
             self._set_transform(node, m2m, f"{field}.mesh2model")
             scene.add_node(node, mnode)
             return
@@ -557,6 +564,24 @@ class _Builder:
                 extras={"fps": [anim.fps_num, anim.fps_den], "frames": frames}))
 
 
+def _exact(key: str, m16: Any) -> dict[str, Any]:
+    """A papa matrix's exact floats for node extras, when it is not the identity: from_scene
+    writes them back unchanged while the node's TRS still agrees (TRS is not bit-exact)."""
+    m = np.asarray(m16, dtype="<f4")
+    if np.array_equal(m, np.eye(4, dtype="<f4").reshape(16)):
+        return {}
+    return {key: [float(x) for x in m]}
+
+
+def _group_extras(doc: PapaDocument, groups: Any) -> list[list[Any]]:
+    """Material groups as [name or None, material, primitives], when one is named or empty:
+    primitives cannot hold an empty group or a group name, the mesh's extras can."""
+    rows = groups.tolist()
+    if all(g[0] == NONE16 and g[3] > 0 for g in rows):
+        return []
+    return [[doc.string(g[0]) if g[0] != NONE16 else None, int(g[1]), int(g[3])] for g in rows]
+
+
 def _attributes(v: Any, fmt: int) -> dict[str, Any]:
     names = v.dtype.names or ()
     out: dict[str, Any] = {"positions": vec3_to_gl32(v["position"])}
@@ -665,9 +690,32 @@ def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
     if not usable:
-        msg = "the file holds no texture that can be decoded to PNG"
-        raise FormatError(lay.FMT, msg)
+        raise _no_texture_error(doc, ctx, "PNG")
     for n, k in enumerate(usable):
         name = f"{stem}.png" if n == 0 else f"{stem}_{n}.png"
         files[name] = encode_png(decode(doc.textures[k], f"textures[{k}]"))
     return files
+
+
+def export_dds(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
+    """Each texture as DDS (``gamemesh convert x_diffuse.papa x.dds``, ``gamemesh textures``):
+    DXT blocks with every mip level exactly as stored; other formats as RGBA8, top level."""
+    stem = ctx.path.stem if ctx.path is not None else "texture"
+    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
+    if not usable:
+        raise _no_texture_error(doc, ctx, "DDS")
+    files: dict[str, bytes] = {}
+    for n, k in enumerate(usable):
+        name = f"{stem}.dds" if n == 0 else f"{stem}_{n}.dds"
+        files[name] = tx.to_dds(doc.textures[k], doc.string(doc.textures[k].name, name), ctx,
+                                f"textures[{k}]")
+    return files
+
+
+def _no_texture_error(doc: PapaDocument, ctx: Context, kind: str) -> FormatError:
+    """A model's textures are its unit's other files: name the verb that writes them."""
+    if doc.models or doc.meshes:
+        msg = ("this is a model, it holds no texture itself; its unit's textures are other "
+               "files: `gamemesh textures MODEL.papa OUT/` writes them all")
+        return FormatError(lay.FMT, msg)
+    return FormatError(lay.FMT, f"the file holds no texture that can be written as {kind}")

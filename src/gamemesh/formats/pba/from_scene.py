@@ -10,7 +10,8 @@
   model space. Groups above 65 535 vertices are split (u16 indices).
 * Animations: node tracks are ROTPOS keys sampled at the union of the clip's key times (model
   space); morph weights are sampled into vertex keys quantised to the track's box (1/255).
-* Textures: each material's base colour image becomes ``<name>.ptx`` beside the model.
+* Textures: each material's base colour image becomes ``<stem>_<name>.ptx`` beside the model
+  (``<stem>`` is the output's: two models in one folder never share a texture file).
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ import numpy.typing as npt
 from ...errors import FormatError
 from ...registry import Context
 from ...scene import Channel, Material, Mesh, Primitive, Scene
-from ...scene.math import local_matrix, matrix_to_quat, vertex_normals, world_matrices
+from ...scene.math import (
+    local_matrix,
+    matrix_to_quat,
+    snap,
+    snap_quat,
+    vertex_normals,
+    world_matrices,
+)
 from ...scene.sampling import sample_channel
 from ...scene.skinning import safe_inverse
 from ..ptx.from_scene import image_pixels, rgba_to_doc
@@ -51,6 +59,9 @@ F64 = npt.NDArray[np.float64]
 MAX_GROUP_VERTICES = 0xFFFF
 _FLIP = np.array([1.0, 1.0, -1.0])
 _TRS = ("translation", "rotation", "scale")
+# Bone transforms and node keys are composed (world placements), so they are snapped to a grid
+# finer than float32 shows at these sizes: a second trip through glTF writes the same bytes.
+QUAT_BITS, POS_BITS = 21, 20
 
 
 @dataclass
@@ -120,7 +131,7 @@ def from_scene(scene: Scene, ctx: Context) -> PbaDocument:
         ctx.note("pba.no_meshes", "the scene has no mesh; the map editor cannot load a PBA "
                  "without one")
     if out.cut_names:
-        ctx.note("pba.names_cut", f"{out.cut_names} name(s) cut to 31 bytes")
+        ctx.note("pba.names_cut", f"{out.cut_names} name(s) cut to 31 bytes", covers=("names",))
     return doc
 
 
@@ -182,8 +193,8 @@ def _bones(out: _Out, morph: set[int]) -> None:
             p = parents[p]
         recs[b]["name"] = _name(out, out.bone_names, scene.nodes[n].name or f"node{n}")
         recs[b]["parent"] = -1 if p is None else out.bone_of[p]
-        recs[b]["rot"] = to_file_quat(q)
-        recs[b]["pos"] = t * _FLIP
+        recs[b]["rot"] = snap_quat(to_file_quat(q), QUAT_BITS)
+        recs[b]["pos"] = snap(t * _FLIP, POS_BITS)
     out.doc.bones = recs
     if scaled:
         out.ctx.note("pba.scale_baked", "bones hold no scale: node scale is baked into the "
@@ -198,8 +209,9 @@ def _texture(out: _Out, image: int) -> int:
     if image in out.textures:
         return out.textures[image]
     img = out.scene.images[image]
-    stem = img.name or (img.uri.rsplit("/", 1)[-1].rsplit(".", 1)[0] if img.uri else "")
-    raw = _name(out, out.tex_used, _SAFE.sub("_", stem).strip("._") or f"texture{image}")
+    base = img.name or (img.uri.rsplit("/", 1)[-1].rsplit(".", 1)[0] if img.uri else "")
+    raw = _name(out, out.tex_used, owned_name(out.ctx, _SAFE.sub("_", base).strip("._")
+                                              or f"texture{len(out.tex_names)}"))
     name = raw.rstrip(b"\0").decode("latin-1")
     tid = len(out.tex_names)
     out.tex_names.append(raw)
@@ -209,13 +221,23 @@ def _texture(out: _Out, image: int) -> int:
         px = None
     if px is None:
         out.ctx.note("pba.texture_not_written", f"image {img.name!r} has no pixels; the model "
-                     f"names {name}.ptx but no file is written")
+                     f"names {name}.ptx but no file is written",
+                     covers=("textures",))
     else:
         bpp = out.ctx.opt("ptx_bpp")
         ptx = rgba_to_doc(px, int(bpp) if bpp is not None else None)
         out.doc.ptx_files[f"{name}.ptx"] = write_ptx(ptx)
     out.textures[image] = tid
     return tid
+
+
+def owned_name(ctx: Context, base: str) -> str:
+    """``<output stem>_<base>``: texture files are named after the model they belong to, so a
+    second model converted into the same folder never writes over the first one's textures. A
+    name that already carries the stem (a model read back and written again) keeps it once."""
+    stem = _SAFE.sub("_", ctx.path.stem if ctx.path is not None else "model").strip("._")
+    stem = stem or "model"
+    return base if base.lower().startswith(stem.lower() + "_") else f"{stem}_{base}"
 
 
 _MODE_FLAGS = {"OPAQUE": ALPHA_NONE, "BLEND": ALPHA_BLEND, "MASK": ALPHA_TEST}
@@ -285,7 +307,8 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
     world = np.eye(4) if node.skin is not None else out.rest[n]
     if node.skin is not None:
         out.ctx.note("pba.skin_dropped", f"mesh {smesh.name!r}: PBA has no skinning; written "
-                     "in its bind pose")
+                     "in its bind pose",
+                     covers=("skins", "joints"))
     # Rigid meshes are stored in their bone's space; animated ones in model space.
     m = safe_inverse(out.bone_mats[n]) @ world if kind == RIGID else world
     name = out.doc.bones["name"][out.bone_of[n]] if kind == RIGID else _name(
@@ -296,7 +319,8 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
     for pi, prim in enumerate(smesh.primitives):
         if prim.mode != 4:
             out.ctx.note("pba.primitive_mode", f"mesh {smesh.name!r} primitive {pi}: mode "
-                         f"{prim.mode} is not triangles; skipped")
+                         f"{prim.mode} is not triangles; skipped",
+                     covers=("primitives",))
             continue
         verts = _vertices(prim, m)
         tex, flags, civ = _group_material(out, prim.material)
@@ -382,8 +406,8 @@ def _node_tracks(out: _Out, a: int) -> list[NodeTrack]:
             t, q, _ = _split(worlds[n])
             keys = np.zeros(len(times), dtype=ROTPOS_KEY)
             keys["time"] = ms
-            keys["rot"] = to_file_quat(q)
-            keys["pos"] = t * _FLIP
+            keys["rot"] = snap_quat(to_file_quat(q), QUAT_BITS)
+            keys["pos"] = snap(t * _FLIP, POS_BITS)
             tracks.append(NodeTrack(out.bone_of[n], ANIM_ROTPOS, keys))
     return tracks
 

@@ -28,7 +28,8 @@ from ...scene import (
     Skin,
     TextureRef,
 )
-from ...scene.math import trs_to_matrix
+from ...scene.math import quat_multiply, quat_normalize, quat_to_matrix, trs_to_matrix
+from ...scene.sampling import sample_channel
 from ...scene.skinning import safe_inverse
 from ..ptx.read import read as read_ptx
 from .document import FaceGroup, PbaDocument, PbaMesh, Sequence, VertexTrack
@@ -51,6 +52,7 @@ from .layout import (
 )
 
 F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
 _FLIP = np.array([1.0, 1.0, -1.0], dtype=np.float32)
 # glTF has no "alpha test at 0.2 plus blend"; MASK at glTF's default cutoff is the closest.
 ALPHA_CUTOFF = 0.5
@@ -102,6 +104,10 @@ class _Build:
     mesh_nodes: dict[int, int] = field(default_factory=dict)  # pba mesh index -> node
     mesh_targets: dict[int, int] = field(default_factory=dict)  # pba mesh index -> targets
     dropped_tracks: set[tuple[int, int]] = field(default_factory=set)
+    # Every bone's model-space (translation, rotation) and its parent bone (-1: none, or a
+    # flat reading): node tracks are stored in model space too and made local with them.
+    bone_world: tuple[F64, F64] = (np.zeros((0, 3)), np.zeros((0, 4)))
+    bone_parents: list[int] = field(default_factory=list)
 
     def note(self, code: str, message: str) -> None:
         self.ctx.note(code, message)
@@ -138,19 +144,18 @@ def to_scene(doc: PbaDocument, ctx: Context) -> Scene:
 
 # -- bones ----------------------------------------------------------------------------------
 def _hierarchical(doc: PbaDocument) -> bool:
-    """Parent the bones only when composing changes nothing (every parent is the identity):
-    the public readers place by each bone alone (spec b.4)."""
+    """The bones form a tree by ``parentId`` (indices in range, no bone its own ancestor).
+
+    The stored transforms are model space (the public readers apply each bone alone, spec
+    b.4), so a parented bone's node gets ``inverse(parent) @ bone`` as its local transform:
+    the placement is the readers' either way, and the hierarchy survives the trip to glTF and
+    back (gamemesh writes each bone's world transform and its parent)."""
     n = len(doc.bones)
     parents = doc.bones["parent"].astype(np.int64)
     used = parents[parents >= 0]
     if np.any(parents < -1) or np.any(used >= n) or np.any(parents == np.arange(n)):
         return False
-    if not len(used):
-        return False
-    pb = doc.bones[np.unique(used)]
-    ident = (np.all(np.abs(pb["pos"]) < 1e-6, axis=1)
-             & np.all(np.abs(np.abs(pb["rot"]) - [1, 0, 0, 0]) < 1e-6, axis=1))
-    return bool(np.all(ident)) and _acyclic(parents)
+    return bool(len(used)) and _acyclic(parents)
 
 
 def _acyclic(parents: npt.NDArray[np.int64]) -> bool:
@@ -173,12 +178,15 @@ def _bones(b: _Build) -> None:
     if not len(bones):
         return
     hier = _hierarchical(b.doc)
-    t = lh_points(bones["pos"])
-    q = lh_quats(bones["rot"])
+    t = lh_points(bones["pos"]).astype(np.float64)
+    q = lh_quats(bones["rot"]).astype(np.float64)
     parents = bones["parent"].tolist()
+    b.bone_world = (t, q)
+    b.bone_parents = [p if hier else -1 for p in parents]
+    lt, lq = to_local(t, q, t, q, b.bone_parents)
     names = [name_str(n) for n in bones["name"].tolist()]
-    b.bone_nodes = [b.scene.add_node(Node(name=names[i], translation=_t3(t[i]),
-                                          rotation=_t4(q[i]),
+    b.bone_nodes = [b.scene.add_node(Node(name=names[i], translation=_t3(lt[i]),
+                                          rotation=_t4(lq[i]),
                                           extras={"pba_bone": i, "pba_parent": parents[i]}),
                                      None if hier and parents[i] >= 0 else b.root)
                     for i in range(len(bones))]
@@ -188,6 +196,20 @@ def _bones(b: _Build) -> None:
                 b.scene.nodes[b.bone_nodes[p]].children.append(b.bone_nodes[i])
                 b.scene.roots.remove(b.bone_nodes[i])
     b.scene.extras["pba_bone_hierarchy"] = "parented" if hier else "flat"
+
+
+def to_local(t: F64, q: F64, pt: F64, pq: F64, parents: list[int]) -> tuple[F64, F64]:
+    """Model-space bone transforms (``t``, ``q``: (N, 3), (N, 4), or one bone's keys) made
+    relative to their parents' (``pt``, ``pq`` indexed by ``parents``; -1 keeps model space)."""
+    idx = np.asarray(parents, np.int64)
+    has = idx >= 0
+    if not np.any(has):
+        return t, q
+    sel = np.where(has, idx, 0)
+    inv = pq[sel] * np.array([-1.0, -1.0, -1.0, 1.0])
+    lq = np.where(has[:, None], quat_multiply(inv, q), q)
+    rel = np.einsum("nij,nj->ni", quat_to_matrix(inv), t - pt[sel])
+    return np.where(has[:, None], rel, t), quat_normalize(lq)
 
 
 def _t3(v: Any) -> tuple[float, float, float]:
@@ -557,6 +579,8 @@ def _weights_channel(b: _Build, seq: Sequence, t: VertexTrack, mi: int, start: i
 
 
 def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
+    world: dict[int, tuple[F32, F64, F64]] = {}
+    keys: list[tuple[int, int, F32, F64, F64]] = []
     for k, t in enumerate(seq.node_tracks):
         if t.raw is not None or not len(t.keys):
             continue
@@ -569,11 +593,33 @@ def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
         if not exact:
             b.note("pba.key_times", f"sequence {seq.label!r} node track {k}: key times are "
                    "not increasing milliseconds within the duration; spaced evenly")
-        anim.channels.append(Channel(node, "rotation", times, lh_quats(t.keys["rot"])))
+        rot = lh_quats(t.keys["rot"]).astype(np.float64)
         if t.anim_type == ANIM_ROT:
             pos = np.repeat(lh_points(t.position if t.position is not None else np.zeros(3)),
-                            len(times), axis=0)
+                            len(times), axis=0).astype(np.float64)
         else:
-            pos = lh_points(t.keys["pos"])
-        anim.channels.append(Channel(node, "translation", times, pos))
+            pos = lh_points(t.keys["pos"]).astype(np.float64)
+        world[t.node_id] = (times, pos, rot)
+        keys.append((node, t.node_id, times, pos, rot))
+    for node, bi, times, pos, rot in keys:
+        pos, rot = _local_keys(b, world, bi, times, pos, rot)
+        anim.channels.append(Channel(node, "rotation", times, rot.astype(np.float32)))
+        anim.channels.append(Channel(node, "translation", times, pos.astype(np.float32)))
+
+
+def _local_keys(b: _Build, world: dict[int, tuple[F32, F64, F64]], bi: int, times: F32,
+                pos: F64, rot: F64) -> tuple[F64, F64]:
+    """A bone's model-space keys relative to its parent at the same times: the parent's own
+    keys in this sequence, sampled, or its rest transform when the sequence does not move it."""
+    p = b.bone_parents[bi] if bi < len(b.bone_parents) else -1
+    if p < 0:
+        return pos, rot
+    if p in world:
+        pt_, pp, pr = world[p]
+        ppos = sample_channel(Channel(0, "translation", pt_, pp.astype(np.float32)), times)
+        prot = sample_channel(Channel(0, "rotation", pt_, pr.astype(np.float32)), times)
+    else:
+        wt, wq = b.bone_world
+        ppos, prot = np.repeat(wt[p][None], len(times), 0), np.repeat(wq[p][None], len(times), 0)
+    return to_local(pos, rot, ppos, prot, list(range(len(times))))
 

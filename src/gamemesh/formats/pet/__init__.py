@@ -49,7 +49,7 @@ SPEC = FormatSpec(
     options=(
         Option("kind", "PET kind when the extension does not say (or to override it)",
                choices=KINDS),
-        Option("version", "PET version to write (1.0 to 1.3; default 1.3)",
+        Option("pet_version", "PET version to write (1.0 to 1.3; default 1.3)",
                choices=("1.0", "1.1", "1.2", "1.3")),
         Option("texture_dir", "another folder to look for textures in", multiple=True),
         Option("max_influences", "keep at most this many bone influences per vertex "

@@ -18,7 +18,7 @@ from ...errors import LimitError
 from ...fileio import safe_name
 from ...registry import Context, Files
 from ...scene import Animation, Image, Material, Scene
-from ...scene.math import vertex_normals, world_matrices
+from ...scene.math import snap, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
 from ...textures import encode_png
 from .document import (
@@ -60,6 +60,7 @@ from .write import write
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
 FLIP = np.array([1.0, 1.0, -1.0])
+POS_BITS = 20  # snap() grid of bone-space positions: 2e-6 below 2 units, 20 bits above
 _IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".dds", ".tga", ".bmp")
 
 
@@ -81,7 +82,7 @@ def encode_name(name: str, ctx: Context, what: str) -> bytes:
     raw = name.replace("\0", "").encode(ENCODING, errors="replace")
     if raw.decode(ENCODING, errors="replace") != name.replace("\0", ""):
         ctx.note("pet.name_not_cp949", f"{what} {name!r} has characters CP949 cannot hold: "
-                 "replaced with '?'")
+                 "replaced with '?'", covers=("names",))
     return raw
 
 
@@ -115,7 +116,7 @@ def from_scene(scene: Scene, ctx: Context) -> PetDocument:
 def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetDocument:
     """The document, and in ``images`` the texture files to write beside it (by TEXT name)."""
     kind = kind_of(ctx)
-    version = parse_version(ctx.opt("version"))
+    version = parse_version(ctx.opt("pet_version"))
     stem = ctx.path.stem if ctx.path is not None else "model"
     allowed = KIND_SECTIONS[kind]
     extras = _pet_extras(scene)
@@ -134,7 +135,8 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
         anim, moti = _animations(scene, ctx, bones, version)
         if anim.tracks:
             secs[b"ANIM"] = anim
-        if moti is not None:
+        if moti is not None and (anim.tracks or any(
+                isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)):
             secs[b"MOTI"] = moti
     _extras_sections(secs, scene, extras, bones)
     fram = secs.get(b"FRAM")
@@ -149,9 +151,20 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
     if scene.animations and b"ANIM" not in allowed:
         dropped.append("ANIM (the animations)")
     if dropped:
-        ctx.note("pet.sections_dropped", f"a .{kind} holds no {', '.join(dropped)}: left out")
+        ctx.note("pet.sections_dropped", f"a .{kind} holds no {', '.join(dropped)}: left out",
+                 covers=_dropped_covers(dropped))
     return PetDocument(kind=kind, version=version,
                        sections=[Section(f, secs[f]) for f in order])
+
+
+def _dropped_covers(dropped: list[str]) -> tuple[str, ...]:
+    out: tuple[str, ...] = ()
+    if any(d.startswith("MESH") for d in dropped):
+        out += ("meshes", "primitives", "materials", "textures", "colors", "texcoords",
+                "normals", "tangents", "skins", "targets", "names")
+    if any(d.startswith("ANIM") for d in dropped):
+        out += ("clips", "channels")
+    return out
 
 
 def _pet_extras(scene: Scene) -> dict[str, Any]:
@@ -184,8 +197,12 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
                       -1 if p is None else skin.joints.index(p), S4 @ w @ S4)
     else:
         skin_i = None
-        # No skin: every node that holds no mesh is a bone (rigid parts follow their parent).
-        keep = [i for i in scene.walk() if scene.nodes[i].mesh is None]
+        # No skin: every node that holds no mesh is a bone (rigid parts follow their parent),
+        # and so is every animated mesh node: its vertices are bound wholly to its own bone,
+        # so a node (rigid) animation survives as bone tracks.
+        animated = {c.node for a in scene.animations for c in a.channels
+                    if c.path != "weights"}
+        keep = [i for i in scene.walk() if scene.nodes[i].mesh is None or i in animated]
         index = {n: k for k, n in enumerate(keep)}
         for n in keep:
             p = parents[n]
@@ -246,16 +263,17 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
         skinned = skin_i is not None and node.skin == skin_i
         if node.skin is not None and not skinned:
             ctx.note("pet.skin_dropped", f"mesh node {node.name!r} uses another skin: written "
-                     "rigid in its bind pose (a PET file has one skeleton)")
+                     "rigid in its bind pose (a PET file has one skeleton)", covers=("skins",))
         rigid_bone = _rigid_bone(ni, parents, bones)
         for prim in scene.meshes[node.mesh].primitives:
             if prim.mode != 4:
                 ctx.note("pet.primitive_mode", f"a primitive of mode {prim.mode} is not "
-                         "triangles: left out")
+                         "triangles: left out", covers=("primitives",))
                 continue
-            if prim.colors or prim.targets:
+            lost = (("colors",) if prim.colors else ()) + (("targets",) if prim.targets else ())
+            if lost and not any(n.code == "pet.attributes_dropped" for n in ctx.notes):
                 ctx.note("pet.attributes_dropped", "PET holds no vertex colours or morph "
-                         "targets: left out")
+                         "targets: left out", covers=("colors", "targets"))
             part = _part(prim, skinned, worlds[ni], rigid_bone, ctx)
             if part is None:
                 continue
@@ -270,12 +288,15 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
             parts.append(part)
     if not parts:
         return None
+    # In the order the reader gives primitives back (by texture, none first, then specular),
+    # so a second trip through glTF writes the triangles in the same order.
+    parts.sort(key=lambda p: (-1 if p["tex"] == 0xFF else p["tex"], p["spec"]))
     if len(texts) > 127:
         ctx.note("pet.texture_index_high", f"{len(texts)} textures: indices above 127 read as "
                  "negative (no texture) in readers that take them as signed bytes (spec §E)")
     if version < (1, 2) and nsets > 1:
         ctx.note("pet.uv_sets_dropped", f"PET {version[0]}.{version[1]} holds one UV set: "
-                 f"{nsets - 1} more dropped")
+                 f"{nsets - 1} more dropped", covers=("texcoords",))
         nsets = 1
     if nsets > 255:
         raise LimitError(FMT, "too many UV sets", field="MESH.nuv", expected="<= 255",
@@ -284,7 +305,7 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
 
 
 def _rigid_bone(ni: int, parents: list[int | None], bones: _Bones) -> int:
-    p = parents[ni]
+    p: int | None = ni
     while p is not None:
         k = bones.index_of_node(p)
         if k is not None:
@@ -368,7 +389,9 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     main = j[:, 0]
     inv_all = safe_inverse(world)
     inv = inv_all[main]
-    local = np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3]
+    # Bone-space positions are composed (inverse bone @ world): on the grid of snap() they come
+    # out the same on the next trip, and so sort the same in the vertex merge below.
+    local = snap(np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3], POS_BITS)
     if version < (1, 1):
         # v1.0 normals are stored in the main bone's space (or the fake body bone's, §B.8).
         rot = fake_body_substitute(bones.names, bones.parents, main, nb)[main]
@@ -423,10 +446,12 @@ def _texture_for(scene: Scene, mi: int | None, texts: list[Texture], ctx: Contex
             return _add_text(texts, t)
     if img is None:
         return 0xFF
-    name = texture_name(img, mat, len(texts))
+    stem = ctx.path.stem if ctx.path is not None else "model"
+    name = texture_name(img, mat, len(texts), stem)
     raw = encode_name(name, ctx, "texture name")
     if len(raw) > 31:
-        short = f"tex{len(texts):02d}{Path(name).suffix.lower() or '.png'}"
+        short = (f"{name[:1] if name[:1] in FLAG_CHARS else ''}{stem[:16]}_tex{len(texts):02d}"
+                 f"{Path(name).suffix.lower() or '.png'}")
         ctx.note("pet.texture_renamed", f"texture name {name!r} is longer than 31 bytes: "
                  f"written as {short!r}")
         raw = short.encode()
@@ -436,8 +461,9 @@ def _texture_for(scene: Scene, mi: int | None, texts: list[Texture], ctx: Contex
                                     0xFF000000 | (r << 16) | (g << 8) | b, len(texts)))
 
 
-def texture_name(img: Image, mat: Material, index: int) -> str:
-    """The file name a texture is written as: the image's own name where it has a usable one,
+def texture_name(img: Image, mat: Material, index: int, stem: str) -> str:
+    """The file name a texture is written as: ``<stem>_`` (the output's stem, so two models in
+    one folder never share a texture file) and the image's own name where it has a usable one,
     flagged by the material's alpha mode (``]`` blend, ``[`` mask) as Pangya names are."""
     src = (img.uri or "").replace("\\", "/").rsplit("/", 1)[-1]
     if src.startswith("data:") or not src.lower().endswith(_IMAGE_EXTS):
@@ -450,6 +476,9 @@ def texture_name(img: Image, mat: Material, index: int) -> str:
     if not src or src.startswith("."):
         base = (img.name or mat.name or f"tex{index:02d}").replace("/", "_")
         src = base + (".jpg" if img.mime_type == "image/jpeg" else ".png")
+    flags = len(src) - len(src.lstrip(FLAG_CHARS))
+    if not src[flags:].lower().startswith(stem.lower() + "_"):
+        src = f"{src[:flags]}{stem}_{src[flags:]}"
     if not any(c in FLAG_CHARS for c in src[:5]):
         if mat.alpha_mode == "BLEND":
             src = "]" + src
@@ -494,8 +523,10 @@ def _animations(scene: Scene, ctx: Context, bones: _Bones,
     keys: dict[tuple[int, str], list[tuple[F64, F64]]] = {}
     motions: list[Motion] = []
     cursor = 0
+    # MOTI names the clips: written whenever there is a name to keep (a lone clip without
+    # one is named after the file when read, as before).
     use_moti = len(scene.animations) > 1 or any(
-        isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
+        a.name or isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
     flags: dict[int, F64] = {}
     for anim in scene.animations:
         start_frame, motion = _motion_of(anim, cursor)
@@ -505,7 +536,8 @@ def _animations(scene: Scene, ctx: Context, bones: _Bones,
             b = bones.index_of_node(ch.node)
             if b is None or ch.path == "weights":
                 ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: a {ch.path} "
-                         "channel on a node that is not a bone is left out")
+                         "channel on a node that is not a bone is left out",
+                         covers=("channels",))
                 continue
             t, v = _channel_keys(ch, ctx)
             if not len(t):
@@ -587,7 +619,7 @@ def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int,
         out.tracks.append(tr)
     if dropped_scale:
         ctx.note("pet.anim_scale_dropped", f"PET {version[0]}.{version[1]} has no scale keys: "
-                 "scale animation left out")
+                 "scale animation left out", covers=("channels",))
     return out
 
 
@@ -653,7 +685,8 @@ def save(scene: Scene, ctx: Context) -> Files:
             try:
                 files.setdefault(safe_name(tex_name), data)
             except ValueError:
-                ctx.note("pet.texture_not_written", f"texture name {tex_name!r} is unusable")
+                ctx.note("pet.texture_not_written", f"texture name {tex_name!r} is unusable",
+                         covers=("textures",))
     return files
 
 
@@ -665,8 +698,9 @@ def _image_bytes(name: str, img: Image, ctx: Context) -> bytes | None:
     if img.pixels is not None and ext == ".png":
         return encode_png(img.pixels)
     if img.data is None and img.pixels is None:
-        ctx.note("pet.texture_not_written", f"texture {name!r} has no pixels to write")
+        ctx.note("pet.texture_not_written", f"texture {name!r} has no pixels to write",
+                 covers=("textures",))
     else:
         ctx.note("pet.texture_not_written", f"texture {name!r}: gamemesh writes .png/.jpg "
-                 "textures only; the file is named but not written")
+                 "textures only; the file is named but not written", covers=("textures",))
     return None

@@ -398,31 +398,38 @@ def _vertex_next(buf: npt.NDArray[np.uint8], starts: npt.NDArray[Any], end: int,
     -1 = runs past the section; -2 = more than ``max_pairs`` pairs (decided by the slow path).
     Vectorized over all candidates; the loop is over the pair rank."""
     # int32 throughout: inputs are under 1 GiB and this runs over every even offset.
-    out = np.full(len(starts), -1, np.int32)
-    idx = np.arange(len(starts), dtype=np.int32)
-    cur = starts.astype(np.int32) + np.int32(head)
-    total = np.zeros(len(starts), np.int32)
-    pairs = np.zeros(len(starts), np.int32)
+    n = len(starts)
+    out = np.full(n, -1, np.int32)
+    if n == 0:
+        return out
+    base = int(starts.min())
+    # The section from the first start as 16-bit words (every record part is even sized, so
+    # a walk stays on word boundaries): one gather reads a pair's weight and bone byte. The
+    # padding words (weight 255) end any walk that runs past the section, so no step needs a
+    # bounds check; such walks end beyond ``end`` and become -1. Every walk still active
+    # at a rank has read the same number of pairs (rank + 1), so none is counted per walk.
+    body = buf[base:max(base, end)]
+    padded = np.full(len(body) + (len(body) & 1) + head + 8, 0xFF, np.uint8)
+    padded[:len(body)] = body
+    words = padded.view("<u2")
+    idx = np.arange(n, dtype=np.int32)
+    cur = ((starts.astype(np.int64) - base + head) >> 1).astype(np.int32)
+    total = np.zeros(n, np.int32)
     rank = 0
     while len(idx):
         if max_pairs is not None and rank >= max_pairs:
             out[idx] = -2
             break
-        ok = cur + 2 <= end
-        idx, cur, total, pairs = idx[ok], cur[ok], total[ok], pairs[ok]
-        bid = buf[cur + 1]
-        size = np.where(bid == 0xFE, np.int32(4), np.int32(2))
-        ok = cur + size <= end
-        idx, cur, total, pairs, size = idx[ok], cur[ok], total[ok], pairs[ok], size[ok]
-        total = total + buf[cur]
-        cur = cur + size
-        pairs = pairs + 1
+        wd = words[cur]
+        total += wd & 0xFF
+        cur += np.where((wd >> 8) == 0xFE, np.int32(2), np.int32(1))
         done = total >= 255
-        fin = np.where(pairs[done] == 1, cur[done] + 2, cur[done])
+        # A single pair is followed by 2 pad bytes.
+        fin = base + 2 * cur[done] + (2 if rank == 0 else 0)
         fin[fin > end] = -1
         out[idx[done]] = fin
         keep = ~done
-        idx, cur, total, pairs = idx[keep], cur[keep], total[keep], pairs[keep]
+        idx, cur, total = idx[keep], cur[keep], total[keep]
         rank += 1
     return out
 

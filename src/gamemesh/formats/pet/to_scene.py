@@ -28,7 +28,7 @@ from ...scene import (
     Skin,
     TextureRef,
 )
-from ...scene.math import matrix_to_trs, trs_to_matrix
+from ...scene.math import matrices_to_trs, trs_to_matrices
 from ...scene.skinning import limit_influences, safe_inverse
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -161,24 +161,29 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     assert bs is not None
     base = len(scene.nodes)
     sk.nodes = list(range(base, base + len(sk.names)))
-    sheared = 0
+    # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
+    gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
+    t, r, s = matrices_to_trs(gl)
+    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
+    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
+    tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
+    # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
+    err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
+    exact = (err <= tol[:, None, None]).all(axis=(1, 2))
+    tl, rl, sl = t.tolist(), r.tolist(), s.tolist()
+    extra = bs.extra.tolist() if bs.extra is not None else None
     for i, name in enumerate(sk.names):
         node = Node(name=name, extras={"pet_bone": i})
-        if bs.extra is not None:
-            node.extras["pet_bone_extra"] = float(bs.extra[i])
-        gl = S4 @ sk.local[i] @ S4
-        t, r, s = matrix_to_trs(gl)
-        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(r)) and np.all(np.isfinite(s))):
-            t, r, s = np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]), np.ones(3)
-            gl = np.eye(4)
-        if np.allclose(trs_to_matrix(t, r, s), gl, atol=1e-4 * max(1.0, float(np.abs(gl).max()))):
-            node.translation = (float(t[0]), float(t[1]), float(t[2]))
-            node.rotation = (float(r[0]), float(r[1]), float(r[2]), float(r[3]))
-            node.scale = (float(s[0]), float(s[1]), float(s[2]))
+        if extra is not None:
+            node.extras["pet_bone_extra"] = float(extra[i])
+        if exact[i]:
+            node.translation = (tl[i][0], tl[i][1], tl[i][2])
+            node.rotation = (rl[i][0], rl[i][1], rl[i][2], rl[i][3])
+            node.scale = (sl[i][0], sl[i][1], sl[i][2])
         else:
-            node.matrix = gl.astype(np.float32)
-            sheared += 1
+            node.matrix = gl[i].astype(np.float32)
         scene.nodes.append(node)
+    sheared = int(np.count_nonzero(~exact))
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
     if len(roots) > 1:
@@ -392,11 +397,8 @@ class _MeshBuilder:
         for k in np.unique(key):  # one primitive per (texture, specular) pair
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
-            rec = np.concatenate([cv[corners, None].astype(np.float64),
-                                  gnrm[corners].astype(np.float64),
-                                  uv_all[corners].reshape(len(corners), -1).astype(np.float64)],
-                                 axis=1)
-            _, first, inverse = np.unique(rec, axis=0, return_index=True, return_inverse=True)
+            first, inverse = unique_rows(cv[corners], gnrm[corners],
+                                         uv_all[corners].reshape(len(corners), -1))
             src = corners[first]
             verts = cv[src]
             prim = Primitive(positions=gpos[verts], normals=gnrm[src],
@@ -464,6 +466,47 @@ class _MeshBuilder:
         if d not in self.finders:
             self.finders[d] = TextureFinder(d, self.extra_dirs)
         return self.finders[d]
+
+
+_FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+
+
+def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
+                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of (index, float columns...): ``first`` (the row where each first
+    occurs, ascending) and ``inverse`` (each row's position in ``first``).
+
+    ``np.unique(axis=0)`` sorted the rows as structured records (a slow generic compare, 60 %
+    of PET to_scene); here the rows' 32-bit words are hashed into one uint64, the hashes sorted,
+    and every row is checked word for word against its group's first row, so a hash collision
+    can never merge two different rows (it falls back to the exact sort). -0.0 counts as 0.0,
+    as it did."""
+    n = len(index)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    words = [np.asarray(index, np.int64).astype(np.uint32)[:, None]]
+    words += [(np.asarray(f, np.float32).reshape(n, -1) + np.float32(0.0)).view(np.uint32)
+              for f in floats]
+    rows = np.concatenate(words, axis=1)
+    h = np.full(n, _FNV_OFFSET, np.uint64)
+    with np.errstate(over="ignore"):
+        for col in rows.T:
+            h = (h ^ col) * _FNV_PRIME
+    order = np.argsort(h)
+    hs = h[order]
+    starts = np.flatnonzero(np.concatenate([[True], hs[1:] != hs[:-1]]))
+    group_first = np.minimum.reduceat(order, starts)  # earliest row of each hash group
+    rep = np.empty(n, np.int64)
+    rep[order] = np.repeat(group_first, np.diff(np.append(starts, n)))
+    first = np.sort(group_first)
+    if not np.array_equal(rows, rows[rep]):  # a collision: take the exact (slow) way
+        void = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1] * 4)))[:, 0]
+        _, f, inv = np.unique(void, return_index=True, return_inverse=True)
+        rep = f[inv.reshape(-1)]
+        first = np.sort(f)
+    pos = np.empty(n, np.int64)
+    pos[first] = np.arange(len(first))
+    return first.astype(np.int64), pos[rep]
 
 
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
@@ -601,6 +644,10 @@ def _cut(ch: Channel, t0: float, t1: float) -> Channel | None:
         # Same hemisphere key to key so the interpolation takes the short way.
         d = np.sum(v[1:] * v[:-1], axis=1)
         v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
+    # Key times are float32 seconds and the bounds whole frames: a key within a tenth of a
+    # millisecond of a bound is that bound's key (taken as it is, not blended with its
+    # neighbour), not another one beside it.
+    t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
     inside = (t > t0) & (t < t1)
     times = np.concatenate([[t0], t[inside], [t1]]) if t1 > t0 else np.array([t0])
     vals = np.stack([np.interp(times, t, v[:, c]) for c in range(v.shape[1])], axis=1)

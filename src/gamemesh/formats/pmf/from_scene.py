@@ -32,6 +32,7 @@ from ...scene.math import (
     matrix_to_quat,
     quat_multiply,
     quat_to_matrix,
+    snap,
     vertex_normals,
 )
 from ...scene.sampling import sample_channel
@@ -230,7 +231,7 @@ def _gather(scene: Scene, slots: list[_Slot], worlds: _Rest, ctx: Context) -> No
         mesh = scene.meshes[node.mesh]
         if any(p.targets for p in mesh.primitives):
             ctx.note("pmf.morph_dropped", f"mesh {mesh.name!r}: morph targets dropped "
-                     "(PMF pieces are rigid)")
+                     "(PMF pieces are rigid)", covers=("targets",))
         skin = scene.skins[node.skin] if node.skin is not None and \
             0 <= node.skin < len(scene.skins) else None
         for prim in mesh.primitives:
@@ -246,10 +247,11 @@ def _gather(scene: Scene, slots: list[_Slot], worlds: _Rest, ctx: Context) -> No
                 _place(slots[si], soup.pos, soup.nrm, soup.uv, lin, np.zeros(3))
         if skin is not None:
             ctx.note("pmf.skin_split", f"skinned mesh {mesh.name!r} split into rigid pieces "
-                     "by each triangle's dominant joint; the deformation between them is lost")
+                     "by each triangle's dominant joint; the deformation between them is lost",
+                     covers=("skins", "joints"))
     if skipped_modes:
         ctx.note("pmf.points_lines_dropped", f"{skipped_modes} point/line primitives dropped "
-                 "(PMF holds triangles only)")
+                 "(PMF holds triangles only)", covers=("primitives",))
 
 
 def _split_skinned(scene: Scene, skin: Any, soup: _Soup, slots: list[_Slot],
@@ -276,7 +278,7 @@ def _split_skinned(scene: Scene, skin: Any, soup: _Soup, slots: list[_Slot],
         _place(slots[piece], soup.pos[sel], soup.nrm[sel], soup.uv[sel], lin, off)
     if lost:
         ctx.note("pmf.skin_orphans", f"{lost} triangles bound to joints outside the node tree "
-                 "were dropped")
+                 "were dropped", covers=("primitives",))
 
 
 def _names(texts: Iterator[str], kind: str, ctx: Context) -> list[bytes]:
@@ -420,7 +422,7 @@ def _animations(scene: Scene, slots: list[_Slot], rest_q: list[Any], conv: Conve
         out.append(_clip(scene, slots, rest_q, anim, names[ai], conv, unit, left, ctx, dropped))
     for what in sorted(dropped):
         ctx.note("pmf.dropped_channels", f"{what} animation dropped (PMF animates rotations, "
-                 "and the root's position, only)")
+                 "and the root's position, only)", covers=("channels",))
     return out
 
 
@@ -463,11 +465,19 @@ def _clip(scene: Scene, slots: list[_Slot], rest_q: list[Any], anim: Animation, 
     if left:
         root[:, 2] *= -1
     frames = np.zeros(count, dtype=frame_dtype(n))
-    frames["rot"] = rot
+    frames["rot"] = snap_angles(rot)
     frames["root"] = root
     frames["flags"] = _frame_flags(anim, count, fps)
     loop = bool(anim.extras.get("loop", False))
     return PmfAnimation(name=name, flags=ANIM_LOOP if loop else 0, fps=fps, frames=frames)
+
+
+def snap_angles(rot: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Angles on the grid of ``scene.math.snap`` (20 significant bits: far below what a frame
+    shows). Quaternion -> Euler -> quaternion is not exact in floating point, so unsnapped
+    angles drift by a few ulps on every trip; on the grid, glb -> PMF -> glb -> PMF writes the
+    first file's bytes again."""
+    return snap(rot, 20)
 
 
 def _root_positions(scene: Scene, slots: list[_Slot], by_node: dict[tuple[int, str], Channel],

@@ -76,15 +76,24 @@ def all_vertices(doc: PmfDocument) -> tuple[Arr, npt.NDArray[np.int64]]:
 def winding_agreement(pos: Arr, nrm: Arr) -> float:
     """Mean cosine between each triangle's winding normal (counter-clockwise) and the sum of
     its stored normals, over the triangles where both exist; 1.0 when none do."""
-    tri_pos = np.nan_to_num(np.asarray(pos, dtype=np.float64)).reshape(-1, 3, 3)
-    vn = np.nan_to_num(np.asarray(nrm, dtype=np.float64)).reshape(-1, 3, 3).sum(axis=1)
+    tri_pos = _finite_copy(pos).reshape(-1, 3, 3)
+    tri_nrm = _finite_copy(nrm).reshape(-1, 3, 3)
+    # Sums and dot products written out: numpy's sum(axis=1) and norm over 3-wide rows are
+    # several times slower than the plain arithmetic on columns.
+    vn = tri_nrm[:, 0] + tri_nrm[:, 1] + tri_nrm[:, 2]
     fn = np.cross(tri_pos[:, 1] - tri_pos[:, 0], tri_pos[:, 2] - tri_pos[:, 0])
-    fl = np.linalg.norm(fn, axis=1)
-    vl = np.linalg.norm(vn, axis=1)
+    fl = np.sqrt(np.einsum("ij,ij->i", fn, fn))
+    vl = np.sqrt(np.einsum("ij,ij->i", vn, vn))
     ok = (fl > 0) & (vl > 0) & np.isfinite(fl) & np.isfinite(vl)
     if not np.any(ok):
         return 1.0
-    return float(np.mean(np.sum(fn[ok] * vn[ok], axis=1) / (fl[ok] * vl[ok])))
+    return float(np.mean(np.einsum("ij,ij->i", fn[ok], vn[ok]) / (fl[ok] * vl[ok])))
+
+
+def _finite_copy(a: Arr) -> Arr:
+    """float64 with NaN/inf replaced (nan_to_num), without its copies when already finite."""
+    out = np.asarray(a, dtype=np.float64)
+    return out if np.isfinite(out).all() else np.nan_to_num(out)
 
 
 def detect_flip(doc: PmfDocument, left: bool) -> tuple[bool, float]:

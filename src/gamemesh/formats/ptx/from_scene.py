@@ -34,6 +34,11 @@ def rgba_to_doc(rgba: npt.NDArray[np.uint8], bpp: int | None = None) -> PtxDocum
     return PtxDocument(width=w, height=h, bpp=bpp, pixels=np.ascontiguousarray(rgba[..., order]))
 
 
+# Everything a scene has besides its pictures (scene.loss.PROPERTIES minus "textures").
+_MODEL = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords", "normals",
+          "tangents", "materials", "skins", "joints", "clips", "channels", "targets", "names")
+
+
 def from_scene(scene: Scene, ctx: Context) -> PtxDocument:
     """The scene's first image that has pixels (or encoded data) as a PTX texture."""
     for img in scene.images:
@@ -46,7 +51,11 @@ def from_scene(scene: Scene, ctx: Context) -> PtxDocument:
             continue
         if len(scene.images) > 1:
             ctx.note("ptx.first_image_only", f"PTX holds one texture: wrote {img.name!r}, "
-                     f"dropped {len(scene.images) - 1} other image(s)")
+                     f"dropped {len(scene.images) - 1} other image(s)", covers=("textures",))
+        if scene.meshes or scene.animations:
+            ctx.note("ptx.texture_only", "PTX holds one texture and no model: the scene's "
+                     "nodes, meshes, materials, skins and clips are not written",
+                     covers=_MODEL)
         bpp = ctx.opt("ptx_bpp")
         return rgba_to_doc(px, int(bpp) if bpp is not None else None)
     msg = "the scene has no image with pixels to write as a PTX texture"

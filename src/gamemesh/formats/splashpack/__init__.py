@@ -3,8 +3,11 @@ Unity exporter and linked into the PS-EXE.
 
 Versions: the version field is 1 for eight layouts (A..H, 2025-03-22 to 2025-09-04). Layouts B..H
 are read and written back byte for byte, found by the file's own arithmetic; layout A (no public
-sample) and versions 2 and later (17+, the 2026 rewrite) are refused with
-UnsupportedVersionError. New files are written in layout G (the seed's), or H on request.
+sample) is refused with UnsupportedVersionError. Versions 20..24 (the 2026 rewrite, SplashEdit
+today, with the ``.vram``/``.spu`` sidecars) are read and written back byte for byte
+(``modern_*`` modules, ``shared/specs/splashpack-modern.md``); 2..19 and the PS1Godot fork's
+own layouts are refused by name. New files are version 23 (24 with point lights), or version 1
+in layout G (the seed's) or H on request.
 
 Spec: ``shared/specs/splashpack.md`` (it corrects the seed ``002_a0486480ea728084.txt``: 36-byte
 navmesh triangles, signed player fields, GTEScaling not stored). Public sources of the facts:
@@ -17,33 +20,45 @@ from __future__ import annotations
 
 from ...registry import FormatSpec, Option
 from .document import SplashpackDocument
-from .from_scene import from_scene
+from .files import siblings
 from .info import info
+from .modern_document import ModernDocument
+from .modern_from_scene import from_scene, save, write_files
+from .modern_to_scene import to_scene
 from .read import read, sniff
 from .sample import make_sample
-from .to_scene import to_scene, vram_png
+from .to_scene import vram_png
 from .write import write
 
-__all__ = ["SPEC", "SplashpackDocument", "info", "make_sample"]
+__all__ = ["SPEC", "ModernDocument", "SplashpackDocument", "info", "make_sample"]
 
 
 SPEC = FormatSpec(
     name="splashpack",
-    title="SPLASHPACK (psxsplash PS1 scene, version 1 layouts B..H)",
+    title="SPLASHPACK (psxsplash PS1 scene: version 1 layouts B..H, versions 20..24)",
     extensions=(".splashpack", ".bin"),
     sniff=sniff,
     read=read,
     write=write,
     to_scene=to_scene,
     from_scene=from_scene,
+    save=save,
+    write_files=write_files,
     info=info,
-    document_type=SplashpackDocument,
+    siblings=siblings,
+    document_type=(SplashpackDocument, ModernDocument),
     make_sample=make_sample,
     options=(
         Option("gte_scaling", "scene units per GTE unit (not stored in the file; reading "
-               "assumes 100, writing picks one from the scene's bounds)", float),
-        Option("layout", "layout of new files: G (the seed's) or H (60-byte objects, scene Lua)",
-               str, "G", ("G", "H")),
+               "assumes 100, writing keeps the scene's or 100 when the meshes fit, else picks "
+               "one from the bounds)", float),
+        Option("splash_version", "version of new files: 23 (default; 24 when the scene has point "
+               "lights), 24, or 1 (the seed's 2025 layout; 20..22 for older runtimes)", int,
+               None, (1, 20, 21, 22, 23, 24)),
+        Option("layout", "version-1 layout of new files: G (the seed's) or H (60-byte objects, "
+               "scene Lua); implies --splash-version 1", str, None, ("G", "H")),
+        Option("no_siblings", "do not read the .vram/.spu sidecars beside a version 20+ file",
+               bool),
         Option("extract", "also write the Lua sources as .lua files into this folder", str),
         Option("bpp", "texel depth for written textures (default: 4 or 8 from the colour count; "
                "16 = direct colour)", int, None, (4, 8, 16)),

@@ -107,7 +107,8 @@ def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, 
     if len(tris) == 0 or len(pos) == 0:
         return None
     if tris.max() >= len(pos):
-        ctx.note("splashpack.bad_indices", f"{where}: indices out of range; skipped")
+        ctx.note("splashpack.bad_indices", f"{where}: indices out of range; skipped",
+                 covers=("primitives",))
         return None
     if prim.normals is not None and len(prim.normals) == len(pos):
         nrm = np.asarray(prim.normals, dtype=np.float64)
@@ -141,6 +142,11 @@ def _color_scale(scene: Scene, mat: Material | None) -> float:
 def _is_navmesh(node: Node) -> bool:
     flag = ext(node).get("navmesh")
     return (flag is not None and flag is not False) or node.name.lower().startswith("navmesh")
+
+
+# What each splashpack.dropped note reports lost (scene.loss.PROPERTIES), by its first word.
+_DROPPED_COVERS = {"skinning": ("skins", "joints"), "morph": ("targets",),
+                   "points/lines": ("primitives",)}
 
 
 def _gather(scene: Scene, ctx: Context, tex: Textures) -> tuple[list[_Object],
@@ -190,9 +196,11 @@ def _gather(scene: Scene, ctx: Context, tex: Textures) -> tuple[list[_Object],
                 objects.append(obj)
             obj.parts.append(part)
     for what in sorted(dropped):
-        ctx.note("splashpack.dropped", f"{what}: not in the format")
+        ctx.note("splashpack.dropped", f"{what}: not in the format",
+                 covers=_DROPPED_COVERS.get(what.split(" ")[0], ()))
     if scene.animations:
-        ctx.note("splashpack.dropped", "animations: not in the format")
+        ctx.note("splashpack.dropped", "animations: not in the format",
+                 covers=("clips", "channels"))
     navs.sort(key=lambda n: n[0])
     return objects, [v for _, v in navs]
 

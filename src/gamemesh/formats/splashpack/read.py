@@ -30,6 +30,8 @@ from .layout import (
     VERSION,
     Layout,
 )
+from .modern_document import ModernDocument
+from .modern_read import is_modern, read_modern_file
 
 FMT = "splashpack"
 _COUNT_NAMES = ("lua_count", "go_count", "nav_count", "atlas_count", "clut_count")
@@ -112,6 +114,8 @@ def _plausible(lay: Layout, data: bytes) -> bool:
 def sniff(prefix: bytes) -> bool:
     if len(prefix) < 8 or prefix[:2] != MAGIC:
         return False
+    if is_modern(prefix):
+        return True
     if int.from_bytes(prefix[2:4], "little") != VERSION:
         return False
     return any(_sniff_layout(LAYOUTS[name], prefix) for name in DETECT_ORDER)
@@ -273,7 +277,7 @@ def detect_layout(data: bytes) -> SplashpackDocument:
     r.magic(MAGIC)
     version = r.u16("header.version")
     if version != VERSION:
-        why = ("the 2026 rewrite (versions 17 and later) is not supported yet"
+        why = ("development versions of the 2026 rewrite (17..19) are not supported; 20..24 are"
                if version >= 17 else "no public exporter wrote this version")
         raise r.error(UnsupportedVersionError, f"version {version}: {why}", expected=VERSION,
                       actual=version, field="header.version", offset=2)
@@ -301,5 +305,8 @@ def detect_layout(data: bytes) -> SplashpackDocument:
                     actual=err.actual) from None
 
 
-def read(data: bytes, ctx: Context) -> SplashpackDocument:
+def read(data: bytes, ctx: Context) -> SplashpackDocument | ModernDocument:
+    """Version 1 (layouts B..H, found by arithmetic) or 20..24 (with the sidecars)."""
+    if is_modern(bytes(data[:4])):
+        return read_modern_file(bytes(data), ctx)
     return detect_layout(bytes(data))

@@ -17,6 +17,8 @@ from ...errors import LimitError
 from ...registry import Context
 from .document import SplashpackDocument
 from .layout import ATLAS_DESC, LUA_DESC, NAV_DESC, NAV_TRI
+from .modern_document import ModernDocument
+from .modern_write import write_modern
 
 FMT = "splashpack"
 
@@ -61,7 +63,10 @@ def _gap(doc: SplashpackDocument, w: Writer, block: int) -> None:
         w.align(4)
 
 
-def write(doc: SplashpackDocument, ctx: Context | None = None) -> bytes:
+def write(doc: SplashpackDocument | ModernDocument, ctx: Context | None = None) -> bytes:
+    """The main file; a modern document's ``.vram`` is ``modern_write.write_vram``."""
+    if isinstance(doc, ModernDocument):
+        return write_modern(doc, ctx)
     lay = doc.spec_layout
     hdr = _set_counts(doc)
     # Lua and navmesh descriptors hold nothing but offsets, lengths and a pad: rebuilt when the

@@ -1,4 +1,5 @@
-// gamemesh viewer: shows /model.glb (the file converted by `gamemesh view`) with three.js.
+// gamemesh viewer: shows model.glb (the file converted by `gamemesh view`, relative to the page:
+// / for one file, /m/N/ in the folder browser) with three.js.
 // The counts in the panel are measured on what three.js loaded, not copied from the server's
 // info, so a test can compare them with `gamemesh info`. window.gamemeshViewer is the page's
 // small API for tests and the console: play(name), pause(), seek(t), state(), counts.
@@ -318,10 +319,10 @@ async function main() {
   resize();
   window.addEventListener('resize', resize);
   controls.addEventListener('change', requestRender);
-  const info = await (await fetch('/api/info.json')).json();
+  const info = await (await fetch('api/info.json')).json();
   api.info = info;
   showInfo(info);
-  const gltf = await new GLTFLoader().loadAsync('/model.glb');
+  const gltf = await new GLTFLoader().loadAsync('model.glb');
   scene.add(gltf.scene);
   api.root = gltf.scene;
   setupNavmesh(gltf.scene);

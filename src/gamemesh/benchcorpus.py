@@ -1,0 +1,235 @@
+"""Real files: ``python -m gamemesh.bench --corpus DIR [--peer FILE] [--markdown]``.
+
+Every file under DIR that some format recognises is timed in process, best of ``repeat`` runs
+each: ``read_native(path)`` (the whole call: path, stat, open, sniff, parse), ``load(path)``
+(siblings included) and ``load`` + GLB bytes. Files are grouped by format and kind: a *model*
+file has meshes or animations, a *texture* file only images (its ``load`` is the texture
+decode). Each group reports its totals and the median file.
+
+``--peer FILE`` reads another parser's per-file timings as JSON lines with ``file`` and
+``parse_s`` (what ``oracle_papa.py`` prints for Blender-PAPA-IO) and prints the ratio over the
+files both measured: their parse against our ``read_native`` for model files, against our
+``load`` (the decode to RGBA) for texture files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import api, registry
+from .errors import FormatError
+from .formats.gltf import write_glb
+
+__all__ = ["CLOCKS", "FileTiming", "best_of", "corpus_files", "group_rows", "machine",
+           "time_corpus"]
+
+
+@dataclass
+class FileTiming:
+    """One file's best-of-N times in seconds (None: the format has no such step)."""
+
+    path: Path
+    format: str
+    kind: str  # "model", "texture" or "other"
+    size: int
+    read_s: float | None = None
+    load_s: float | None = None
+    glb_s: float | None = None
+    # Wall times whatever the clock: a peer's times are wall times.
+    read_wall_s: float | None = None
+    load_wall_s: float | None = None
+    error: str | None = None
+
+
+def corpus_files(root: Path) -> list[tuple[Path, str]]:
+    """Regular files under ``root`` that a format recognises, with its name, sorted."""
+    out: list[tuple[Path, str]] = []
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        name = api.sniff(p)
+        if name is not None:
+            out.append((p, name))
+    return out
+
+
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+"""``wall`` is elapsed time; ``cpu`` is this process's CPU time, which a machine shared with
+other work inflates far less (the two agree on an idle machine)."""
+
+
+def best_of(fn: Callable[[], Any], repeat: int, clock: str = "wall"
+            ) -> tuple[float, float, Any]:
+    """(best time on ``clock``, best wall time, the last result) over ``repeat`` runs."""
+    now = CLOCKS[clock]
+    best, best_wall, out = float("inf"), float("inf"), None
+    for _ in range(max(1, repeat)):
+        t0, w0 = now(), time.perf_counter()
+        out = fn()
+        best = min(best, now() - t0)
+        best_wall = min(best_wall, time.perf_counter() - w0)
+    return best, best_wall, out
+
+
+def time_file(path: Path, fmt: str, repeat: int, clock: str = "wall") -> FileTiming:
+    spec = registry.by_name(fmt)
+    t = FileTiming(path, fmt, "other", path.stat().st_size)
+    try:
+        if spec.can_read:
+            t.read_s, t.read_wall_s, _ = best_of(lambda: api.read_native(path), repeat, clock)
+        if spec.can_import:
+            t.load_s, t.load_wall_s, scene = best_of(lambda: api.load(path), repeat, clock)
+            t.kind = _kind(scene)
+            t.glb_s, _, _ = best_of(lambda: write_glb(api.load(path)), repeat, clock)
+    except FormatError as e:  # a file the corpus holds but we refuse is a figure too
+        t.error = str(e)
+    return t
+
+
+def _kind(scene: Any) -> str:
+    """"texture" for a file of images only (shown on one quad each, as texture-only Papa and
+    PTX files are), "model" for meshes or animations, else "other"."""
+    verts = sum(p.vertex_count for m in scene.meshes for p in m.primitives)
+    if scene.images and not scene.animations and verts <= 4 * len(scene.images):
+        return "texture"
+    return "model" if scene.meshes or scene.animations else "other"
+
+
+def time_corpus(root: Path, repeat: int = 5, clock: str = "wall",
+                progress: Callable[[FileTiming], None] | None = None) -> list[FileTiming]:
+    out = []
+    for path, fmt in corpus_files(root):
+        out.append(time_file(path, fmt, repeat, clock))
+        if progress is not None:
+            progress(out[-1])
+    return out
+
+
+def _stats(values: list[float]) -> tuple[float, float]:
+    return (sum(values), statistics.median(values)) if values else (0.0, 0.0)
+
+
+def group_rows(timings: list[FileTiming]) -> list[dict[str, Any]]:
+    """Totals and medians per (format, kind)."""
+    groups: dict[tuple[str, str], list[FileTiming]] = {}
+    for t in timings:
+        if t.error is None:
+            groups.setdefault((t.format, t.kind), []).append(t)
+    rows = []
+    for (fmt, kind), ts in sorted(groups.items()):
+        size = sum(t.size for t in ts)
+        row: dict[str, Any] = {"format": fmt, "kind": kind, "files": len(ts), "bytes": size}
+        for step in ("read", "load", "glb"):
+            vals = [v for t in ts if (v := getattr(t, f"{step}_s")) is not None]
+            if vals:
+                total, median = _stats(vals)
+                row[f"{step}_total_s"] = round(total, 6)
+                row[f"{step}_median_ms"] = round(median * 1e3, 4)
+                row[f"{step}_MBps"] = round(sum(t.size for t in ts if getattr(
+                    t, f"{step}_s") is not None) / total / 1e6, 1) if total else None
+        rows.append(row)
+    return rows
+
+
+def read_peer(path: Path) -> dict[Path, float]:
+    """A peer's per-file parse times: JSON lines with ``file`` and ``parse_s`` (failed parses
+    and summary lines are skipped)."""
+    out: dict[Path, float] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and "file" in rec and "parse_s" in rec and rec.get("ok", True):
+            out[Path(rec["file"]).resolve()] = float(rec["parse_s"])
+    return out
+
+
+def peer_rows(timings: list[FileTiming], peer: dict[Path, float]) -> list[dict[str, Any]]:
+    """Peer parse vs our read_native (model files) or load (texture files), same files, wall
+    time on both sides."""
+    rows = []
+    for kind, step in (("model", "read_wall_s"), ("texture", "load_wall_s")):
+        pairs = [(peer[t.path.resolve()], getattr(t, step)) for t in timings
+                 if t.kind == kind and t.error is None and t.path.resolve() in peer
+                 and getattr(t, step) is not None]
+        if not pairs:
+            continue
+        theirs, ours = [p[0] for p in pairs], [p[1] for p in pairs]
+        rows.append({"kind": kind, "ours": "read_native" if kind == "model" else "load",
+                     "files": len(pairs), "peer_total_s": round(sum(theirs), 4),
+                     "ours_total_s": round(sum(ours), 4),
+                     "total_ratio": round(sum(theirs) / sum(ours), 1),
+                     "peer_median_ms": round(statistics.median(theirs) * 1e3, 3),
+                     "ours_median_ms": round(statistics.median(ours) * 1e3, 4),
+                     "median_ratio": round(statistics.median(theirs) / statistics.median(ours),
+                                           1)})
+    return rows
+
+
+def machine() -> str:
+    """One line naming the machine and its load, for the tables' caption."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                       cpu)
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    import numpy
+    import PIL
+
+    return (f"{cpu}, {os.cpu_count()} cores, {platform.system()}, Python "
+            f"{platform.python_version()}, numpy {numpy.__version__}, Pillow {PIL.__version__}; "
+            f"load average {load}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+def markdown(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
+    lines = ["| format | kind | files | MB | read_native total / median | load total / median "
+             "| load → GLB total / median | load → GLB MB/s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        def cell(step: str, r: dict[str, Any] = r) -> str:
+            if f"{step}_total_s" not in r:
+                return "—"
+            return f"{r[f'{step}_total_s'] * 1e3:.1f} ms / {r[f'{step}_median_ms']:.3f} ms"
+
+        lines.append(f"| {r['format']} | {r['kind']} | {r['files']} | {r['bytes'] / 1e6:.2f} | "
+                     f"{cell('read')} | {cell('load')} | {cell('glb')} | "
+                     f"{r.get('glb_MBps') or '—'} |")
+    if peers:
+        lines += ["", "| files | peer parse total / median | gamemesh total / median | ratio "
+                  "total / median |", "|---|---|---|---|"]
+        for p in peers:
+            lines.append(f"| {p['files']} {p['kind']} ({p['ours']}) | {p['peer_total_s']:.3f} s / "
+                         f"{p['peer_median_ms']:.3f} ms | {p['ours_total_s']:.4f} s / "
+                         f"{p['ours_median_ms']:.3f} ms | {p['total_ratio']}x / "
+                         f"{p['median_ratio']}x |")
+    return "\n".join(lines)
+
+
+def text(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
+    out = []
+    for r in rows:
+        parts = [f"{r['format']:<11} {r['kind']:<8} {r['files']:>4} files "
+                 f"{r['bytes'] / 1e6:8.2f} MB"]
+        for step, label in (("read", "read"), ("load", "load"), ("glb", "to-GLB")):
+            if f"{step}_total_s" in r:
+                parts.append(f"{label} {r[f'{step}_total_s']:.4f} s (median "
+                             f"{r[f'{step}_median_ms']:.3f} ms, {r[f'{step}_MBps']} MB/s)")
+        out.append("  ".join(parts))
+    for p in peers:
+        out.append(f"peer vs {p['ours']} on {p['files']} {p['kind']} files: total "
+                   f"{p['peer_total_s']} s vs {p['ours_total_s']} s ({p['total_ratio']}x), "
+                   f"median {p['peer_median_ms']} ms vs {p['ours_median_ms']} ms "
+                   f"({p['median_ratio']}x)")
+    return "\n".join(out)

@@ -1,0 +1,62 @@
+"""Axis and unit conventions of modern SPLASHPACK shared by both directions.
+
+Positions are the PSX frame of v1 (spec §b.9): glTF = s * C * raw with C = diag(-1, -1, 1) and
+s = GTEScaling / 4096, for vertices, object positions, bone translations and position tracks.
+Matrices (object rotation, baked bone matrices) become C R C. Rotation tracks store Unity Euler
+angles as (-x, y, -z) in units of 1024 = 180 degrees (spec-modern §4.3); gamemesh assumes
+Unity's Euler order (Z, then X, then Y: R = Ry Rx Rz) and Unity = glTF with X mirrored. That
+last step is an assumption no runtime code checked here: it is noted when clips are converted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ...scene.math import euler_to_quat, quat_to_euler
+
+F64 = npt.NDArray[np.float64]
+AXES = np.array([-1.0, -1.0, 1.0])
+ANGLE = np.pi / 1024.0  # radians per raw unit of a rotation track
+
+__all__ = ["AXES", "bone_to_matrix", "matrix_to_bone", "quat_to_track", "track_to_quat"]
+
+
+def track_to_quat(raw: npt.ArrayLike) -> F64:
+    """(K, 3) raw rotation keys -> (K, 4) glTF xyzw quaternions."""
+    a = np.asarray(raw, dtype=np.float64).reshape(-1, 3) * ANGLE
+    unity = np.stack([-a[:, 0], a[:, 1], -a[:, 2]], axis=1)
+    q = euler_to_quat(unity, "YXZ")
+    return np.stack([q[:, 0], -q[:, 1], -q[:, 2], q[:, 3]], axis=1)
+
+
+def quat_to_track(q: npt.ArrayLike) -> npt.NDArray[np.int16]:
+    """(K, 4) glTF quaternions -> (K, 3) raw rotation keys (wrapped into int16)."""
+    g = np.asarray(q, dtype=np.float64).reshape(-1, 4)
+    unity = np.stack([g[:, 0], -g[:, 1], -g[:, 2], g[:, 3]], axis=1)
+    e = quat_to_euler(unity, "YXZ")
+    raw = np.rint(np.stack([-e[:, 0], e[:, 1], -e[:, 2]], axis=1) / ANGLE).astype(np.int64)
+    return (((raw + 32768) % 65536) - 32768).astype(np.int16)
+
+
+def bone_to_matrix(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> F64:
+    """(..., 9) fp12 rotations and (..., 3) fp12 translations -> (..., 4, 4) glTF matrices."""
+    rr = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3) / 4096.0
+    tt = np.asarray(t, dtype=np.float64).reshape(-1, 3)
+    out = np.zeros((len(rr), 4, 4))
+    out[:, :3, :3] = AXES[None, :, None] * rr * AXES[None, None, :]
+    out[:, :3, 3] = tt * AXES * s
+    out[:, 3, 3] = 1.0
+    return out
+
+
+def matrix_to_bone(m: npt.ArrayLike, s: float) -> tuple[npt.NDArray[np.int16],
+                                                          npt.NDArray[np.int16], int]:
+    """(N, 4, 4) glTF matrices -> fp12 (N, 9) rotations, (N, 3) translations, values clamped."""
+    a = np.asarray(m, dtype=np.float64).reshape(-1, 4, 4)
+    rr = AXES[None, :, None] * a[:, :3, :3] * AXES[None, None, :]
+    r = np.nan_to_num(np.rint(rr.reshape(-1, 9) * 4096.0))
+    t = np.nan_to_num(np.rint(a[:, :3, 3] * AXES / s))
+    over = int((np.abs(r) > 32767).sum() + (np.abs(t) > 32767).sum())
+    return (np.clip(r, -32768, 32767).astype(np.int16),
+            np.clip(t, -32768, 32767).astype(np.int16), over)

@@ -1,0 +1,150 @@
+"""The native document of a modern SPLASHPACK (versions 20..24) and its ``.vram`` sidecar.
+
+Records are numpy arrays of the dtypes in ``modern_layout``; nothing is converted. Counts and
+absolute offsets are recomputed by the writer; every other field is written back as read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import modern_layout as ml
+
+Records = npt.NDArray[np.void]
+U16 = npt.NDArray[np.uint16]
+U8 = npt.NDArray[np.uint8]
+
+
+def _none(dt: np.dtype[Any]) -> Records:
+    return np.zeros(0, dtype=dt)
+
+
+@dataclass
+class VramFile:
+    """The ``.vram`` sidecar (§6): atlases, CLUTs and font bitmaps, uploaded in that order."""
+
+    header: Records = field(default_factory=lambda: np.zeros(1, ml.VRAM_HEADER))
+    atlases: Records = field(default_factory=lambda: _none(ml.VRAM_ATLAS))
+    atlas_pixels: list[U16] = field(default_factory=list)  # (height, width) words each
+    cluts: Records = field(default_factory=lambda: _none(ml.VRAM_CLUT))
+    clut_words: list[U16] = field(default_factory=list)
+    fonts: Records = field(default_factory=lambda: _none(ml.VRAM_FONT))
+    font_data: list[bytes] = field(default_factory=list)
+
+
+@dataclass
+class SkinClip:
+    name: bytes
+    flags: int  # bit 0: loop
+    fps: int
+    matrices: Records  # (frames, bones) BONE_MATRIX
+
+
+@dataclass
+class SkinnedMesh:
+    """§4.2: one bone per triangle corner, and per clip the baked bone matrices of every frame."""
+
+    go_index: int
+    bone_count: int
+    bone_index: U8  # (poly_count * 3,)
+    clips: list[SkinClip] = field(default_factory=list)
+    name: bytes = b""
+
+
+@dataclass
+class Track:
+    type: int
+    light_index: int
+    target: bytes
+    keys: Records  # KEY
+
+
+@dataclass
+class Sequence:
+    """An animation or a cutscene (§4.3); ``header`` counts and offsets are rewritten."""
+
+    name: bytes
+    header: Records  # ANIM_HEADER or CUTSCENE_HEADER, one record
+    tracks: list[Track] = field(default_factory=list)
+    audio_events: Records = field(default_factory=lambda: _none(ml.AUDIO_EVENT))
+    skin_events: Records = field(default_factory=lambda: _none(ml.SKIN_EVENT))
+
+
+@dataclass
+class PointLight:
+    record: Records  # one LIGHT
+    name: bytes
+
+
+@dataclass
+class ModernDocument:
+    """One file of version 20..24 with the sidecars found beside it."""
+
+    header: Records = field(default_factory=lambda: np.zeros(1, ml.HEADERS[23]))
+    lua: list[bytes] = field(default_factory=list)
+    lua_desc: Records = field(default_factory=lambda: _none(ml.LUA_DESC))
+    objects: Records = field(default_factory=lambda: _none(ml.GO))
+    meshes: list[Records] = field(default_factory=list)  # TRI per object
+    names: list[bytes] = field(default_factory=list)  # UTF-8, one per object
+    colliders: Records = field(default_factory=lambda: _none(ml.COLLIDER))
+    triggers: Records = field(default_factory=lambda: _none(ml.TRIGGER))
+    bvh_nodes: Records = field(default_factory=lambda: _none(ml.BVH_NODE))
+    bvh_refs: Records = field(default_factory=lambda: _none(ml.BVH_REF))
+    interactables: Records = field(default_factory=lambda: _none(ml.INTERACTABLE))
+    agents: Records = field(default_factory=lambda: _none(ml.AGENT))
+    waypoints: Records = field(default_factory=lambda: _none(ml.WAYPOINT))
+    nav_header: Records = field(default_factory=lambda: _none(ml.NAV_HEADER))  # 0 or 1
+    nav_regions: Records = field(default_factory=lambda: _none(ml.NAV_REGION))
+    nav_portals: Records = field(default_factory=lambda: _none(ml.NAV_PORTAL))
+    rooms: Records = field(default_factory=lambda: _none(ml.ROOM))
+    room_portals: Records = field(default_factory=lambda: _none(ml.ROOM_PORTAL))
+    room_tri_refs: Records = field(default_factory=lambda: _none(ml.ROOM_TRI_REF))
+    room_cells: Records = field(default_factory=lambda: _none(ml.ROOM_CELL))
+    room_portal_refs: Records = field(default_factory=lambda: _none(ml.ROOM_PORTAL_REF))
+    atlas_desc: Records = field(default_factory=lambda: _none(ml.ATLAS_DESC))
+    clut_desc: Records = field(default_factory=lambda: _none(ml.CLUT_DESC))
+    cutscenes: list[Sequence] = field(default_factory=list)
+    animations: list[Sequence] = field(default_factory=list)
+    skins: list[SkinnedMesh] = field(default_factory=list)
+    light_pad: int = 0
+    lights: list[PointLight] = field(default_factory=list)
+    # Offset-bearing blocks not modelled (audio, UI, sprites, tilemap, stream, memcard): by
+    # header field, the offset they were read from and their bytes up to the next block.
+    opaque: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    vram: VramFile | None = None
+    spu: bytes | None = None
+    sidecars: dict[str, str] = field(default_factory=dict)  # kind -> file name found
+
+    @property
+    def version(self) -> int:
+        return int(self.header["version"][0])
+
+    @property
+    def layout(self) -> str:
+        return f"v{self.version}"
+
+    def hfield(self, name: str, default: Any = 0) -> Any:
+        names = self.header.dtype.names or ()
+        return self.header[name][0] if name in names else default
+
+    # The interface the v1 texture decoder reads (to_scene.build_vram / _Textures).
+    @property
+    def atlases(self) -> Records:
+        return self.vram.atlases if self.vram is not None else _none(ml.VRAM_ATLAS)
+
+    @property
+    def atlas_pixels(self) -> list[U16]:
+        return self.vram.atlas_pixels if self.vram is not None else []
+
+    def clut_entries(self) -> list[tuple[int, int, U16]]:
+        if self.vram is None:
+            return []
+        return [(int(c["clut_x"]) * 16, int(c["clut_y"]), w)
+                for c, w in zip(self.vram.cluts, self.vram.clut_words, strict=False)]
+
+    def triangle_count(self) -> int:
+        return int(sum(len(m) for m in self.meshes))

@@ -1,0 +1,656 @@
+"""Scene -> :class:`ModernDocument` (version 23, or 24 when the scene has point lights).
+
+Every mesh node becomes one GameObject named after the node (its world rotation kept, scale
+baked into the vertices, spec-modern §3.2); textures go into the ``.vram`` sidecar with CLUTs
+(placed as for v1, ``vram.py``); a skinned mesh keeps its rest pose in object space with one bone
+per corner (the heaviest) and, per clip, the baked bone matrices sampled at 30 fps (§4.2);
+translation and rotation channels of objects become animation tracks (§4.3); point lights become
+the v24 light table (§4.4). BVH, rooms and nav regions need the build rules of D23, which the
+spec only names, so they are left empty and a warning says what the runtime lacks.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import LimitError
+from ...registry import Context, Files
+from ...scene import Animation, Primitive, Scene
+from ...scene.math import local_matrix, matrix_to_trs, trs_to_matrices, world_matrices
+from ...scene.sampling import sample_channel
+from ...scene.skinning import limit_influences, safe_inverse
+from ...textures import psx
+from . import modern_layout as ml
+from .conventions import AXES, matrix_to_bone, quat_to_track
+from .document import SplashpackDocument
+from .from_scene import _color_scale, _is_navmesh, _lua, _object_rotation, _Part, _part, _uv_boxes
+from .from_scene import from_scene as from_scene_v1
+from .modern_document import (
+    ModernDocument,
+    PointLight,
+    Sequence,
+    SkinClip,
+    SkinnedMesh,
+    Track,
+    VramFile,
+)
+from .modern_write import write_modern, write_spu, write_vram
+from .to_scene import SWAP
+from .vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
+from .write import write as write_v1
+
+FMT = "splashpack"
+DEFAULT_GTE = 100.0
+RAW_MAX = 32767  # int16 vertices and keys (fp12 GTE units)
+FIT = 30000
+
+__all__ = ["from_scene", "from_scene_modern", "save"]
+
+
+@dataclass
+class _Obj:
+    name: str
+    node: int
+    rot: npt.NDArray[np.float64]  # 3x3 glTF world rotation
+    raw_rot: npt.NDArray[np.int32]
+    pos: npt.NDArray[np.float64]  # glTF world position
+    parts: list[_Part] = field(default_factory=list)
+    bones: list[npt.NDArray[np.int64]] = field(default_factory=list)  # (T, 3) per part
+    skin: int | None = None
+    flags: int = ml.GO_ACTIVE
+    lua_index: int = -1
+
+    def corners(self) -> npt.NDArray[np.float64]:
+        c = [p.corners for p in self.parts]
+        return np.concatenate(c) if c else np.zeros((0, 3, 3))
+
+    def matrix(self) -> npt.NDArray[np.float64]:
+        m = np.eye(4)
+        m[:3, :3], m[:3, 3] = self.rot, self.pos
+        return m
+
+
+# -- gathering ---------------------------------------------------------------------------------
+def _int(v: Any, default: int) -> int:
+    return int(v) if isinstance(v, int) and not isinstance(v, bool) else default
+
+
+def _skinned(scene: Scene, prim: Primitive, skin_i: int, worlds: list[npt.NDArray[np.float64]],
+             obj: npt.NDArray[np.float64]) -> tuple[Primitive, npt.NDArray[np.int64]]:
+    """The primitive posed at rest in world space minus the object's position, and each
+    vertex's heaviest joint (the runtime has one bone per vertex)."""
+    skin = scene.skins[skin_i]
+    n = len(prim.positions)
+    joints: npt.NDArray[Any] = np.zeros((n, 1), np.int64)
+    weights: npt.NDArray[Any] = np.ones((n, 1))
+    if prim.joints is not None and prim.weights is not None:
+        joints, weights = prim.joints, prim.weights
+    inf = limit_influences(joints, weights)
+    ibm = (np.asarray(skin.inverse_bind_matrices, np.float64) if skin.inverse_bind_matrices
+           is not None else np.tile(np.eye(4), (len(skin.joints), 1, 1)))
+    jm = np.stack([worlds[j] for j in skin.joints]) @ ibm  # (J, 4, 4)
+    slot = np.clip(inf.joints, 0, len(skin.joints) - 1)
+    p = np.asarray(prim.positions, np.float64)
+    ph = np.concatenate([p, np.ones((n, 1))], axis=1)
+    posed = np.einsum("nk,nkij,nj->ni", inf.weights, jm[slot], ph)[:, :3]
+    best = slot[np.arange(n), np.argmax(inf.weights, axis=1)]
+    out = Primitive(positions=(posed - obj[:3, 3]).astype(np.float32), texcoords=prim.texcoords,
+                    colors=prim.colors, indices=prim.indices, mode=prim.mode,
+                    material=prim.material)
+    return out, best
+
+
+def _owner(scene: Scene, i: int) -> int:
+    """The node that stands for the GameObject: a skinned mesh on an untransformed child of a
+    mesh-less node (how to_scene writes one) is that parent's object."""
+    node = scene.nodes[i]
+    parent = scene.parents()[i]
+    if node.skin is None or parent is None or scene.nodes[parent].mesh is not None:
+        return i
+    if not np.allclose(local_matrix(node), np.eye(4), atol=1e-9):
+        return i
+    return parent
+
+
+def _blend_note(prim: Primitive, name: str, ctx: Context) -> None:
+    """The runtime moves each vertex with one bone: say so when the glTF blends several."""
+    if prim.weights is None:
+        return
+    w = np.asarray(prim.weights, np.float64)
+    blended = int(((w > 1e-6).sum(axis=1) > 1).sum()) if w.ndim == 2 else 0
+    if blended:
+        ctx.note("splashpack.skin_rigid", f"{name!r}: {blended} vertices blend several joints; "
+                 "each follows only its heaviest (the runtime has one bone per vertex)")
+
+
+def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], tex: Textures,
+                 ctx: Context) -> _Obj | None:
+    node = scene.nodes[i]
+    mesh = scene.meshes[node.mesh] if node.mesh is not None else None
+    if mesh is None:
+        return None
+    m = worlds[i]
+    owner = _owner(scene, i)
+    rot, raw_rot = _object_rotation(scene.nodes[owner], m[:3, :3])
+    info = ext(scene.nodes[owner])
+    obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
+               pos=m[:3, 3].copy(), flags=_int(info.get("flags"), ml.GO_ACTIVE),
+               lua_index=_int(info.get("lua_index"), -1))
+    skinned = node.skin is not None and 0 <= node.skin < len(scene.skins)
+    obj.skin = node.skin if skinned else None
+    for pi, prim in enumerate(mesh.primitives):
+        if prim.mode != 4:
+            ctx.note("splashpack.dropped", f"{obj.name!r} primitive {pi}: points/lines are not "
+                     "in the format")
+            continue
+        mat = scene.materials[prim.material] if prim.material is not None and \
+            0 <= prim.material < len(scene.materials) else None
+        # No base-colour texture: an untextured triangle (tpage 0xFFFF), vertex colours only.
+        t, texcoord = (tex.for_material(mat) if mat is not None and
+                       mat.base_color_texture is not None else (-1, 0))
+        bake, src, best = rot.T @ m[:3, :3], prim, None
+        if obj.skin is not None:
+            src, best = _skinned(scene, prim, obj.skin, worlds, obj.matrix())
+            bake = rot.T
+        part = _part(src, bake, mat, t, texcoord, _color_scale(scene, mat), ctx,
+                     f"node {obj.name!r} primitive {pi}")
+        if part is None:
+            continue
+        obj.parts.append(part)
+        if best is not None:
+            obj.bones.append(best[src.triangles().astype(np.int64)])
+            _blend_note(prim, obj.name, ctx)
+    if any(p.targets for p in mesh.primitives):
+        ctx.note("splashpack.dropped", f"{obj.name!r}: morph targets are not in the format")
+    obj.flags = (obj.flags | ml.GO_SKINNED) if obj.skin is not None else (
+        obj.flags & ~ml.GO_SKINNED)
+    return obj if obj.parts else None
+
+
+def _gather(scene: Scene, ctx: Context, tex: Textures) -> list[_Obj]:
+    worlds = world_matrices(scene)
+    out: list[_Obj] = []
+    navs = 0
+    for i in scene.walk():
+        node = scene.nodes[i]
+        if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
+            continue
+        if _is_navmesh(node):
+            # to_scene's nav-region mesh is a view of records kept in extras (see _restore).
+            navs += 0 if ext(node).get("debug_only") else 1
+            continue
+        obj = _node_object(scene, i, worlds, tex, ctx)
+        if obj is not None:
+            out.append(obj)
+    if navs:
+        ctx.note("splashpack.navmesh_dropped", f"{navs} navmesh node(s): modern files hold nav "
+                 "regions (convex polygons with portals), which gamemesh does not build")
+    return out
+
+
+# -- fixed point -------------------------------------------------------------------------------
+def _choose_gte(scene: Scene, ctx: Context, extent: float) -> float:
+    given = ctx.opt("gte_scaling")
+    if given is not None:
+        g = float(given)
+        if not np.isfinite(g) or g <= 0:
+            msg = "GTEScaling must be a positive number"
+            raise LimitError(FMT, msg, field="gte_scaling", expected="> 0", actual=given)
+        return g
+    for cand in (ext(scene).get("gte_scaling"), DEFAULT_GTE):
+        if isinstance(cand, int | float) and cand > 0 and extent * 4096 / cand <= RAW_MAX:
+            return float(cand)
+    g = float(f"{extent * 4096 / FIT:.3g}")
+    g = g if extent * 4096 / g <= RAW_MAX else extent * 4096 / FIT
+    ctx.note("splashpack.gte_scaling_chosen", f"GTEScaling {g:g} chosen so the meshes (extent "
+             f"{extent:g}) fit the int16 vertices", "info")
+    return g
+
+
+class _Fixed:
+    def __init__(self, gte: float) -> None:
+        self.gte, self.s, self.clamped = gte, gte / 4096.0, 0
+
+    def raw(self, v: npt.ArrayLike, most: int = RAW_MAX) -> npt.NDArray[np.int64]:
+        r = np.nan_to_num(np.rint(np.asarray(v, np.float64) * AXES / self.s))
+        self.clamped += int((np.abs(r) > most).sum())
+        out: npt.NDArray[np.int64] = np.clip(r, -most, most).astype(np.int64)
+        return out
+
+
+# -- records -----------------------------------------------------------------------------------
+def _tris(obj: _Obj, textures: list[Tex], atlases: list[tuple[int, int, int]],
+          fx: _Fixed) -> npt.NDArray[np.void]:
+    recs = []
+    for p in obj.parts:
+        if p.texture < 0:
+            r = np.zeros(len(p.corners), ml.TRI)
+            r["v"] = fx.raw(p.corners[:, SWAP, :])
+            r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
+            r["color"][:, :, :3] = p.colors[:, SWAP, :]
+            r["tpage"] = 0xFFFF
+            recs.append(r)
+            continue
+        t = textures[p.texture]
+        ax, ay, _ = atlases[t.atlas]
+        r = np.zeros(len(p.corners), ml.TRI)
+        r["v"] = fx.raw(p.corners[:, SWAP, :])
+        r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
+        r["color"][:, :, :3] = p.colors[:, SWAP, :]
+        th, tw = t.pixels.shape[:2]
+        per = 16 // t.bpp
+        u = np.clip(np.floor(p.uvs[:, SWAP, 0] * tw), 0, tw - 1) + t.x_words * per
+        v = np.clip(np.floor(p.uvs[:, SWAP, 1] * th), 0, th - 1) + t.y
+        r["uv"][:, :, 0] = np.nan_to_num(u).astype(np.uint8)
+        r["uv"][:, :, 1] = np.nan_to_num(v).astype(np.uint8)
+        depth = {4: 0, 8: 1, 16: 2}[t.bpp]
+        r["tpage"] = (ax // 64) | ((ay // 256) << 4) | (depth << 7) | (0x200 if t.dither else 0)
+        if t.bpp < 16:
+            r["clut_x"], r["clut_y"] = t.clut[0] // 16, t.clut[1]
+        recs.append(r)
+    return np.concatenate(recs) if recs else np.zeros(0, ml.TRI)
+
+
+def _name(name: str, ctx: Context, what: str) -> bytes:
+    cut = name[:ml.MAX_NAME]
+    if cut != name:
+        ctx.note("splashpack.name_cut", f"{what} {name!r}: cut to {ml.MAX_NAME} characters "
+                 "(the exporters' limit)")
+    return cut.encode("utf-8")[:255]
+
+
+def _objects(doc: ModernDocument, objs: list[_Obj], textures: list[Tex],
+             atlases: list[tuple[int, int, int]], fx: _Fixed, ctx: Context) -> None:
+    if len(objs) > 0xFFFF:
+        msg = "too many objects"
+        raise LimitError(FMT, msg, field="header.go_count", expected="<= 65535", actual=len(objs))
+    recs = np.zeros(len(objs), ml.GO)
+    for k, o in enumerate(objs):
+        tris = _tris(o, textures, atlases, fx)
+        if len(tris) > 0xFFFF:
+            msg = "a GameObject holds at most 65535 triangles"
+            raise LimitError(FMT, msg, field=f"objects[{k}].poly_count ({o.name!r})",
+                             expected="<= 65535", actual=len(tris))
+        doc.meshes.append(tris)
+        doc.names.append(_name(o.name, ctx, "object name"))
+        rec = recs[k]
+        rec["pos"] = fx.raw(o.pos, 0x7FFFFFFF)
+        rec["rot"] = o.raw_rot
+        rec["lua_index"], rec["flags"] = o.lua_index, o.flags & 0xFFFFFFFF
+        rec["interactable_index"] = ml.NO_INDEX
+        world = o.corners().reshape(-1, 3) @ o.rot.T + o.pos
+        if len(world):
+            raw = fx.raw(world, 0x7FFFFFFF)
+            rec["aabb"] = [*raw.min(axis=0), *raw.max(axis=0)]
+    doc.objects = recs
+
+
+def _vram(doc: ModernDocument, atlases: list[tuple[int, int, int]], textures: list[Tex]) -> None:
+    vf = VramFile()
+    vf.atlas_pixels = atlas_pixels(atlases, textures)
+    vf.atlases = np.zeros(len(atlases), ml.VRAM_ATLAS)
+    doc.atlas_desc = np.zeros(len(atlases), ml.ATLAS_DESC)
+    for k, ((x, y, _), px) in enumerate(zip(atlases, vf.atlas_pixels, strict=True)):
+        vf.atlases[k] = (x, y, px.shape[1], px.shape[0])
+        doc.atlas_desc[k] = (0, px.shape[1], psx.PAGE, x, y)
+    cluts: dict[tuple[int, int], npt.NDArray[np.uint16]] = {}
+    for t in textures:
+        if t.palette is not None:
+            cluts.setdefault(t.clut, t.palette)
+    vf.cluts = np.zeros(len(cluts), ml.VRAM_CLUT)
+    doc.clut_desc = np.zeros(len(cluts), ml.CLUT_DESC)
+    for k, ((x, y), words) in enumerate(cluts.items()):
+        vf.cluts[k] = (x // 16, y, len(words), 0)
+        doc.clut_desc[k] = (0, x // 16, y, len(words), 0)
+    vf.clut_words = list(cluts.values())
+    vf.header["magic"] = ml.VRAM_MAGIC
+    doc.vram = vf
+
+
+# -- animation ---------------------------------------------------------------------------------
+def _times(anim: Animation, fps: int) -> npt.NDArray[np.float64]:
+    start, end = anim.start, anim.duration
+    frames = int(np.ceil(max(end - start, 0.0) * fps)) + 1
+    return start + np.arange(min(frames, 0xFFFF)) / fps
+
+
+def _posed_worlds(scene: Scene, anim: Animation, times: npt.NDArray[np.float64]
+                  ) -> list[npt.NDArray[np.float64]]:
+    """(F, 4, 4) world matrices of every node with ``anim`` applied at ``times``."""
+    by_node: dict[int, dict[str, Any]] = {}
+    for ch in anim.channels:
+        if ch.path != "weights" and len(ch.times):
+            by_node.setdefault(ch.node, {})[ch.path] = sample_channel(ch, times)
+    parents = scene.parents()
+    out: list[npt.NDArray[np.float64]] = [np.tile(np.eye(4), (len(times), 1, 1))
+                                          for _ in scene.nodes]
+    for i in scene.walk():
+        node = scene.nodes[i]
+        got = by_node.get(i)
+        if got is None:
+            local = np.tile(local_matrix(node), (len(times), 1, 1))
+        else:
+            t0, r0, s0 = matrix_to_trs(local_matrix(node))
+            f = len(times)
+            local = trs_to_matrices(got.get("translation", np.tile(t0, (f, 1))),
+                                    got.get("rotation", np.tile(r0, (f, 1))),
+                                    got.get("scale", np.tile(s0, (f, 1))))
+        p = parents[i]
+        out[i] = local if p is None else out[p] @ local
+    return out
+
+
+def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinClip]:
+    assert obj.skin is not None
+    joints = scene.skins[obj.skin].joints
+    rest = world_matrices(scene)
+    rest_inv = np.stack([safe_inverse(rest[j]) for j in joints])
+    o = obj.matrix()
+    o_inv = safe_inverse(o)
+    clips: list[SkinClip] = []
+    for ai, anim in enumerate(scene.animations):
+        if not any(ch.node in joints for ch in anim.channels):
+            continue
+        fps = _int(ext(anim).get("fps"), ml.FPS)
+        times = _times(anim, max(1, min(fps, 255)))
+        worlds = _posed_worlds(scene, anim, times)
+        jf = np.stack([worlds[j] for j in joints], axis=1)  # (F, J, 4, 4)
+        m = o_inv @ jf @ rest_inv[None] @ o
+        r, t, over = matrix_to_bone(m.reshape(-1, 4, 4), fx.s)
+        fx.clamped += over
+        mats = np.zeros(len(r), ml.BONE_MATRIX)
+        mats["r"], mats["t"] = r, t
+        loop = ext(anim).get("loop", True)
+        clips.append(SkinClip(_name(anim.name or f"clip_{ai}", ctx, "clip name"),
+                              1 if loop else 0, fps, mats.reshape(len(times), len(joints))))
+    if len(clips) > ml.MAX_CLIPS:
+        msg = "a skinned mesh has at most 16 clips"
+        raise LimitError(FMT, msg, field=f"skins ({obj.name!r}).clip_count", expected="<= 16",
+                         actual=len(clips))
+    return clips
+
+
+def _skins(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
+           ctx: Context) -> None:
+    for k, o in enumerate(objs):
+        if o.skin is None:
+            continue
+        joints = scene.skins[o.skin].joints
+        if len(joints) > ml.MAX_BONES:
+            msg = "a skinned mesh has at most 64 bones"
+            raise LimitError(FMT, msg, field=f"skins ({o.name!r}).bone_count", expected="<= 64",
+                             actual=len(joints))
+        bones = np.concatenate(o.bones)[:, SWAP].reshape(-1).astype(np.uint8)
+        doc.skins.append(SkinnedMesh(go_index=k, bone_count=len(joints), bone_index=bones,
+                                     clips=_skin_clips(scene, o, fx, ctx), name=doc.names[k]))
+    if len(doc.skins) > ml.MAX_TABLE:
+        msg = "the runtime reads at most 16 skinned meshes"
+        raise LimitError(FMT, msg, field="header.skin_count", expected="<= 16",
+                         actual=len(doc.skins))
+
+
+def _track(ch: Any, name: bytes, fx: _Fixed, ctx: Context, where: str) -> Track | None:
+    times = np.asarray(ch.times, np.float64)
+    if ch.interpolation == "CUBICSPLINE" or len(times) > ml.MAX_KEYS:
+        ctx.note("splashpack.track_resampled", f"{where}: resampled to linear keys (the runtime "
+                 f"has at most {ml.MAX_KEYS} linear or step keys per track)")
+        times = np.linspace(times[0], times[-1], min(ml.MAX_KEYS, max(2, len(times))))
+    vals = sample_channel(ch, times)
+    keys = np.zeros(len(times), ml.KEY)
+    frames = np.clip(np.rint(times * ml.FPS), 0, 0x1FFF).astype(np.uint16)
+    interp = 1 if ch.interpolation == "STEP" else 0
+    keys["frame"] = frames | (interp << 13)
+    if ch.path == "translation":
+        keys["v"] = fx.raw(vals)
+        kind = ml.TRACK_OBJ_POS
+    else:
+        keys["v"] = quat_to_track(vals)
+        kind = ml.TRACK_OBJ_ROT
+    return Track(kind, 0, name, keys)
+
+
+def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
+               ctx: Context) -> None:
+    names = {o.node: doc.names[k] for k, o in enumerate(objs)}
+    parents = scene.parents()
+    for ai, anim in enumerate(scene.animations):
+        seq = Sequence(name=_name(anim.name or f"anim_{ai}", ctx, "animation name"),
+                       header=np.zeros(1, ml.ANIM_HEADER))
+        for ch in anim.channels:
+            if ch.node not in names or ch.path not in ("translation", "rotation") or \
+                    not len(ch.times):
+                continue
+            if parents[ch.node] is not None:
+                ctx.note("splashpack.track_parented", f"animation {anim.name!r}: node "
+                         f"{scene.nodes[ch.node].name!r} has a parent; its local keys are "
+                         "written as world keys")
+            tr = _track(ch, names[ch.node], fx, ctx, f"animation {anim.name!r}")
+            if tr is not None:
+                seq.tracks.append(tr)
+        if seq.tracks:
+            last = max(int(t.keys["frame"].max() & 0x1FFF) for t in seq.tracks)
+            seq.header["duration"] = last
+            doc.animations.append(seq)
+    if len(doc.animations) > ml.MAX_TABLE:
+        msg = "the runtime reads at most 16 animations"
+        raise LimitError(FMT, msg, field="header.animation_count", expected="<= 16",
+                         actual=len(doc.animations))
+    if doc.animations:
+        ctx.note("splashpack.rotation_tracks", "rotation tracks assume Unity's Euler order "
+                 "(Z, X, Y); no runtime code confirmed it", "info")
+
+
+# -- lights, header ----------------------------------------------------------------------------
+def _lights(doc: ModernDocument, scene: Scene, fx: _Fixed, ctx: Context) -> None:
+    worlds = world_matrices(scene)
+    for i in scene.walk():
+        node = scene.nodes[i]
+        if node.light is None or not 0 <= node.light < len(scene.lights):
+            continue
+        lt = scene.lights[node.light]
+        if lt.type != "point":
+            ctx.note("splashpack.light_type", f"light {lt.name!r}: {lt.type} lights are "
+                     "written as point lights")
+        rec = np.zeros(1, ml.LIGHT)
+        rec["pos"] = fx.raw(worlds[i][:3, 3], 0x7FFFFFFF)
+        rng = lt.range if lt.range is not None else 10.0 * fx.gte / DEFAULT_GTE
+        rec["radius"] = int(np.clip(np.rint(rng / fx.s), 0, 0x7FFFFFFF))
+        rec["intensity"] = int(np.clip(np.rint(lt.intensity * 4096), 0, 0xFFFF))
+        rec["rgb"] = np.clip(np.rint(np.asarray(lt.color) * 255), 0, 255)
+        rec["flags"] = int(ext(lt).get("flags", 1)) & 0xFF
+        doc.lights.append(PointLight(rec, _name(lt.name or node.name or f"light_{i}", ctx,
+                                                "light name")))
+    if len(doc.lights) > ml.MAX_TABLE:
+        msg = "the runtime reads at most 16 point lights"
+        raise LimitError(FMT, msg, field="lights", expected="<= 16", actual=len(doc.lights))
+
+
+def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None:
+    hdr = np.zeros(1, ml.HEADERS[version])
+    kept = ext(scene).get("header")
+    names = hdr.dtype.names or ()
+    for k, v in (kept.items() if isinstance(kept, dict) else []):
+        if k in names and k not in ("magic", "version") and not k.endswith(("_count", "_offset")):
+            try:
+                hdr[k] = v
+            except (TypeError, ValueError, OverflowError):
+                continue
+    if not isinstance(kept, dict):
+        hdr["scene_lua"] = -1
+        hdr["player_height"] = int(np.clip(np.rint(1.7 / fx.s), 0, 0xFFFF))
+    hdr["magic"], hdr["version"] = ml.MAGIC, version
+    doc.header = hdr
+
+
+# Cursor tables a scene read from a modern file carries in extras (modern_to_scene._native).
+_KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.INTERACTABLE,
+         "agents": ml.AGENT, "waypoints": ml.WAYPOINT, "nav_header": ml.NAV_HEADER,
+         "nav_regions": ml.NAV_REGION, "nav_portals": ml.NAV_PORTAL}
+# These point at (object, triangle) pairs: only valid while every object's triangles are too.
+_DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF, "rooms": ml.ROOM,
+            "room_portals": ml.ROOM_PORTAL, "room_tri_refs": ml.ROOM_TRI_REF,
+            "room_cells": ml.ROOM_CELL, "room_portal_refs": ml.ROOM_PORTAL_REF}
+
+
+def _records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
+    if not isinstance(raw, str):
+        return None
+    try:
+        data = base64.b64decode(raw, validate=True)
+    except ValueError:
+        return None
+    if len(data) % dt.itemsize:
+        return None
+    return np.frombuffer(data, dt).copy()
+
+
+def _sequence(entry: Any, cutscene: bool) -> Sequence | None:
+    if not isinstance(entry, dict):
+        return None
+    hdr = _records(entry.get("header"), ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER)
+    if hdr is None or len(hdr) != 1:
+        return None
+    seq = Sequence(name=str(entry.get("name", "")).encode("utf-8"), header=hdr)
+    for t in entry.get("tracks", []) if isinstance(entry.get("tracks"), list) else []:
+        keys = _records(t.get("keys") if isinstance(t, dict) else None, ml.KEY)
+        if keys is None:
+            return None
+        seq.tracks.append(Track(_int(t.get("type"), 0) & 0xFF, _int(t.get("light_index"), 0)
+                                & 0xFF, str(t.get("target", "")).encode("utf-8"), keys))
+    ev = _records(entry.get("audio_events"), ml.AUDIO_EVENT)
+    sk = _records(entry.get("skin_events"), ml.SKIN_EVENT)
+    seq.audio_events = ev if ev is not None and cutscene else seq.audio_events
+    seq.skin_events = sk if sk is not None else seq.skin_events
+    return seq
+
+
+def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
+    """Put back what a scene read from a modern file kept as native records; returns the
+    derived structures that could not come back."""
+    native = ext(scene).get("native")
+    native = native if isinstance(native, dict) else {}
+    for name, dt in _KEPT.items():
+        recs = _records(native.get(name), dt)
+        if recs is not None:
+            setattr(doc, name, recs)
+    if doc.version < 22 and (len(doc.agents) or len(doc.waypoints)):
+        ctx.note("splashpack.agents_dropped", "AI agents need version 22 or later")
+        doc.agents, doc.waypoints = np.zeros(0, ml.AGENT), np.zeros(0, ml.WAYPOINT)
+    same = native.get("poly_counts") == [len(m) for m in doc.meshes]
+    missing = []
+    for name, dt in _DERIVED.items():
+        recs = _records(native.get(name), dt)
+        if recs is not None and same:
+            setattr(doc, name, recs)
+        elif recs is not None:
+            missing.append(name)
+    cuts = native.get("cutscenes")
+    for entry in cuts if isinstance(cuts, list) else []:
+        seq = _sequence(entry, True)
+        if seq is not None:
+            doc.cutscenes.append(seq)
+    if isinstance(native.get("opaque"), dict) and native["opaque"]:
+        ctx.note("splashpack.opaque_dropped", "audio/UI/sprite/tilemap/stream/memcard blocks "
+                 f"({', '.join(sorted(native['opaque']))}) hold absolute offsets gamemesh does "
+                 "not model; they are not written from a scene")
+    return missing
+
+
+def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
+    lacks = []
+    if not len(doc.bvh_nodes):
+        lacks.append("BVH culling")
+    if not len(doc.rooms) and int(doc.header["scene_type"][0]) == 1:
+        lacks.append("room/portal culling")
+    if not len(doc.nav_regions):
+        lacks.append("navigation regions (player walking and collision with the floor)")
+    if stale:
+        ctx.note("splashpack.derived_dropped", f"{', '.join(stale)} point at triangles that "
+                 "changed since the file was read; they are left out")
+    if lacks:
+        ctx.note("splashpack.not_built", "BVH, rooms and nav regions are not built from a "
+                 "scene (their build rules are in splashedit-ng's D23, not in gamemesh's spec): "
+                 f"the runtime will lack {', '.join(lacks)}")
+
+
+def _version(scene: Scene, ctx: Context) -> int:
+    v = ctx.opt("splash_version")
+    if v is None:
+        return 24 if any(n.light is not None for n in scene.nodes) and scene.lights else 23
+    return int(v)
+
+
+def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
+    version = _version(scene, ctx)
+    tex = Textures(scene, ctx)
+    objs = _gather(scene, ctx, tex)
+    extent = max([0.0, *(float(np.abs(o.corners()).max()) for o in objs if o.parts)])
+    fx = _Fixed(_choose_gte(scene, ctx, extent))
+    merge_pages(tex.items, _uv_boxes(objs))  # type: ignore[arg-type]
+    atlases, textures = place(tex.items)
+    doc = ModernDocument()
+    _header(doc, scene, version, fx)
+    doc.lua, scene_lua = _lua(scene, ctx)
+    doc.lua_desc = np.zeros(len(doc.lua), ml.LUA_DESC)
+    doc.header["scene_lua"] = scene_lua if -1 <= scene_lua < len(doc.lua) else -1
+    _objects(doc, objs, textures, atlases, fx, ctx)
+    _vram(doc, atlases, textures)
+    _skins(doc, scene, objs, fx, ctx)
+    _sequences(doc, scene, objs, fx, ctx)
+    if version >= 24:
+        _lights(doc, scene, fx, ctx)
+    elif scene.lights:
+        ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
+                 "version 24")
+    _missing(doc, _restore(doc, scene, ctx), ctx)
+    if fx.clamped:
+        ctx.note("splashpack.clamped", f"{fx.clamped} value(s) did not fit their fixed-point "
+                 f"field at GTEScaling {fx.gte:g} and were clamped")
+    if ext(scene).get("gte_scaling") != fx.gte:
+        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {fx.gte:g}", "info")
+    return doc
+
+
+def _wanted(scene: Scene, ctx: Context) -> int:
+    v = ctx.opt("splash_version")
+    if v is None:
+        # An explicit v1 layout asks for version 1.
+        return 1 if ctx.opt("layout") is not None else 23
+    return int(v)
+
+
+def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument | ModernDocument:
+    """Version 1 (layout G or H) when asked, else a modern file (23, 24 with lights)."""
+    if _wanted(scene, ctx) == 1:
+        return from_scene_v1(scene, ctx)
+    return from_scene_modern(scene, ctx)
+
+
+def save(scene: Scene, ctx: Context) -> Files:
+    """The main file and, for a modern version, its ``.vram`` sidecar beside it."""
+    name = ctx.path.name if ctx.path else "scene.splashpack"
+    doc = from_scene(scene, ctx)
+    if isinstance(doc, SplashpackDocument):
+        return {name: write_v1(doc, ctx)}
+    return write_files(doc, Context(Path(name), ctx.options, ctx.notes))
+
+
+def write_files(doc: SplashpackDocument | ModernDocument, ctx: Context) -> Files:
+    """A native document as files: the main file and, for a modern version, the ``.vram`` and
+    ``.spu`` sidecars it holds (``write_native`` uses this, so a rewrite keeps them too)."""
+    name = ctx.path.name if ctx.path else "scene.splashpack"
+    if isinstance(doc, SplashpackDocument):
+        return {name: write_v1(doc, ctx)}
+    files = {name: write_modern(doc, ctx)}
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    if doc.vram is not None:
+        files[f"{stem}.vram"] = write_vram(doc.vram)
+    if doc.spu is not None:
+        files[f"{stem}.spu"] = write_spu(doc.spu)
+    return files

@@ -1,0 +1,407 @@
+"""Bytes -> :class:`ModernDocument` for versions 20..24, and the ``.vram`` / ``.spu`` sidecars.
+
+The header size follows from the version (§2); the cursor region is walked in its fixed order
+(§3); data blocks are reached by their absolute offsets (§4) and every offset, count and length
+is checked against the file before it is used. Files of the PS1Godot fork, whose versions 21..24
+collide with upstream (§9), fail the sanity checks of §8 and are refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...binary import Reader
+from ...errors import FormatError, UnsupportedVersionError
+from ...registry import Context
+from . import modern_layout as ml
+from .files import fork_sidecars, sidecar
+from .modern_document import (
+    ModernDocument,
+    PointLight,
+    Sequence,
+    SkinClip,
+    SkinnedMesh,
+    Track,
+    VramFile,
+)
+
+FMT = "splashpack"
+FORK = "PS1Godot (BuffJesus/PS1Godot)"
+
+__all__ = ["is_modern", "read_modern", "read_modern_file", "read_spu", "read_vram"]
+
+
+def is_modern(prefix: bytes) -> bool:
+    """Magic ``SP`` and a modern (or fork) version number."""
+    if len(prefix) < 4 or prefix[:2] != ml.MAGIC:
+        return False
+    v = int.from_bytes(prefix[2:4], "little")
+    return v in ml.VERSIONS or v in ml.FORK_VERSIONS
+
+
+def _copy(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    return np.array(a, copy=True)
+
+
+def _table(r: Reader, name: str, dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:
+    with r.field(name):
+        return _copy(r.array(dt, n))
+
+
+# -- cursor region (§3) ------------------------------------------------------------------------
+def _cursor(r: Reader, doc: ModernDocument) -> None:
+    h = doc.header
+    doc.lua_desc = _table(r, "lua", ml.LUA_DESC, int(h["lua_count"][0]))
+    doc.objects = _table(r, "objects", ml.GO, int(h["go_count"][0]))
+    doc.colliders = _table(r, "colliders", ml.COLLIDER, int(h["collider_count"][0]))
+    doc.triggers = _table(r, "triggers", ml.TRIGGER, int(h["trigger_count"][0]))
+    nodes, refs = int(h["bvh_node_count"][0]), int(h["bvh_ref_count"][0])
+    if nodes == 0 and refs:
+        msg = "BVH triangle refs without BVH nodes"
+        raise r.corrupt(msg, field="header.bvh_ref_count", expected=0, actual=refs, offset=34)
+    doc.bvh_nodes = _table(r, "bvh_nodes", ml.BVH_NODE, nodes)
+    doc.bvh_refs = _table(r, "bvh_refs", ml.BVH_REF, refs)
+    doc.interactables = _table(r, "interactables", ml.INTERACTABLE,
+                               int(h["interactable_count"][0]))
+    if doc.version >= 22:
+        doc.agents = _table(r, "agents", ml.AGENT, int(h["agent_count"][0]))
+        wp = int(np.minimum(doc.agents["waypoint_count"], 8).sum())
+        doc.waypoints = _table(r, "waypoints", ml.WAYPOINT, wp)
+    if int(h["world_col_mesh_count"][0]) or int(h["world_col_tri_count"][0]):
+        msg = "legacy world-collision block (no writer of versions 20+ emits it)"
+        raise r.error(UnsupportedVersionError, msg, field="header.world_col_mesh_count",
+                      expected=0, actual=int(h["world_col_mesh_count"][0]), offset=40)
+    _nav(r, doc)
+    _rooms(r, doc)
+    doc.atlas_desc = _table(r, "atlas_desc", ml.ATLAS_DESC, int(h["atlas_count"][0]))
+    doc.clut_desc = _table(r, "clut_desc", ml.CLUT_DESC, int(h["clut_count"][0]))
+
+
+def _nav(r: Reader, doc: ModernDocument) -> None:
+    h = doc.header
+    regions, portals = int(h["nav_region_count"][0]), int(h["nav_portal_count"][0])
+    if regions == 0:
+        if portals:
+            msg = "nav portals without nav regions"
+            raise r.corrupt(msg, field="header.nav_portal_count", expected=0, actual=portals,
+                            offset=46)
+        return
+    doc.nav_header = _table(r, "nav", ml.NAV_HEADER, 1)
+    got = (int(doc.nav_header["region_count"][0]), int(doc.nav_header["portal_count"][0]))
+    if got != (regions, portals):
+        msg = "the nav block's counts disagree with the header's"
+        raise r.corrupt(msg, field="nav.region_count", expected=(regions, portals), actual=got,
+                        offset=r.tell() - 8)
+    doc.nav_regions = _table(r, "nav_regions", ml.NAV_REGION, regions)
+    if np.any(doc.nav_regions["vert_count"] > 8):
+        msg = "a nav region has more than 8 vertices"
+        raise r.corrupt(msg, field="nav_regions.vert_count", expected="<= 8",
+                        actual=int(doc.nav_regions["vert_count"].max()))
+    doc.nav_portals = _table(r, "nav_portals", ml.NAV_PORTAL, portals)
+
+
+def _rooms(r: Reader, doc: ModernDocument) -> None:
+    h = doc.header
+    counts = [int(h[k][0]) for k in ("room_count", "portal_count", "room_tri_ref_count",
+                                     "room_cell_count", "room_portal_ref_count")]
+    if counts[0] == 0:
+        if any(counts):
+            msg = "room data without rooms"
+            raise r.corrupt(msg, field="header.room_count", expected=0, actual=counts, offset=78)
+        return
+    doc.rooms = _table(r, "rooms", ml.ROOM, counts[0])
+    doc.room_portals = _table(r, "room_portals", ml.ROOM_PORTAL, counts[1])
+    doc.room_tri_refs = _table(r, "room_tri_refs", ml.ROOM_TRI_REF, counts[2])
+    doc.room_cells = _table(r, "room_cells", ml.ROOM_CELL, counts[3])
+    doc.room_portal_refs = _table(r, "room_portal_refs", ml.ROOM_PORTAL_REF, counts[4])
+
+
+# -- data region (§4) --------------------------------------------------------------------------
+def _at(r: Reader, offset: int, what: str, floor: int) -> Reader:
+    """A reader at an absolute offset that must be 4-aligned and past the cursor region."""
+    if offset % 4 or offset < floor or offset > r.end:
+        msg = "offset is not a 4-aligned position in the data region"
+        raise r.corrupt(msg, field=what, expected=f"4-aligned in {floor}..{r.end}",
+                        actual=offset)
+    w = r.window(offset)
+    w._fields = [what]
+    return w
+
+
+def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
+    for i, d in enumerate(doc.lua_desc):
+        w = _at(r, int(d["offset"]), f"lua[{i}].offset", floor)
+        doc.lua.append(w.bytes(int(d["length"]), "length"))
+    for i, o in enumerate(doc.objects):
+        n = int(o["poly_count"])
+        if n == 0:
+            doc.meshes.append(np.zeros(0, ml.TRI))
+            continue
+        w = _at(r, int(o["mesh_offset"]), f"objects[{i}].mesh_offset", floor)
+        doc.meshes.append(_copy(w.array(ml.TRI, n, "poly_count")))
+
+
+def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
+    w = _at(r, int(doc.header["name_table_offset"][0]), "header.name_table_offset", floor)
+    for i in range(len(doc.objects)):
+        with w.field(f"names[{i}]"):
+            n = w.u8("len")
+            doc.names.append(w.bytes(n, "bytes"))
+            end = w.u8("nul")
+            if end != 0:
+                msg = "name is not NUL-terminated"
+                raise w.corrupt(msg, expected=0, actual=end, offset=w.tell() - 1)
+
+
+def _cstring(r: Reader, offset: int, n: int, what: str) -> bytes:
+    w = r.window(offset)
+    with w.field(what):
+        raw = w.bytes(n + 1)
+    if raw[-1] != 0:
+        msg = "name is not NUL-terminated"
+        raise r.corrupt(msg, field=what, expected=0, actual=raw[-1], offset=offset + n)
+    return raw[:-1]
+
+
+def _table_entries(r: Reader, offset: int, count: int, what: str, floor: int
+                   ) -> npt.NDArray[np.void]:
+    if count > ml.MAX_TABLE:
+        msg = "the runtime reads at most 16 entries"
+        raise r.corrupt(msg, field=f"header.{what}_count", expected=f"<= {ml.MAX_TABLE}",
+                        actual=count)
+    if count == 0:
+        return np.zeros(0, ml.TABLE_ENTRY)
+    return _copy(_at(r, offset, f"{what}_table", floor).array(ml.TABLE_ENTRY, count))
+
+
+def _sequence(r: Reader, e: npt.NDArray[np.void], cutscene: bool, where: str,
+              floor: int) -> Sequence:
+    name = _cstring(r, int(e["name_offset"]), int(e["name_len"]), f"{where}.name")
+    dt = ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER
+    w = _at(r, int(e["offset"]), f"{where}.offset", floor)
+    hdr = _copy(w.array(dt, 1))
+    seq = Sequence(name=name, header=hdr)
+    n = int(hdr["track_count"][0])
+    if n:
+        tracks = _at(r, int(hdr["tracks_offset"][0]), f"{where}.tracks_offset", floor)
+        recs = tracks.array(ml.TRACK, n)
+        for k, t in enumerate(recs):
+            tw = f"{where}.tracks[{k}]"
+            target = _cstring(r, int(t["target_offset"]), int(t["target_len"]), f"{tw}.target")
+            keys = _copy(_at(r, int(t["keys_offset"]), f"{tw}.keys_offset", floor).array(
+                ml.KEY, int(t["key_count"])))
+            seq.tracks.append(Track(int(t["type"]), int(t["light_index"]), target, keys))
+    if cutscene and int(hdr["audio_event_count"][0]):
+        seq.audio_events = _copy(_at(r, int(hdr["audio_events_offset"][0]),
+                                     f"{where}.audio_events_offset", floor).array(
+            ml.AUDIO_EVENT, int(hdr["audio_event_count"][0])))
+    if int(hdr["skin_event_count"][0]):
+        seq.skin_events = _copy(_at(r, int(hdr["skin_events_offset"][0]),
+                                    f"{where}.skin_events_offset", floor).array(
+            ml.SKIN_EVENT, int(hdr["skin_event_count"][0])))
+    return seq
+
+
+def _sequences(r: Reader, doc: ModernDocument, floor: int) -> None:
+    for kind, cut in (("cutscene", True), ("animation", False)):
+        h = doc.header
+        entries = _table_entries(r, int(h[f"{kind}_table_offset"][0]), int(h[f"{kind}_count"][0]),
+                                 kind, floor)
+        out = [_sequence(r, e, cut, f"{kind}s[{i}]", floor) for i, e in enumerate(entries)]
+        setattr(doc, f"{kind}s", out)
+
+
+def _skin(r: Reader, doc: ModernDocument, e: npt.NDArray[np.void], where: str,
+          floor: int) -> SkinnedMesh:
+    w = _at(r, int(e["offset"]), f"{where}.offset", floor)
+    go, bones, clips = w.u16("go_index"), w.u8("bone_count"), w.u8("clip_count")
+    if go >= len(doc.objects) or bones > ml.MAX_BONES or clips > ml.MAX_CLIPS:
+        msg = "skinned mesh header out of range"
+        raise w.corrupt(msg, field="go_index/bone_count/clip_count",
+                        expected=f"< {len(doc.objects)} / <= 64 / <= 16",
+                        actual=(go, bones, clips), offset=w.tell() - 4)
+    n = int(doc.objects[go]["poly_count"]) * 3
+    idx = _copy(w.array("u1", n, "bone_index"))
+    if n and bones and int(idx.max()) >= bones:
+        msg = "bone index out of range"
+        raise w.corrupt(msg, field="bone_index", expected=f"< {bones}", actual=int(idx.max()))
+    w.align(4)
+    skin = SkinnedMesh(go_index=go, bone_count=bones, bone_index=idx)
+    for c in range(clips):
+        with w.field(f"clips[{c}]"):
+            name = w.bytes(w.u8("name_len"), "name")
+            if w.u8("nul") != 0:
+                msg = "clip name is not NUL-terminated"
+                raise w.corrupt(msg, expected=0, offset=w.tell() - 1)
+            flags, fps = w.u8("flags"), w.u8("fps")
+            w.align(2)
+            frames = w.u16("frame_count")
+            mats = _copy(w.array(ml.BONE_MATRIX, frames * bones, "matrices"))
+        skin.clips.append(SkinClip(name, flags, fps, mats.reshape(frames, bones)))
+    skin.name = _cstring(r, int(e["name_offset"]), int(e["name_len"]), f"{where}.name")
+    return skin
+
+
+def _lights(r: Reader, doc: ModernDocument, floor: int) -> None:
+    off = int(doc.hfield("light_table_offset"))
+    if doc.version < 24 or off == 0:
+        return
+    w = _at(r, off, "header.light_table_offset", floor)
+    n, doc.light_pad = w.u16("light_count"), w.u16("pad")
+    if n > ml.MAX_TABLE:
+        msg = "the runtime reads at most 16 lights"
+        raise w.corrupt(msg, field="light_count", expected="<= 16", actual=n, offset=off)
+    recs = _copy(w.array(ml.LIGHT, n, "lights"))
+    for k, rec in enumerate(recs):
+        end = r.window(int(rec["name_offset"])).peek(ml.MAX_NAME + 1).find(b"\0")
+        if end < 0:
+            msg = "light name is not NUL-terminated within 24 bytes"
+            raise r.corrupt(msg, field=f"lights[{k}].name_offset", actual=int(rec["name_offset"]))
+        doc.lights.append(PointLight(rec.reshape(1), _cstring(
+            r, int(rec["name_offset"]), end, f"lights[{k}].name")))
+
+
+def _opaque(r: Reader, doc: ModernDocument, floor: int) -> None:
+    """Blocks gamemesh does not model, each up to the next block the header points at."""
+    names = doc.header.dtype.names or ()
+    starts = {n: int(doc.header[n][0]) for n in names if n.endswith(("_offset",)) and
+              n != "pixel_data_offset" and int(doc.header[n][0])}
+    bounds = sorted({*starts.values(), r.end})
+    for name in ml.OPAQUE_FIELDS:
+        off = starts.get(name)
+        if off is None:
+            continue
+        _at(r, off, f"header.{name}", floor)
+        end = next(b for b in bounds if b > off) if off < r.end else off
+        doc.opaque[name] = (off, r.window(off, end - off).rest())
+
+
+def read_modern(data: bytes) -> ModernDocument:
+    r = Reader(data, FMT)
+    r.magic(ml.MAGIC)
+    version = r.u16("header.version")
+    _check_version(r, version)
+    r.seek(0)
+    doc = ModernDocument(header=_table(r, "header", ml.HEADERS[version], 1))
+    try:
+        _cursor(r, doc)
+        floor = r.tell()
+        _lua_and_meshes(r, doc, floor)
+        _names(r, doc, floor)
+        _sequences(r, doc, floor)
+        entries = _table_entries(r, int(doc.header["skin_table_offset"][0]),
+                                 int(doc.header["skin_count"][0]), "skin", floor)
+        doc.skins = [_skin(r, doc, e, f"skins[{i}]", floor) for i, e in enumerate(entries)]
+        _lights(r, doc, floor)
+        _opaque(r, doc, floor)
+    except FormatError as e:
+        if version != 20 and (e.offset is None or e.offset >= 120):
+            detail = (f"{e.detail}; if this file came from PS1Godot, whose version {version} is "
+                      "another layout, it is not supported") if e.detail else e.detail
+            raise type(e)(FMT, detail, offset=e.offset, field=e.field, expected=e.expected,
+                          actual=e.actual) from None
+        raise
+    return doc
+
+
+def _check_version(r: Reader, version: int) -> None:
+    if version in ml.VERSIONS:
+        return
+    if version in ml.FORK_VERSIONS:
+        msg = (f"version {version} is only written by the {FORK} fork, whose layouts gamemesh "
+               "does not read")
+        raise r.error(UnsupportedVersionError, msg, field="header.version", offset=2,
+                      expected="20..24", actual=version)
+    msg = (f"version {version}: gamemesh reads versions 1 and 20..24 (2..19 were development "
+           "versions no public file uses)")
+    raise r.error(UnsupportedVersionError, msg, field="header.version", offset=2,
+                  expected="1 or 20..24", actual=version)
+
+
+# -- sidecars (§6, §7) -------------------------------------------------------------------------
+def read_vram(data: bytes) -> VramFile:
+    r = Reader(data, FMT)
+    with r.field("vram"):
+        r.magic(ml.VRAM_MAGIC)
+        r.seek(0)
+        vf = VramFile(header=_copy(r.array(ml.VRAM_HEADER, 1)))
+        h = vf.header[0]
+        atl: list[npt.NDArray[np.void]] = []
+        for i in range(int(h["atlas_count"])):
+            with r.field(f"atlases[{i}]"):
+                d = r.array(ml.VRAM_ATLAS, 1)
+                px = r.array("<u2", int(d["width"][0]) * int(d["height"][0]), "pixels")
+                vf.atlas_pixels.append(px.reshape(int(d["height"][0]), int(d["width"][0])).copy())
+                atl.append(d)
+                r.align(4)
+        vf.atlases = np.concatenate([np.zeros(0, ml.VRAM_ATLAS), *atl])
+        cl: list[npt.NDArray[np.void]] = []
+        for i in range(int(h["clut_count"])):
+            with r.field(f"cluts[{i}]"):
+                d = r.array(ml.VRAM_CLUT, 1)
+                vf.clut_words.append(r.array("<u2", int(d["length"][0]), "words").copy())
+                cl.append(d)
+                r.align(4)
+        vf.cluts = np.concatenate([np.zeros(0, ml.VRAM_CLUT), *cl])
+        fo: list[npt.NDArray[np.void]] = []
+        for i in range(int(h["font_count"])):
+            with r.field(f"fonts[{i}]"):
+                d = r.array(ml.VRAM_FONT, 1)
+                vf.font_data.append(r.bytes(int(d["data_size"][0]), "data"))
+                fo.append(d)
+                r.align(4)
+        vf.fonts = np.concatenate([np.zeros(0, ml.VRAM_FONT), *fo])
+        if not r.at_end():
+            msg = "bytes after the last record"
+            raise r.corrupt(msg, field="eof", expected=r.tell(), actual=r.end)
+    return vf
+
+
+def read_spu(data: bytes) -> bytes:
+    """The ``.spu`` is kept opaque; its clip table is walked only to reject a damaged file."""
+    r = Reader(data, FMT)
+    with r.field("spu"):
+        r.magic(ml.SPU_MAGIC)
+        n = r.u16("clip_count")
+        for i in range(n):
+            with r.field(f"clips[{i}]"):
+                size = int(r.array(ml.SPU_CLIP, 1)["size"][0])
+                r.skip(size)
+                r.align(4)
+    return data
+
+
+def read_modern_file(data: bytes, ctx: Context) -> ModernDocument:
+    """The main file and, unless ``no_siblings``, the ``.vram`` and ``.spu`` beside it."""
+    doc = read_modern(data)
+    path = ctx.path
+    if path is None or ctx.opt("no_siblings", False):
+        return doc
+    fork = fork_sidecars(path)
+    vram, spu = sidecar(path, "vram"), sidecar(path, "spu")
+    if fork and vram is None and doc.version != 20:
+        msg = (f"{fork[0].name} is how the {FORK} fork names its sidecar; its version "
+               f"{doc.version} is another layout than upstream's, which gamemesh does not read")
+        raise UnsupportedVersionError(FMT, msg, offset=2, field="header.version",
+                                      expected="upstream psxsplash", actual=FORK)
+    if vram is None and fork:
+        vram = next((p for p in fork if p.suffix == ".vram"), None)
+    if vram is not None:
+        doc.vram = _sidecar_doc(vram, read_vram)
+        doc.sidecars["vram"] = vram.name
+    if spu is not None:
+        doc.spu = _sidecar_doc(spu, read_spu)
+        doc.sidecars["spu"] = spu.name
+    return doc
+
+
+def _sidecar_doc(path: Path, parse: Callable[[bytes], Any]) -> Any:
+    try:
+        return parse(path.read_bytes())
+    except FormatError as e:
+        raise e.with_path(str(path)) from None

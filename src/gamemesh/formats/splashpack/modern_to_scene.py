@@ -1,0 +1,311 @@
+"""ModernDocument -> Scene (glTF conventions); the reverse is ``modern_from_scene``.
+
+Objects, triangles and textures convert as for v1 (``to_scene``: the same axes, winding and
+(tpage, CLUT) pages decoded from VRAM, here the ``.vram`` sidecar's). New in v20+: names from the
+name table, untextured triangles (tpage 0xFFFF) with vertex colours only, skinned meshes as glTF
+skins (one flat joint per bone under the object, rest = identity so the mesh shows its bind
+pose, clips as TRS keys decomposed from the baked matrices), object tracks of animations and
+cutscenes as node channels, v24 point lights as KHR_lights_punctual, nav regions as a debug
+mesh. What has no glTF meaning stays in the scene's extras as the file's own records.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...registry import Context
+from ...scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
+from ...scene.math import matrices_to_trs
+from . import modern_layout as ml
+from .conventions import AXES, bone_to_matrix, track_to_quat
+from .document import SplashpackDocument
+from .modern_document import ModernDocument, Sequence, SkinnedMesh
+from .to_scene import _lua_extras, _primitive, _rotation, _Textures
+from .to_scene import to_scene as to_scene_v1
+
+FMT = "splashpack"
+DEFAULT_GTE = 100.0
+UNTEXTURED = 0xFFFF
+
+__all__ = ["to_scene", "to_scene_modern"]
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def _b64(a: npt.NDArray[Any] | bytes) -> str:
+    raw = a if isinstance(a, bytes) else np.ascontiguousarray(a).tobytes()
+    return base64.b64encode(raw).decode("ascii")
+
+
+class _Builder:
+    def __init__(self, doc: ModernDocument, ctx: Context, s: float) -> None:
+        self.doc, self.ctx, self.s = doc, ctx, s
+        self.scene = Scene(name=f"splashpack_v{doc.version}")
+        self.tex = _Textures(doc, self.scene) if doc.vram is not None else None  # type: ignore[arg-type]
+        self.plain: int | None = None
+        self.nodes: list[int] = []
+        self.skinned_mesh_nodes: dict[int, int] = {}  # object -> the node holding its mesh
+        self.by_name: dict[bytes, int] = {}
+
+    def untextured(self) -> int:
+        if self.plain is None:
+            self.plain = self.scene.add_material(Material(
+                name="vertex_colour", unlit=True, extras={FMT: {"tpage": UNTEXTURED,
+                                                               "color_scale": 255}}))
+        return self.plain
+
+    def material(self, key: tuple[int, int, int], tris: npt.NDArray[np.void]) -> int:
+        if key[0] == UNTEXTURED or self.tex is None:
+            return self.untextured()
+        return self.tex.material(key, tris["uv"])
+
+    def mesh(self, i: int, tris: npt.NDArray[np.void], bones: npt.NDArray[np.uint8] | None
+             ) -> int:
+        mesh = Mesh(name=_text(self.doc.names[i]) or f"object_{i}")
+        keys = (tris["tpage"].astype(np.int64) << 32) | (tris["clut_x"].astype(np.int64) << 16) \
+            | tris["clut_y"].astype(np.int64)
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        for k, key in enumerate(uniq.tolist()):
+            # One material (the common case): no mask and no copy of the records.
+            sel = slice(None) if len(uniq) == 1 else inverse.reshape(-1) == k
+            part = tris[sel]
+            prim = _primitive(part, self.s)
+            t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
+            prim.material = self.material(t, part)
+            if t[0] == UNTEXTURED or self.tex is None:
+                prim.texcoords = []
+            if bones is not None:
+                corner = bones.reshape(-1, 3)[sel][:, [0, 2, 1]].reshape(-1)
+                prim.joints = np.zeros((len(corner), 4), np.uint16)
+                prim.joints[:, 0] = corner
+                prim.weights = np.zeros((len(corner), 4), np.float32)
+                prim.weights[:, 0] = 1.0
+            mesh.primitives.append(prim)
+        return self.scene.add_mesh(mesh)
+
+
+def _objects(b: _Builder) -> None:
+    doc = b.doc
+    skinned = {sk.go_index: sk for sk in doc.skins}
+    for i, obj in enumerate(doc.objects):
+        rot, err = _rotation(obj["rot"])
+        if err > 0.01:
+            b.ctx.note("splashpack.rotation_not_orthonormal", f"object {i}: the stored matrix is "
+                       f"{err:.3f} off a rotation; its nearest rotation is used")
+        pos = obj["pos"].astype(np.float64) * AXES * b.s
+        extras: dict[str, Any] = {"object": i, "rotation_raw": [int(x) for x in obj["rot"]],
+                                  "position_raw": [int(x) for x in obj["pos"]],
+                                  "lua_index": int(obj["lua_index"]), "flags": int(obj["flags"]),
+                                  "interactable_index": int(obj["interactable_index"])}
+        name = _text(doc.names[i]) if i < len(doc.names) else ""
+        node = Node(name=name or f"object_{i}", translation=tuple(float(x) for x in pos),  # type: ignore[arg-type]
+                    rotation=rot, extras={FMT: extras})
+        tris = doc.meshes[i]
+        sk = skinned.get(i)
+        mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None) if len(tris) else None
+        node.mesh = mesh if sk is None else None
+        ni = b.scene.add_node(node)
+        if sk is not None and mesh is not None:
+            # glTF ignores a skinned mesh node's transform: the object's transform stays on
+            # this node (the joints' parent), the mesh goes on an untransformed child.
+            b.skinned_mesh_nodes[i] = b.scene.add_node(Node(
+                name=f"{node.name}_mesh", mesh=mesh, extras={FMT: {"skinned_mesh_of": i}}),
+                parent=ni)
+        b.nodes.append(ni)
+        b.by_name.setdefault(doc.names[i] if i < len(doc.names) else b"", ni)
+
+
+def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
+    owner = b.nodes[sk.go_index]
+    node = b.scene.nodes[owner]
+    joints = [b.scene.add_node(Node(name=f"{node.name}_bone_{j}", extras={FMT: {"bone": j}}),
+                               parent=owner) for j in range(sk.bone_count)]
+    holder = b.skinned_mesh_nodes.get(sk.go_index)
+    if holder is None or not joints:
+        return
+    b.scene.nodes[holder].skin = b.scene.add_skin(Skin(joints=joints, name=f"{node.name}_skin",
+                                      inverse_bind_matrices=np.tile(
+                                          np.eye(4, dtype=np.float32), (len(joints), 1, 1))))
+    for c, clip in enumerate(sk.clips):
+        frames = clip.matrices.shape[0]
+        if frames == 0:
+            continue
+        fps = clip.fps or ml.FPS
+        times = (np.arange(frames) / fps).astype(np.float32)
+        anim = Animation(name=_text(clip.name) or f"{node.name}_clip_{c}",
+                         extras={FMT: {"skin": k, "clip": c, "fps": clip.fps,
+                                       "loop": bool(clip.flags & 1)}})
+        for j, jn in enumerate(joints):
+            m = bone_to_matrix(clip.matrices["r"][:, j], clip.matrices["t"][:, j], b.s)
+            t, r, s = matrices_to_trs(m)
+            anim.channels.append(Channel(jn, "translation", times, t.astype(np.float32)))
+            anim.channels.append(Channel(jn, "rotation", times, r.astype(np.float32)))
+            if np.abs(s - 1).max() > 1e-3:
+                anim.channels.append(Channel(jn, "scale", times, s.astype(np.float32)))
+        b.scene.animations.append(anim)
+
+
+def _sequence(b: _Builder, seq: Sequence, kind: str, k: int) -> None:
+    anim = Animation(name=_text(seq.name) or f"{kind}_{k}", extras={FMT: {kind: k}})
+    kept = []
+    for t, tr in enumerate(seq.tracks):
+        node = b.by_name.get(tr.target)
+        if tr.type not in (ml.TRACK_OBJ_POS, ml.TRACK_OBJ_ROT) or node is None or \
+                not len(tr.keys):
+            kept.append(t)
+            continue
+        frames = (tr.keys["frame"] & 0x1FFF).astype(np.float64)
+        order = np.argsort(frames, kind="stable")
+        times = (frames[order] / ml.FPS).astype(np.float32)
+        if np.any(np.diff(times) <= 0):
+            kept.append(t)  # repeated frames have no glTF meaning
+            continue
+        interp = "STEP" if np.all(tr.keys["frame"] >> 13 == 1) else "LINEAR"
+        vals = tr.keys["v"][order]
+        if tr.type == ml.TRACK_OBJ_POS:
+            ch = Channel(node, "translation", times,
+                         (vals.astype(np.float64) * AXES * b.s).astype(np.float32), interp)  # type: ignore[arg-type]
+        else:
+            ch = Channel(node, "rotation", times, track_to_quat(vals).astype(np.float32),
+                         interp)  # type: ignore[arg-type]
+        anim.channels.append(ch)
+    anim.extras[FMT]["native_tracks"] = kept
+    if anim.channels:
+        b.scene.animations.append(anim)
+
+
+def _lights(b: _Builder) -> None:
+    for k, lt in enumerate(b.doc.lights):
+        rec = lt.record[0]
+        pos = rec["pos"].astype(np.float64) * AXES * b.s
+        li = b.scene.add_light(Light(
+            type="point", name=_text(lt.name), color=tuple(float(c) / 255 for c in rec["rgb"]),  # type: ignore[arg-type]
+            intensity=float(rec["intensity"]) / 4096, range=float(rec["radius"]) * b.s or None,
+            extras={FMT: {"light": k, "flags": int(rec["flags"])}}))
+        b.scene.add_node(Node(name=_text(lt.name) or f"light_{k}", light=li,
+                              translation=tuple(float(x) for x in pos),  # type: ignore[arg-type]
+                              extras={FMT: {"light": k}}))
+
+
+def _nav(b: _Builder) -> None:
+    regs = b.doc.nav_regions
+    if not len(regs):
+        return
+    tris: list[npt.NDArray[np.float64]] = []
+    for reg in regs:
+        n = int(reg["vert_count"])
+        if n < 3:
+            continue
+        x = reg["verts_x"][:n].astype(np.float64)
+        z = reg["verts_z"][:n].astype(np.float64)
+        a, bb, d = (float(v) for v in reg["plane"])
+        # Assumed floor plane (D23 §3 was not available): y = (A x + B z) / 4096 + D.
+        y = (a * x + bb * z) / 4096.0 + d
+        pts = np.stack([x, y, z], axis=1)
+        fan = np.stack([np.zeros(n - 2, int), np.arange(2, n), np.arange(1, n - 1)], axis=1)
+        tris.append(pts[fan])
+    if not tris:
+        return
+    v = np.concatenate(tris) * AXES * b.s
+    mat = b.scene.add_material(Material(name="navmesh", base_color_factor=(0.2, 0.8, 0.3, 1.0),
+                                        unlit=True, double_sided=True,
+                                        extras={FMT: {"navmesh": True}}))
+    mesh = b.scene.add_mesh(Mesh(name="navmesh_regions", primitives=[
+        Primitive(positions=v.reshape(-1, 3).astype(np.float32), material=mat)]))
+    b.scene.add_node(Node(name="navmesh_regions", mesh=mesh,
+                          extras={FMT: {"navmesh": "regions", "debug_only": True}}))
+    b.ctx.note("splashpack.nav_regions", f"{len(regs)} nav region(s) shown as a debug mesh "
+               "(floor height from an assumed plane equation); the regions themselves are kept "
+               "in extras", "info")
+
+
+def _native(doc: ModernDocument) -> dict[str, Any]:
+    """The records gamemesh does not convert, as the file holds them."""
+    out: dict[str, Any] = {}
+    for name in ("colliders", "triggers", "bvh_nodes", "bvh_refs", "interactables", "agents",
+                 "waypoints", "nav_header", "nav_regions", "nav_portals", "rooms",
+                 "room_portals", "room_tri_refs", "room_cells", "room_portal_refs"):
+        a = getattr(doc, name)
+        if len(a):
+            out[name] = _b64(a)
+    for kind in ("cutscenes", "animations"):
+        seqs = getattr(doc, kind)
+        if seqs:
+            out[kind] = [{"name": _text(s.name), "header": _b64(s.header),
+                          "tracks": [{"type": t.type, "light_index": t.light_index,
+                                      "target": _text(t.target), "keys": _b64(t.keys)}
+                                     for t in s.tracks],
+                          "audio_events": _b64(s.audio_events),
+                          "skin_events": _b64(s.skin_events)} for s in seqs]
+    out["poly_counts"] = [len(m) for m in doc.meshes]
+    for name, (off, raw) in doc.opaque.items():
+        out.setdefault("opaque", {})[name] = {"offset": off, "data": _b64(raw)}
+    if doc.spu is not None:
+        out["spu"] = _b64(doc.spu)
+    if doc.vram is not None and doc.vram.font_data:
+        out["vram_fonts"] = {"records": _b64(doc.vram.fonts),
+                             "data": [_b64(f) for f in doc.vram.font_data]}
+    return out
+
+
+def _header_fields(doc: ModernDocument) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in doc.header.dtype.names or ():
+        if name in ("magic",) or name.endswith(("_count", "_offset")):
+            continue
+        v = doc.header[name][0]
+        out[name] = [int(x) for x in v] if np.ndim(v) else int(v)
+    return out
+
+
+def _notes(doc: ModernDocument, ctx: Context, gte: float) -> None:
+    ctx.note("splashpack.gte_scaling", f"GTEScaling is not stored in the file; {gte:g} assumed "
+             "(raw / 4096 x GTEScaling = units)", "info")
+    textured = any(bool(np.any(m["tpage"] != UNTEXTURED)) for m in doc.meshes if len(m))
+    if doc.vram is None and textured:
+        ctx.note("splashpack.vram_missing", "no .vram sidecar beside the file (scene.vram): the "
+                 "textured triangles get a vertex-colour material")
+    kept = [k for k in ("colliders", "triggers", "interactables", "agents", "rooms",
+                        "bvh_nodes") if len(getattr(doc, k))]
+    kept += [k for k in ("cutscenes",) if getattr(doc, k)]
+    kept += [k.removesuffix("_offset").removesuffix("_table") for k in doc.opaque]
+    if kept:
+        ctx.note("splashpack.native_kept", f"kept only as native records in extras (no glTF "
+                 f"equivalent): {', '.join(kept)}", "info")
+
+
+def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
+    gte = float(ctx.opt("gte_scaling", DEFAULT_GTE))
+    if not np.isfinite(gte) or gte <= 0:
+        gte = DEFAULT_GTE
+    b = _Builder(doc, ctx, gte / 4096.0)
+    _objects(b)
+    for k, sk in enumerate(doc.skins):
+        _skin(b, k, sk)
+    for k, seq in enumerate(doc.animations):
+        _sequence(b, seq, "animation", k)
+    for k, seq in enumerate(doc.cutscenes):
+        _sequence(b, seq, "cutscene", k)
+    _lights(b)
+    _nav(b)
+    info: dict[str, Any] = {"version": doc.version, "gte_scaling": gte, "color_scale": 255,
+                            "lua": _lua_extras(doc), "header": _header_fields(doc),  # type: ignore[arg-type]
+                            "sidecars": dict(doc.sidecars), "native": _native(doc)}
+    info["scene_lua_index"] = int(doc.hfield("scene_lua"))
+    b.scene.extras.update({"format": FMT, "version": doc.version,
+                           "variant": f"v{doc.version}", FMT: info})
+    _notes(doc, ctx, gte)
+    b.scene.notes.extend(n for n in ctx.notes if n not in b.scene.notes)
+    return b.scene
+
+
+def to_scene(doc: SplashpackDocument | ModernDocument, ctx: Context) -> Scene:
+    if isinstance(doc, ModernDocument):
+        return to_scene_modern(doc, ctx)
+    return to_scene_v1(doc, ctx)
