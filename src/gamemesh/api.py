@@ -286,7 +286,11 @@ def _lost(scene: Scene, spec: FormatSpec, files: dict[str, bytes], notes: list[N
     if not files or not spec.can_import or spec.name in _HUB_FORMATS:
         return []
     with tempfile.TemporaryDirectory(prefix="gamemesh-check-") as tmp:
-        write_files(Path(tmp), files)
+        try:
+            write_files(Path(tmp), files)
+        except OSError as e:  # a full scratch disk: skip the check, the real write decides
+            msg = f"the written files could not be read back ({e.strerror}); nothing checked"
+            return [Note(f"{spec.name}.lost.unchecked", msg, "info")]
         main = Path(tmp) / next(iter(files))
         try:
             back = spec.load_scene(main.read_bytes(), Context(main, {}))
