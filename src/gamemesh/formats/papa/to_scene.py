@@ -24,6 +24,7 @@ from ...registry import Context
 from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive, Scene, Skin
 from ...scene.math import matrix_to_trs, normalize_rows, trs_to_matrix
 from ...scene.model import TextureRef
+from ...scene.numbers import require_finite
 from ...textures import encode_png
 from . import layout as lay
 from . import textures as tx
@@ -448,6 +449,8 @@ class _Builder:
             raise CorruptDataError(lay.FMT, msg, field=f"index_buffers[{mesh.index_buffer}]",
                                    expected=f"< {nv}", actual=int(indices.max()))
         attrs = _attributes(v, vb.format)
+        require_finite(attrs["positions"], lay.FMT,
+                       f"vertex_buffers[{self._vb_index(k)}].vertices.position", "positions")
         if bone_map is not None:
             attrs.update(self._skin_attributes(v, np.asarray(bone_map), num_bones, field))
         prims: list[Primitive] = []
