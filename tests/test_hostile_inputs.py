@@ -239,3 +239,22 @@ def test_thumbnail_cost_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes.clear()
     thumbnail.render_thumbnail(sample_scene(), 64)
     assert sizes == [128 * 128]  # the default 2 x 2 where it is cheap
+
+
+@pytest.mark.parametrize(("fmt", "model", "sibling"), [
+    ("papa", "unit.papa", "unit_diffuse.papa"),   # a unit's texture
+    ("pba", "model.pba", "model_checker.ptx"),    # a PBA's PTX
+    ("pet", "item.pet", "item_checker.png"),      # a PET's texture
+])
+def test_a_fifo_posing_as_a_sibling_is_skipped(tmp_path: Path, fmt: str, model: str,
+                                               sibling: str) -> None:
+    """Sibling files are read like inputs: a FIFO named as a unit's texture is refused (a note),
+    never opened (which would block the load forever)."""
+    gamemesh.save(sample_scene(), tmp_path / model)
+    target = tmp_path / sibling
+    if target.exists():
+        target.unlink()
+    os.mkfifo(target)
+    r = _cli("info", str(tmp_path / model), "--json", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert sibling in r.stdout  # named in a note: skipped, not read

@@ -21,6 +21,7 @@ from PIL import Image as PILImage
 
 from ...errors import CorruptDataError, FormatError
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive, Scene, Skin
 from ...scene.math import matrix_to_trs, normalize_rows, trs_to_matrix
 from ...scene.model import TextureRef
@@ -652,7 +653,7 @@ def _as_list(v: object) -> list[str]:
 
 def _read_sibling(p: Path, ctx: Context) -> PapaDocument | None:
     try:
-        return read(p.read_bytes(), ctx)
+        return read(read_regular(p), ctx)
     except (OSError, FormatError) as e:
         ctx.note("papa.sibling_unreadable", f"{p.name}: {e}; skipped")
         return None
