@@ -116,6 +116,7 @@ def replay_crashes(spec: FormatSpec) -> int:
     """Inputs that once crashed a reader; they must now end cleanly, forever."""
     d = CRASHES / spec.name
     files = sorted(d.glob("*")) if d.is_dir() else []
+    assert files, f"{d} holds no regression input: a replay of nothing proves nothing"
     for f in files:
         _check_one(spec, f.read_bytes(), f"crash input {f.name}")
     return len(files)

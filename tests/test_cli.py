@@ -185,7 +185,8 @@ def test_convert_and_info_read_and_parse_once(sample_glb: Path, tmp_path: Path,
 
     reads: list[object] = []
     real_read = api._read_source
-    monkeypatch.setattr(api, "_read_source", lambda src: reads.append(src) or real_read(src))
+    monkeypatch.setattr(api, "_read_source",
+                        lambda src, *a: reads.append(src) or real_read(src, *a))
     gamemesh.convert(sample_glb, tmp_path / "out.gltf")
     assert len(reads) == 1
 

@@ -12,8 +12,10 @@ from . import registry
 from .errors import FormatError, Note
 from .fileio import safe_name, write_files
 from .registry import Context, FormatSpec, guarded
+from .safeio import MAX_INPUT_BYTES, read_prefix, read_regular
 from .scene import Scene
 from .scene.loss import compare
+from .textures import image_pixel_limit
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
 """A path, the file's bytes, or a binary file object open for reading (``sys.stdin.buffer``,
@@ -32,9 +34,6 @@ _FLAGS = "[+}^]!{~@"
 __all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
 
-# Inputs are read whole; nothing in these formats is near this, and a 1 GiB "model" is a
-# mistake (a disc image, a video) we would rather refuse than page through.
-MAX_INPUT_BYTES = 1 << 30
 
 
 @dataclass
@@ -64,30 +63,33 @@ def _is_stream(obj: object) -> bool:
     return not isinstance(obj, str | os.PathLike | bytes | bytearray | memoryview)
 
 
-def _read_stream(stream: IO[bytes]) -> bytes:
-    """A file object read whole, refusing more than :data:`MAX_INPUT_BYTES` without holding it."""
-    data = stream.read(MAX_INPUT_BYTES + 1)
+def _read_stream(stream: IO[bytes], limit: int = MAX_INPUT_BYTES) -> bytes:
+    """A file object read whole, refusing more than ``limit`` bytes without holding them."""
+    data = stream.read(limit + 1)
     if not isinstance(data, bytes | bytearray):
         msg = f"the input stream must be binary (open it with 'rb'), got {type(data).__name__}"
         raise TypeError(msg)
-    if len(data) > MAX_INPUT_BYTES:
+    if len(data) > limit:
         raise FormatError(format="gamemesh", message="input too large",
-                          expected=f"<= {MAX_INPUT_BYTES} bytes", actual="more",
+                          expected=f"<= {limit} bytes", actual="more",
                           path="<stream>")
     return bytes(data)
 
 
-def _read_source(src: Source) -> tuple[bytes, Path | None]:
+def _read_source(src: Source, max_size: int | None = None) -> tuple[bytes, Path | None]:
+    """The input's bytes: only a regular file (a device, FIFO or socket is refused, never read)
+    and at most ``max_size`` bytes (``max_input_size``, default 4 GiB), whatever stat says."""
+    limit = MAX_INPUT_BYTES if max_size is None else max_size
     if isinstance(src, bytes | bytearray | memoryview):
+        if len(src) > limit:
+            msg = "the input is too large (raise the limit with --max-input-size)"
+            raise FormatError(format="gamemesh", message=msg, expected=f"<= {limit} bytes",
+                              actual=f"{len(src)} bytes", path="<bytes>")
         return bytes(src), None
     if not isinstance(src, str | os.PathLike):
-        return _read_stream(src), None
+        return _read_stream(src, limit), None
     path = Path(src)
-    size = path.stat().st_size
-    if size > MAX_INPUT_BYTES:
-        raise FormatError(format="gamemesh", message="file too large",
-                          expected=f"<= {MAX_INPUT_BYTES} bytes", actual=size, path=str(path))
-    return path.read_bytes(), path
+    return read_regular(path, limit), path
 
 
 def _spec_for(data: bytes, path: Path | None, format: str | None) -> FormatSpec:
@@ -109,18 +111,18 @@ def sniff(src: Source) -> str | None:
         raise TypeError(msg)
     else:
         path = Path(src)
-        with path.open("rb") as f:
-            prefix = f.read(registry.SNIFF_BYTES)
+        prefix = read_prefix(path, registry.SNIFF_BYTES)
     spec = registry.sniff(prefix, path)
     return spec.name if spec else None
 
 
 def read_native(src: Source, format: str | None = None, **options: Any) -> Any:
     """The format's native document (a dataclass that mirrors the file)."""
-    data, path = _read_source(src)
+    data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, format)
     spec.check_options(options)
-    return spec.read_doc(data, Context(path, options))
+    with image_pixel_limit(options.get("max_image_pixels")):
+        return spec.read_doc(data, Context(path, options))
 
 
 def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
@@ -137,7 +139,7 @@ def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
 
 def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
-    data, path = _read_source(src)
+    data, path = _read_source(src, options.get("max_input_size"))
     return _load(data, path, _spec_for(data, path, format), options)
 
 
@@ -145,7 +147,7 @@ def info(src: Source, format: str | None = None, **options: Any) -> dict[str, An
     """What ``gamemesh info`` shows, as a dict: the file's format and size, the format's own
     facts (``native``: version, layout, section counts), and the scene's summary and notes.
     The file is parsed once: the scene reuses the native document."""
-    data, path = _read_source(src)
+    data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, format)
     spec.check_options(options)
     out: dict[str, Any] = {"file": str(src) if path is not None else "<bytes>",
@@ -153,7 +155,8 @@ def info(src: Source, format: str | None = None, **options: Any) -> dict[str, An
                            "siblings": _siblings(spec, path, options)}
     doc, parsed = None, Context(path, options)
     if spec.read is not None and spec.info is not None:
-        doc = spec.read_doc(data, parsed)
+        with image_pixel_limit(options.get("max_image_pixels")):
+            doc = spec.read_doc(data, parsed)
         out["native"] = spec.info(doc)
     if spec.can_import:
         scene = _load(data, path, spec, options, parsed, doc)
@@ -178,10 +181,11 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
     context ``parsed``, whose notes carry over), the document is reused, not parsed again."""
     spec.check_options(options)
     ctx = Context(path, options, list(parsed.notes) if parsed else [])
-    if doc is not None and spec.load is None and spec.to_scene is not None:
-        scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
-    else:
-        scene = spec.load_scene(data, ctx)
+    with image_pixel_limit(options.get("max_image_pixels")):
+        if doc is not None and spec.load is None and spec.to_scene is not None:
+            scene: Scene = guarded(spec.name, ctx, lambda: spec.to_scene(doc, ctx))  # type: ignore[misc]
+        else:
+            scene = spec.load_scene(data, ctx)
     for folder, files in ctx.extracted:
         write_files(folder, files)
     scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
@@ -282,7 +286,11 @@ def _lost(scene: Scene, spec: FormatSpec, files: dict[str, bytes], notes: list[N
     if not files or not spec.can_import or spec.name in _HUB_FORMATS:
         return []
     with tempfile.TemporaryDirectory(prefix="gamemesh-check-") as tmp:
-        write_files(Path(tmp), files)
+        try:
+            write_files(Path(tmp), files)
+        except OSError as e:  # a full scratch disk: skip the check, the real write decides
+            msg = f"the written files could not be read back ({e.strerror}); nothing checked"
+            return [Note(f"{spec.name}.lost.unchecked", msg, "info")]
         main = Path(tmp) / next(iter(files))
         try:
             back = spec.load_scene(main.read_bytes(), Context(main, {}))
@@ -310,7 +318,8 @@ def convert(src: Source, dst: Destination, *, from_format: str | None = None,
         if isinstance(src, str | os.PathLike) and _same_file(Path(src), dst):
             msg = f"the destination {dst} is the input itself; choose another name"
             raise ValueError(msg)
-    data, path = _read_source(src)  # once: the export check and the load share it
+    # Read once: the export check and the load share the bytes.
+    data, path = _read_source(src, options.get("max_input_size"))
     spec = _spec_for(data, path, from_format)
     if isinstance(dst, Path):
         exported = _try_export(data, path, spec, dst, to_format, options)
@@ -341,7 +350,8 @@ def _try_export(data: bytes, path: Path | None, spec: FormatSpec, dst: Path,
     if ext is None:
         return None
     ctx = Context(path, options)
-    doc = spec.read_doc(data, ctx)
+    with image_pixel_limit(options.get("max_image_pixels")):
+        doc = spec.read_doc(data, ctx)
     out_ctx = Context(dst, options, ctx.notes)
     files = guarded(spec.name, out_ctx, lambda: spec.exports[ext](doc, out_ctx))
     written = write_files(dst.parent, files)

@@ -33,8 +33,14 @@ def write_files(folder: Path, files: dict[str, bytes]) -> list[str]:
             tmp = target.parent / f".gamemesh-{secrets.token_hex(8)}.part"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             staged.append((str(target), tmp))
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+            except OSError as e:
+                if e.filename is not None:
+                    raise
+                # A full disk (ENOSPC) names no file: name the output, for the one-line error.
+                raise OSError(e.errno, e.strerror, str(target)) from e
         for final, part in staged:
             os.replace(part, final)
     except BaseException:

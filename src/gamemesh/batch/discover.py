@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .. import api
+from ..errors import FormatError
 
 __all__ = ["Candidate", "Discovery", "discover", "matches"]
 
@@ -81,6 +82,9 @@ def _classify(path: Path, rel: str, out: Discovery) -> None:
         fmt = api.sniff(path)
     except OSError as e:
         out.unreadable.append((rel, e.strerror or str(e)))
+        return
+    except FormatError as e:  # swapped for a FIFO or device since the look: refused
+        out.unreadable.append((rel, e.detail or str(e)))
         return
     if fmt is None:
         out.unrecognised.append(rel)

@@ -142,7 +142,8 @@ class PoolExecutor:
                     if nxt is None:
                         return
                     chunk, alone = nxt, False
-                inflight[self._pool.submit(fn, chunk)] = (chunk, alone)
+                if not self._submit(fn, chunk, alone, inflight, suspects):
+                    return
 
         fill()
         while inflight:
@@ -170,6 +171,26 @@ class PoolExecutor:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = self._new_pool()
             fill()
+
+    def _submit(self, fn: ChunkFn, chunk: list[Task], alone: bool,
+                inflight: dict[Future[list[Result]], tuple[list[Task], bool]],
+                suspects: list[list[Task]]) -> bool:
+        """Submit one chunk; False when the pool broke since the last wait (a worker died
+        mid-task). The chunk is untested, so it waits as a suspect: what is in flight reports
+        the break, or, with nothing in flight, a new pool starts here."""
+        try:
+            inflight[self._pool.submit(fn, chunk)] = (chunk, alone)
+            return True
+        except BrokenProcessPool:
+            if alone:
+                suspects.insert(0, chunk)
+            else:
+                suspects.extend([t] for t in chunk)
+            if inflight:
+                return False
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+            return True
 
     def abort(self) -> None:
         # ProcessPoolExecutor cannot kill running tasks (terminate_workers() arrives in 3.14).

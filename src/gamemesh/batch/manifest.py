@@ -17,6 +17,7 @@ format, version and variant, the options it was converted with, its status, erro
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import time
@@ -117,13 +118,21 @@ class Manifest:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
         try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if self.db.in_transaction:  # SQLite itself rolls back on a full disk
+                    self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            if "full" not in str(e) and "I/O" not in str(e):
+                raise
+            # A full disk: one line naming the manifest (the CLI prints OSErrors so).
+            err = errno.ENOSPC if "full" in str(e) else errno.EIO
+            raise OSError(err, f"the manifest cannot be written ({e})", str(self.path)) from e
 
     # -- meta ----------------------------------------------------------------------------
     def set_meta(self, key: str, value: str) -> None:
@@ -171,7 +180,15 @@ class Manifest:
             "SELECT status, COUNT(*) FROM inputs GROUP BY status")}
 
     # -- runs ----------------------------------------------------------------------------
+    def close_stale_runs(self) -> int:
+        """Runs still marked ``running`` when a new one starts were killed outright (the DST
+        lock lets one batch write at a time): mark them ``interrupted``, ``finished`` left
+        empty since nobody saw them end. Returns how many."""
+        cur = self.db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
+        return int(cur.rowcount or 0)
+
     def start_run(self, src: str, target: str, executor: str, jobs: int, planned: int) -> int:
+        self.close_stale_runs()
         cur = self.db.execute(
             "INSERT INTO runs (started, src, target, executor, jobs, planned, status) "
             "VALUES (?, ?, ?, ?, ?, ?, 'running')", (time.time(), src, target, executor, jobs,

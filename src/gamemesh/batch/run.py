@@ -39,7 +39,7 @@ _PART_GLOB = ".gamemesh-*.part"
 _LOCK_NAME = "gamemesh-batch.lock"
 _CHUNK_FILES = 16
 _CHUNK_BYTES = 8 << 20
-_FLUSH_SECONDS = 0.5
+_FLUSH_SECONDS = 0.0
 
 
 @dataclass
@@ -194,10 +194,12 @@ def _task(unit: Unit, out_rel: str, cfg: BatchConfig, dst: Path, record: dict[st
             "post": list(cfg.post), "problem": unit.problem, "run": run}
 
 
-def chunked(tasks: list[Task], jobs: int) -> Iterator[list[Task]]:
-    """Small files travel in chunks (one round trip per chunk, not per file); big ones alone.
-    Chunks stay small enough that every worker gets several."""
-    per = max(1, min(_CHUNK_FILES, len(tasks) // (4 * max(1, jobs))))
+def chunked(tasks: list[Task], jobs: int, per: int = 1) -> Iterator[list[Task]]:
+    """Tasks in chunks of ``per`` (one round trip per chunk), never more than ``_CHUNK_BYTES``
+    of input in one. A chunk's results come back when its last file is done, so the run sends
+    one file at a time (``per`` 1): each result is recorded the moment it finishes, and a kill
+    loses no finished file. Larger ``per`` stay for callers that trade that for round trips."""
+    per = max(1, min(per, _CHUNK_FILES, len(tasks) // (4 * max(1, jobs)) or 1))
     chunk: list[Task] = []
     nbytes = 0
     for t in tasks:
@@ -394,9 +396,9 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
 
 
 class _Recorder:
-    """Results go to the manifest in one transaction every ``_FLUSH_SECONDS`` (and at the end):
-    a commit per file would make a fast run wait on the disk. A run killed outright loses at
-    most that much of recorded work, which the next run does again."""
+    """Results go to the manifest as they come, one transaction per arrival (a chunk, which is
+    one file: see :func:`chunked`), so a run killed outright loses no finished result. With
+    ``due_only`` results wait at most ``_FLUSH_SECONDS`` (0: not at all)."""
 
     def __init__(self, manifest: Manifest, res: BatchResult) -> None:
         self.manifest = manifest

@@ -77,7 +77,8 @@ def _error_fields(e: BaseException) -> dict[str, Any]:
     if isinstance(e, FormatError):
         return {"error": str(e), "error_type": type(e).__name__}
     if isinstance(e, OSError):
-        return {"error": f"{e.strerror or e}", "error_type": type(e).__name__}
+        where = f"{e.filename}: " if e.filename else ""
+        return {"error": f"{where}{e.strerror or e}", "error_type": type(e).__name__}
     # Not bad input but a bug in a reader or writer: keep the traceback for the report.
     tb = "".join(traceback.format_exception(e)[-3:]).strip()
     return {"error": f"{type(e).__name__}: {e}", "error_type": type(e).__name__,

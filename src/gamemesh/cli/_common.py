@@ -19,6 +19,26 @@ from ..scene import InvalidSceneError
 FORMAT_OPTIONS_LINE = "format options: see `gamemesh formats NAME` (they parse here too)"
 STDIO = "-"
 
+# Limits on what an input may cost, for every verb that reads files (api options of the same
+# names): the defaults suit any real model, and a user with a larger one raises them.
+LIMITS = (("max_input_size", "--max-input-size", "BYTES",
+           "refuse inputs larger than this (default 4 GiB; suffixes K, M, G)"),
+          ("max_image_pixels", "--max-image-pixels", "PIXELS",
+           "refuse images decoding to more pixels than this (default 64M; suffixes K, M, G)"))
+
+
+def _size(text: str) -> int:
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    try:
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        msg = f"expected a whole number (suffixes K, M, G allowed), got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if value < 1:
+        msg = f"expected a positive number, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
 
 class Settings:
     """Process-wide switches of the command line (set once by ``main``)."""
@@ -33,7 +53,12 @@ class UsageError(ValueError):
 def add_format_options(parser: argparse.ArgumentParser, shown: bool = False) -> None:
     """Every format's options as flags, once each (several formats share ``--texture-dir``).
     They parse on every verb that reads or writes models but stay out of its help (``shown``:
-    in it, for the completion scripts): ``gamemesh formats NAME`` lists a format's options."""
+    in it, for the completion scripts): ``gamemesh formats NAME`` lists a format's options.
+    The input limits are flags of every such verb, always in its help."""
+    limits = parser.add_argument_group("input limits")
+    for dest, flag, metavar, help_text in LIMITS:
+        limits.add_argument(flag, dest=dest, type=_size, metavar=metavar, default=None,
+                            help=help_text)
     seen: set[str] = set()
     for spec in formats():
         for opt in spec.options:
@@ -61,7 +86,7 @@ def _add_option(group: Any, opt: Option, help_text: str) -> None:
 
 
 def format_options(args: argparse.Namespace) -> dict[str, Any]:
-    names = {o.name for s in formats() for o in s.options}
+    names = {o.name for s in formats() for o in s.options} | {d for d, *_ in LIMITS}
     return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
 
 
@@ -69,7 +94,7 @@ def check_involved(options: dict[str, Any], specs: Iterable[FormatSpec]) -> None
     """An option of a format the call does not touch is a mistake said out loud (``convert
     a.glb b.glb --state BASE`` would otherwise do nothing, silently)."""
     involved = list({s.name: s for s in specs}.values())
-    known = {o.name for s in involved for o in s.options}
+    known = {o.name for s in involved for o in s.options} | {d for d, *_ in LIMITS}
     for name in sorted(options):
         if name in known:
             continue
@@ -151,7 +176,8 @@ def error_fields(exc: BaseException, src: str) -> dict[str, Any] | None:
         return out
     if isinstance(exc, InvalidSceneError):
         return {"file": src, "message": str(exc), "type": type(exc).__name__}
-    if isinstance(exc, FileNotFoundError | IsADirectoryError | PermissionError):
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        # Missing, unreadable, a full disk: the file it hit, and why.
         return {"file": exc.filename or src, "message": exc.strerror or str(exc),
                 "type": type(exc).__name__}
     return None

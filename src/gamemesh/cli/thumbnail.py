@@ -4,6 +4,7 @@ without a browser or a GPU."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from ..api import load
@@ -59,6 +60,9 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.size <= 4096:
         msg = f"--size must be 1..4096, got {args.size}"
+        raise UsageError(msg)
+    if args.time is not None and not math.isfinite(args.time):
+        msg = f"--time must be a finite number of seconds, got {args.time}"
         raise UsageError(msg)
     pairs = dict(_pairs(args))
     options = format_options(args)

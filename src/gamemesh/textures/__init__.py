@@ -8,7 +8,11 @@ from __future__ import annotations
 import io
 import re
 import struct
+import warnings
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -19,7 +23,52 @@ from ..errors import CorruptDataError
 
 RGBA = npt.NDArray[np.uint8]
 
-__all__ = ["bcn_size", "decode_bcn", "decode_image", "encode_bcn", "encode_png", "to_rgba"]
+__all__ = ["MAX_IMAGE_PIXELS", "bcn_size", "decode_bcn", "decode_image", "encode_bcn",
+           "encode_png", "image_pixel_limit", "to_rgba"]
+
+# Decoded pixels an image may have (64 Mpx = 256 MiB as RGBA), as Pillow's MAX_IMAGE_PIXELS;
+# ``image_pixel_limit`` (the ``max_image_pixels`` option, ``--max-image-pixels``) changes it.
+MAX_IMAGE_PIXELS = 64 << 20
+_PIXEL_LIMIT: ContextVar[int] = ContextVar("gamemesh_pixel_limit", default=MAX_IMAGE_PIXELS)
+
+# The most pixels one byte of each format can honestly decode to, so a header claiming far more
+# than its file holds (a 681-byte JPEG of 65535 rows, which libjpeg fills with grey) is refused
+# before decoding: PNG's deflate expands at most 1032:1 and a 1-bit image packs 8 pixels a byte;
+# a JPEG spends at least 1 bit on each 8x8 block's DC term; BMP and TGA run-lengths take 2 bytes
+# for at most 255 and 128 pixels. Other formats get PNG's bound.
+_PIXELS_PER_BYTE = {"PNG": 8256, "JPEG": 512, "BMP": 128, "TGA": 64, "DDS": 2}
+_DEFAULT_PER_BYTE = 8256
+_SMALL = 1 << 12  # any image this small is cheap whatever its file
+
+
+@contextmanager
+def image_pixel_limit(pixels: int | None) -> Iterator[None]:
+    """Decode images under a limit of ``pixels`` (None: the default) within the block."""
+    token = _PIXEL_LIMIT.set(MAX_IMAGE_PIXELS if pixels is None else int(pixels))
+    try:
+        yield
+    finally:
+        _PIXEL_LIMIT.reset(token)
+
+
+def check_pixels(width: int, height: int, fmt: str, field: str = "size",
+                 file_bytes: int | None = None, kind: str = "") -> None:
+    """CorruptDataError unless ``width`` x ``height`` is within the pixel limit and, given the
+    file's size, within what that many bytes of ``kind`` can decode to."""
+    n = int(width) * int(height)
+    limit = _PIXEL_LIMIT.get()
+    what = f"{kind} image" if kind else "image"
+    if n > limit:
+        msg = (f"{what} of {width} x {height} pixels is over the limit (raise it with "
+               "--max-image-pixels)")
+        raise CorruptDataError(fmt, msg, field=field, expected=f"<= {limit} pixels", actual=n)
+    if file_bytes is not None and n > _SMALL:
+        most = file_bytes * _PIXELS_PER_BYTE.get(kind.upper(), _DEFAULT_PER_BYTE)
+        if n > most:
+            msg = (f"{what} header claims {width} x {height} pixels, more than its "
+                   f"{file_bytes} bytes can hold")
+            raise CorruptDataError(fmt, msg, field=field, expected=f"<= {most} pixels",
+                                   actual=n)
 
 # Pillow's "bcn" decoder takes 1 (DXT1), 2 (DXT3) or 3 (DXT5).
 _BLOCK_BYTES = {1: 8, 2: 16, 3: 16}
@@ -76,17 +125,28 @@ def _png_chunk(tag: bytes, body: bytes) -> tuple[bytes, bytes, bytes, bytes]:
 
 
 def decode_image(data: bytes, fmt: str = "image") -> RGBA:
-    """Any image Pillow reads (PNG, JPEG, TGA, DDS, BMP) to RGBA."""
+    """Any image Pillow reads (PNG, JPEG, TGA, DDS, BMP) to RGBA. Its size is checked from the
+    header, before any pixel is decoded (:func:`check_pixels`)."""
+    kind = "image"
     try:
-        with PILImage.open(io.BytesIO(data)) as im:
+        # Pillow's own bomb warning would print a second line; check_pixels decides instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
+            im = PILImage.open(io.BytesIO(data))
+        with im:
+            kind = im.format or "image"
+            w, h = im.size
+            check_pixels(w, h, fmt, f"{kind}.size", len(data), kind)
             im.load()
-            # Bound decompression bombs by what the file could plausibly hold.
             return np.asarray(im.convert("RGBA"), dtype=np.uint8)
-    except (OSError, ValueError, SyntaxError, PILImage.DecompressionBombError) as e:
+    except CorruptDataError:
+        raise
+    except (OSError, ValueError, SyntaxError, PILImage.DecompressionBombError,
+            NotImplementedError, EOFError, struct.error, IndexError, KeyError) as e:
         # Pillow names the stream object (with its address); keep messages the same every run.
         reason = re.sub(r" <_io\.BytesIO object at 0x[0-9a-fA-F]+>", "", str(e))
-        msg = f"image could not be decoded ({reason})"
-        raise CorruptDataError(fmt, msg) from e
+        msg = f"{kind} could not be decoded ({type(e).__name__}: {reason})"
+        raise CorruptDataError(fmt, msg, field=f"{kind}.data") from e
 
 
 def bcn_size(width: int, height: int, n: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -25,6 +26,7 @@ from ..api import info as describe
 from ..api import load
 from ..errors import FormatError
 from ..registry import Context, by_name
+from ..safeio import read_regular
 from ..scene import Image
 from ..textures import decode_image, encode_png
 from .flags import navmesh_nodes
@@ -56,6 +58,9 @@ def prepare(path: str | os.PathLike[str], from_format: str | None = None,
 
     src = Path(path)
     info = describe(src, from_format, **dict(options))
+    # The page shows the file's name: its folder (the user's home, a project's layout) is
+    # nothing a browser tab, or anything the page loads, needs to see.
+    info["file"] = src.name
     scene = load(src, from_format, **options)
     glb = write_glb(scene)
     model = ViewModel(src.name, glb, info)
@@ -102,7 +107,7 @@ def _exports(src: Path, fmt: str, options: dict[str, Any],
     spec = by_name(fmt)
     if ".png" not in spec.exports or spec.read is None:
         return []
-    data = src.read_bytes()
+    data = read_regular(src, options.get("max_input_size"))
     ctx = Context(src, options)
     doc = spec.read_doc(data, ctx)
     out_ctx = Context(src.with_suffix(".png"), options, ctx.notes)
@@ -205,6 +210,15 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A browser that closes or resets the connection mid-response (a reload, a closed tab)
+        # is routine, not an error worth a traceback on the terminal.
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
+
+
 class ViewerServer:
     """Serves one :class:`ViewModel` on 127.0.0.1 (port 0: a free port the OS picks).
 
@@ -216,7 +230,7 @@ class ViewerServer:
                  handler: type[BaseHTTPRequestHandler] | None = None) -> None:
         if handler is None:
             handler = type("Handler", (_Handler,), {"table": routes(model), "quiet": quiet})
-        self.httpd = ThreadingHTTPServer((HOST, port), handler)
+        self.httpd = _Server((HOST, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -34,6 +34,10 @@ Shading = Literal["smooth", "flat", "unlit"]
 
 __all__ = ["contact_sheet", "render_thumbnail", "thumbnail_png"]
 
+# The most pixels one thumbnail rasterizes (supersampling included): what a 1024 px picture at
+# 2 x 2 costs. Larger requests supersample less, and beyond 2048 px are drawn at 2048 and
+# scaled up, so --size 4096 costs seconds and a few hundred MB, not minutes and gigabytes.
+MAX_RENDER_PIXELS = 2048 * 2048
 FOV_Y = math.radians(35.0)
 AZIMUTH = math.radians(35.0)
 ELEVATION = math.radians(20.0)
@@ -67,6 +71,15 @@ def render_thumbnail(scene: Scene, size: int = 512, clip: str | int | None = Non
     if size < 1 or supersample < 1:
         msg = f"thumbnail size and supersample must be positive (got {size}, {supersample})"
         raise ValueError(msg)
+    if time is not None and not math.isfinite(time):
+        msg = f"the time must be a finite number of seconds, got {time}"
+        raise ValueError(msg)
+    side = math.isqrt(MAX_RENDER_PIXELS)
+    if size > side:
+        small = render_thumbnail(scene, side, clip, time, shading=shading, supersample=1,
+                                 background=background)
+        return _upscale(small, size)
+    supersample = max(1, min(supersample, side // size))
     big = size * supersample
     # Navmeshes are gameplay overlays (often level-sized): leave them out unless that is all.
     navmeshes = set(navmesh_nodes(scene))
@@ -264,6 +277,13 @@ def _downsample(img: F64, k: int) -> RGBA:
     rgb = np.where(alpha > 0, blocks[:, :, :3] / np.where(alpha == 0, 1, alpha), 0)
     out = np.concatenate([rgb, alpha], axis=2)
     return np.asarray(np.clip(np.round(out * 255), 0, 255).astype(np.uint8))
+
+
+def _upscale(img: RGBA, size: int) -> RGBA:
+    """Scale up with premultiplied alpha, so transparent edges do not darken."""
+    im = PILImage.fromarray(img, "RGBA").convert("RGBa")
+    im = im.resize((size, size), PILImage.Resampling.BICUBIC).convert("RGBA")
+    return np.asarray(im, dtype=np.uint8)
 
 
 def _over(img: RGBA, background: tuple[int, int, int, int]) -> RGBA:

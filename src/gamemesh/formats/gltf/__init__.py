@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...registry import Context, FormatSpec
+from ...registry import Context, FormatSpec, Option
 from ...scene import Scene
 from .read import GltfDocument, parse, to_scene
 from .write import write_glb, write_gltf
@@ -50,16 +50,20 @@ def _siblings(path: Path) -> list[Path]:
     """The external buffers and images a .gltf (or a GLB) names: batch converts them with it
     instead of as files of their own. Unreadable input names none (the load will say why)."""
     from ...errors import FormatError
+    from ...safeio import read_regular
     from .read import external_uris
+    from .uris import resolve_uri
 
     try:
-        data = path.read_bytes()
-        uris = external_uris(data)
+        uris = external_uris(read_regular(path))
     except (OSError, FormatError):
         return []
     out = []
-    for uri in uris:
-        p = (path.parent / uri).resolve()
+    for i, uri in enumerate(uris):
+        try:  # a name the load will refuse is no sibling (the load will say why)
+            p = resolve_uri(uri, path.parent, (), f"uri {i}")
+        except FormatError:
+            continue
         if p.is_file() and p != path.resolve():
             out.append(p)
     return out
@@ -85,4 +89,9 @@ SPEC = FormatSpec(
     document_type=GltfDocument,
     make_sample=_sample,
     siblings=_siblings,
+    options=(
+        Option("allow_outside", "a folder outside the .gltf's own from which its buffers and "
+               "images may also be read (repeatable; by default only the .gltf's folder is)",
+               str, multiple=True),
+    ),
 )

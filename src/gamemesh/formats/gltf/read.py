@@ -10,9 +10,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import struct
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import (
     Animation,
     Channel,
@@ -42,8 +45,11 @@ from ...scene import (
     Scene,
     Skin,
     TextureRef,
+    problems,
 )
+from ...scene.numbers import require_finite, unit_quaternions
 from ...textures import decode_image
+from .uris import UriRefusedError, resolve_uri
 from .write import PROMOTED_EXTENSIONS
 
 FMT = "gltf"
@@ -65,9 +71,35 @@ class GltfDocument:
     _cache: dict[int, npt.NDArray[Any]] = field(default_factory=dict, repr=False)
 
 
+# JSON nesting deeper than this is refused: no glTF needs it, and walking it (here, in json, in
+# the writer's json.dumps) would run out of stack.
+MAX_JSON_DEPTH = 64
+
+
+def pointer(where: str) -> str:
+    """``accessors[3].count`` as the JSON pointer ``/accessors/3/count`` (as glTF-Validator
+    reports places); GLB container fields (``header.version``) stay as they are."""
+    if where.startswith(("header", "chunk", "json", "/")):
+        return where
+    return "/" + re.sub(r"\[(\d+)\]", r"/\1", where).replace(".", "/")
+
+
 def _err(what: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
          offset: int | None = None, cls: type[FormatError] = CorruptDataError) -> FormatError:
-    return cls(FMT, what, field=field, expected=expected, actual=actual, offset=offset)
+    return cls(FMT, what, field=pointer(field) if field else None, expected=expected,
+               actual=actual, offset=offset)
+
+
+@contextmanager
+def _at(where: str) -> Iterator[None]:
+    """Whatever a malformed JSON value makes Python raise inside ``where`` (a string where an
+    object belongs, a list where a number does) becomes a FormatError naming that place."""
+    try:
+        yield
+    except FormatError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
+        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=where) from None
 
 
 # -- container -------------------------------------------------------------------------------
@@ -77,18 +109,46 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
         glb = True
     else:
         js, bin_chunk, glb = data, None, False
-    try:
-        doc = json.loads(js.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _err(what=f"JSON does not parse ({e})", field="json") from None
+    doc = _json(js)
     if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
         raise _err(what="not a glTF document", field="asset", expected="an object", actual=None)
     version = str(doc["asset"].get("version", ""))
     if not version.startswith("2."):
         raise _err(what="only glTF 2.x is read", field="asset.version", expected="2.x",
                    actual=version, cls=UnsupportedVersionError)
-    buffers = [_load_buffer(b, i, bin_chunk, ctx) for i, b in enumerate(_list(doc, "buffers"))]
+    buffers = []
+    for i, b in enumerate(_list(doc, "buffers")):
+        with _at(f"buffers[{i}]"):
+            buffers.append(_load_buffer(b, i, bin_chunk, ctx))
     return GltfDocument(doc, buffers, glb, ctx.path)
+
+
+def _json(js: bytes) -> Any:
+    try:
+        doc = json.loads(js.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _err(what=f"JSON does not parse ({e})", field="json") from None
+    except RecursionError:
+        doc = None
+    if doc is None or _depth(doc) > MAX_JSON_DEPTH:
+        raise _err(what="JSON nested too deeply", field="json",
+                   expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
+    return doc
+
+
+def _depth(doc: Any) -> int:
+    """The deepest nesting of arrays and objects, walked without recursion."""
+    deepest, level = 0, [doc]
+    while level and deepest <= MAX_JSON_DEPTH:
+        deepest += 1
+        nxt: list[Any] = []
+        for v in level:
+            if isinstance(v, dict):
+                nxt.extend(x for x in v.values() if isinstance(x, dict | list))
+            elif isinstance(v, list):
+                nxt.extend(x for x in v if isinstance(x, dict | list))
+        level = nxt
+    return deepest
 
 
 def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
@@ -122,12 +182,9 @@ def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
 
 
 def external_uris(data: bytes) -> list[str]:
-    """The relative file names a glTF's buffers and images refer to (data URIs excluded)."""
+    """The URIs of a glTF's external buffers and images, as written (data URIs excluded)."""
     js = _parse_glb(data)[0] if data[:4] == b"glTF" else data
-    try:
-        doc = json.loads(js.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _err(what=f"JSON does not parse ({e})", field="json") from None
+    doc = _json(js)
     if not isinstance(doc, dict):
         return []
     out = []
@@ -136,7 +193,7 @@ def external_uris(data: bytes) -> list[str]:
         for item in items if isinstance(items, list) else []:
             uri = item.get("uri") if isinstance(item, dict) else None
             if isinstance(uri, str) and uri and not uri.startswith("data:"):
-                out.append(urllib.parse.unquote(uri))
+                out.append(uri)
     return out
 
 
@@ -151,14 +208,16 @@ def _load_buffer(b: Any, i: int, bin_chunk: bytes | None, ctx: Context) -> bytes
             raise _err(what="buffer has no uri and there is no GLB binary chunk",
                        field=f"buffers[{i}]")
     else:
-        data = _fetch_uri(str(uri), ctx, f"buffers[{i}].uri")
+        data = _fetch_uri(str(uri), ctx, f"buffers[{i}].uri", length)
     if len(data) < length:
         raise _err(what="buffer shorter than declared", field=f"buffers[{i}].byteLength",
                    expected=f"<= {len(data)}", actual=length, cls=TruncatedError)
     return data[:length]
 
 
-def _fetch_uri(uri: str, ctx: Context, where: str) -> bytes:
+def _fetch_uri(uri: str, ctx: Context, where: str, length: int | None = None) -> bytes:
+    """A URI's bytes: a data: URI's payload, or a file inside the .gltf's folder (or a folder
+    of the ``allow_outside`` option), at most ``length`` bytes of it when that is known."""
     if uri.startswith("data:"):
         head, _, payload = uri.partition(",")
         try:
@@ -169,11 +228,15 @@ def _fetch_uri(uri: str, ctx: Context, where: str) -> bytes:
             raise _err(what=f"bad data URI ({e})", field=where) from None
     if ctx.path is None:
         raise _err(what="external file but the glTF was given as bytes", field=where, actual=uri)
-    target = (ctx.path.parent / urllib.parse.unquote(uri)).resolve()
+    target = resolve_uri(uri, ctx.path.parent, ctx.opt("allow_outside", ()), pointer(where))
     try:
-        return target.read_bytes()
+        # A buffer uses its byteLength bytes: more is never read.
+        return read_regular(target, ctx.opt("max_input_size"), FMT, take=length)
     except OSError as e:
         raise _err(what=f"cannot read {uri!r} ({e.strerror})", field=where) from None
+    except FormatError as e:  # not a regular file, or too large
+        raise _err(what=f"external file {uri!r} refused: {e.detail}", field=where,
+                   expected=e.expected, actual=e.actual, cls=UriRefusedError) from None
 
 
 def _list(doc: dict[str, Any], key: str) -> list[Any]:
@@ -196,12 +259,13 @@ def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
 
 
 # -- accessors -------------------------------------------------------------------------------
-def accessor(doc: GltfDocument, index: int) -> npt.NDArray[Any]:
-    """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers."""
+def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArray[Any]:
+    """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
+    ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
+    accs = _list(doc.json, "accessors")
+    _int(index, ref, 0, len(accs))
     if index in doc._cache:
         return doc._cache[index]
-    accs = _list(doc.json, "accessors")
-    _int(index, "accessor", 0, len(accs))
     a = accs[index]
     where = f"accessors[{index}]"
     comp: Any = _COMPONENTS.get(a.get("componentType"))
@@ -255,9 +319,15 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     if count == 0:
         return np.zeros((0, width), dtype=comp)
     need = start + stride * (count - 1) + elem
-    if stride < elem or need > vstart + vlen:
-        raise _err(what="accessor runs past its view", field=where,
-                   expected=f"end <= {vstart + vlen}", actual=need, cls=TruncatedError)
+    if stride < elem:
+        raise _err(what="byteStride shorter than one element", field=f"bufferViews[{vi}]"
+                   ".byteStride", expected=f">= {elem}", actual=stride)
+    if need > vstart + vlen:
+        room = max(0, (vstart + vlen - start - elem) // stride + 1) if start + elem <= \
+            vstart + vlen else 0
+        raise _err(what="accessor runs past its view", field=f"{where}.count",
+                   expected=f"<= {room} by the view's {vlen} bytes", actual=count,
+                   cls=TruncatedError)
     raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
     if stride == elem and padded == used:
         packed: npt.NDArray[Any] = raw.view(comp).reshape(count, width)
@@ -286,7 +356,7 @@ def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], 
 
 
 def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
-    a = accessor(doc, index)
+    a = accessor(doc, index, where)
     if a.shape[1] != width:
         raise _err(what="accessor width", field=where, expected=width, actual=a.shape[1])
     return np.asarray(a, dtype=np.float32)
@@ -299,25 +369,53 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
     scene = Scene()
     images = _list(js, "images")
     for i, im in enumerate(images):
-        scene.images.append(_image(doc, im, i, ctx))
+        with _at(f"images[{i}]"):
+            scene.images.append(_image(doc, im, i, ctx))
     textures = _list(js, "textures")
     samplers = _list(js, "samplers")
     for i, m in enumerate(_list(js, "materials")):
-        scene.materials.append(_material(m, i, textures, samplers, scene, ctx))
+        with _at(f"materials[{i}]"):
+            scene.materials.append(_material(m, i, textures, samplers, scene, ctx))
     for i, m in enumerate(_list(js, "meshes")):
-        scene.meshes.append(_mesh(doc, m, i, len(scene.materials)))
+        with _at(f"meshes[{i}]"):
+            scene.meshes.append(_mesh(doc, m, i, len(scene.materials)))
     nodes = _list(js, "nodes")
     for i, n in enumerate(nodes):
-        scene.nodes.append(_node(n, i, len(nodes), len(scene.meshes), len(_list(js, "skins"))))
+        with _at(f"nodes[{i}]"):
+            scene.nodes.append(_node(n, i, len(nodes), len(scene.meshes),
+                                     len(_list(js, "skins")), ctx))
     for i, s in enumerate(_list(js, "skins")):
-        scene.skins.append(_skin(doc, s, i, len(nodes)))
+        with _at(f"skins[{i}]"):
+            scene.skins.append(_skin(doc, s, i, len(nodes)))
     for i, a in enumerate(_list(js, "animations")):
-        scene.animations.append(_animation(doc, a, i, len(nodes)))
+        with _at(f"animations[{i}]"):
+            scene.animations.append(_animation(doc, a, i, len(nodes), ctx))
+    with _at("scenes"):
+        _roots(js, scene, len(nodes), ctx)
+    with _at("asset"):
+        _asset_extras(js, scene)
+    _check_graph(scene)
+    _check_scene(scene)
+    return scene
+
+
+def _check_scene(scene: Scene) -> None:
+    """What the scene model's invariants still find (key times that go back, a channel's value
+    count) is the file's fault: name the first place, in the file's own indexing (the reader
+    keeps glTF's order of meshes, nodes, skins and animations)."""
+    found = problems(scene)
+    if found:
+        place = re.split(r"[ :]", found[0], maxsplit=1)[0]
+        more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+        raise _err(what=f"not a valid glTF scene: {found[0]}{more}", field=place)
+
+
+def _roots(js: dict[str, Any], scene: Scene, n_nodes: int, ctx: Context) -> None:
     scenes = _list(js, "scenes")
     default = js.get("scene", 0 if scenes else None)
     if scenes:
         si = _int(default, "scene", 0, len(scenes))
-        scene.roots = [_int(r, f"scenes[{si}].nodes", 0, len(nodes))
+        scene.roots = [_int(r, f"scenes[{si}].nodes", 0, n_nodes)
                        for r in scenes[si].get("nodes", [])]
         scene.name = str(scenes[si].get("name", ""))
         if len(scenes) > 1:
@@ -327,7 +425,10 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
                      "others are kept in extras only")
     else:
         children = {c for n in scene.nodes for c in n.children}
-        scene.roots = [i for i in range(len(nodes)) if i not in children]
+        scene.roots = [i for i in range(n_nodes) if i not in children]
+
+
+def _asset_extras(js: dict[str, Any], scene: Scene) -> None:
     asset = js.get("asset", {})
     if isinstance(asset.get("extras"), dict):
         scene.extras.update(asset["extras"])
@@ -341,8 +442,6 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
         scene.extras[name] = root_ext.pop(name)
     if root_ext:
         scene.extras["gltf_extensions"] = root_ext
-    _check_graph(scene)
-    return scene
 
 
 def _lights(block: Any, scene: Scene) -> None:
@@ -406,7 +505,7 @@ def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image
         else:
             data = None
     except FormatError as e:
-        if "bufferView" in im:
+        if "bufferView" in im or isinstance(e, UriRefusedError):
             raise
         ctx.note("gltf.image_missing", f"image {i} ({uri}): {e.detail}")
         data = None
@@ -518,16 +617,18 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     attrs = p.get("attributes", {}) or {}
     if "POSITION" not in attrs:
         raise _err(what="primitive without POSITION", field=f"{where}.attributes")
-    pos = _floats(doc, attrs["POSITION"], 3, f"{where}.POSITION")
+    pos = _floats(doc, attrs["POSITION"], 3, f"{where}.attributes.POSITION")
+    require_finite(pos, FMT, pointer(f"accessors[{attrs['POSITION']}]"), "POSITION values")
     n = len(pos)
 
     def attr(name: str, width: int | tuple[int, ...]) -> npt.NDArray[np.float32] | None:
         if name not in attrs:
             return None
-        a = np.asarray(accessor(doc, attrs[name]), dtype=np.float32)
+        a = np.asarray(accessor(doc, attrs[name], f"{where}.attributes.{name}"),
+                       dtype=np.float32)
         widths = (width,) if isinstance(width, int) else width
         if a.shape[1] not in widths or len(a) != n:
-            raise _err(what="attribute shape", field=f"{where}.{name}",
+            raise _err(what="attribute shape", field=f"{where}.attributes.{name}",
                        expected=f"({n}, {widths})", actual=a.shape)
         return a
 
@@ -561,10 +662,11 @@ def _skin_attrs(doc: GltfDocument, attrs: dict[str, Any], prim: Primitive,
     k = 0
     n = len(prim.positions)
     while f"JOINTS_{k}" in attrs and f"WEIGHTS_{k}" in attrs:
-        j = accessor(doc, attrs[f"JOINTS_{k}"])
+        j = accessor(doc, attrs[f"JOINTS_{k}"], f"{where}.attributes.JOINTS_{k}")
         w = attr(f"WEIGHTS_{k}", 4)
         if j.shape != (n, 4) or j.dtype.kind == "f":
-            raise _err(what="JOINTS shape", field=f"{where}.JOINTS_{k}", expected=f"({n}, 4) ints",
+            raise _err(what="JOINTS shape", field=f"{where}.attributes.JOINTS_{k}",
+                       expected=f"({n}, 4) ints",
                        actual=f"{j.shape} {j.dtype}")
         joints.append(j.astype(np.uint16))
         weights.append(w)
@@ -575,7 +677,7 @@ def _skin_attrs(doc: GltfDocument, attrs: dict[str, Any], prim: Primitive,
 
 
 def _indices(doc: GltfDocument, index: Any, n: int, where: str) -> npt.NDArray[np.uint32]:
-    idx = accessor(doc, index).reshape(-1)
+    idx = accessor(doc, index, f"{where}.indices").reshape(-1)
     if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
         raise _err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
                    actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
@@ -601,7 +703,8 @@ def _target_attr(doc: GltfDocument, index: Any, n: int, width: int,
     return a
 
 
-def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int) -> Node:
+def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
+          ctx: Context) -> Node:
     where = f"nodes[{i}]"
     node = Node(name=str(n.get("name", "")))
     if "matrix" in n:
@@ -609,10 +712,14 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int) ->
         if m.shape != (16,):
             raise _err(what="matrix", field=f"{where}.matrix", expected="16 numbers",
                        actual=m.shape)
+        require_finite(m[None], FMT, pointer(f"{where}.matrix"), "matrix values")
         node.matrix = m.reshape(4, 4).T.astype(np.float32)
-    node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), where)  # type: ignore[assignment]
-    node.rotation = _vec(n.get("rotation"), 4, (0.0, 0.0, 0.0, 1.0), where)  # type: ignore[assignment]
-    node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), where)  # type: ignore[assignment]
+    node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), f"{where}.translation")  # type: ignore[assignment]
+    rotation = _vec(n.get("rotation"), 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
+    q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
+                         lambda m: ctx.note("gltf.rotation_normalized", m))
+    node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), f"{where}.scale")  # type: ignore[assignment]
     node.mesh = _index(n, "mesh", n_meshes, where)
     node.skin = _index(n, "skin", n_skins, where)
     node.children = [_int(c, f"{where}.children", 0, count) for c in n.get("children", [])]
@@ -629,7 +736,9 @@ def _vec(v: Any, k: int, default: tuple[float, ...], where: str) -> tuple[float,
         return default
     if not isinstance(v, list) or len(v) != k:
         raise _err(what="vector", field=where, expected=f"{k} numbers", actual=v)
-    return tuple(float(x) for x in v)
+    out = tuple(float(x) for x in v)
+    require_finite(np.asarray([out]), FMT, pointer(where))
+    return out
 
 
 def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
@@ -646,7 +755,8 @@ def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
     return skin
 
 
-def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int) -> Animation:
+def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
+               ctx: Context) -> Animation:
     where = f"animations[{i}]"
     anim = Animation(name=str(a.get("name", "") or f"animation{i}"))
     samplers = a.get("samplers", []) or []
@@ -664,7 +774,14 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int) -> An
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
             raise _err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
         times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
-        vals = np.asarray(accessor(doc, s.get("output")), dtype=np.float32)
+        require_finite(times, FMT, pointer(f"accessors[{s.get('input')}]"), "key times")
+        vals = np.asarray(accessor(doc, s.get("output"), f"{where}.samplers.output"),
+                          dtype=np.float32)
+        require_finite(vals, FMT, pointer(f"accessors[{s.get('output')}]"), "key values")
+        if path == "rotation" and vals.shape[1:] == (4,) and interp != "CUBICSPLINE":
+            vals = unit_quaternions(vals, FMT, pointer(f"accessors[{s.get('output')}]"),
+                                    lambda m: ctx.note("gltf.rotation_normalized", m)
+                                    ).astype(np.float32)
         if path == "weights":
             per = (len(vals) // len(times)) if len(times) else 0
             k = 3 if interp == "CUBICSPLINE" else 1

@@ -37,7 +37,7 @@ def _read(data: bytes, ctx: Context) -> ImageDocument:
     try:
         with PILImage.open(io.BytesIO(data)) as im:
             kind = (im.format or "unknown").lower()
-    except OSError:
+    except (OSError, ValueError, NotImplementedError):  # decode_image said yes: be lenient
         kind = "unknown"
     return ImageDocument(data, pixels, kind)
 

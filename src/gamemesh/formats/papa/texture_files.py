@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from ...errors import FormatError, LimitError
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import Image, Scene
 from ...textures import decode_image
 from . import layout as lay
@@ -187,7 +188,7 @@ def _file_source(given: str, role: str) -> _Source:
     texture file (its first texture)."""
     path = Path(given)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as e:
         msg = f"--{role} {given}: the file cannot be read ({e.strerror or e})"
         raise FormatError(lay.FMT, msg, field=f"--{role}") from e

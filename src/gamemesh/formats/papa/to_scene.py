@@ -21,9 +21,11 @@ from PIL import Image as PILImage
 
 from ...errors import CorruptDataError, FormatError
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive, Scene, Skin
 from ...scene.math import matrix_to_trs, normalize_rows, trs_to_matrix
 from ...scene.model import TextureRef
+from ...scene.numbers import require_finite
 from ...textures import encode_png
 from . import layout as lay
 from . import textures as tx
@@ -448,6 +450,8 @@ class _Builder:
             raise CorruptDataError(lay.FMT, msg, field=f"index_buffers[{mesh.index_buffer}]",
                                    expected=f"< {nv}", actual=int(indices.max()))
         attrs = _attributes(v, vb.format)
+        require_finite(attrs["positions"], lay.FMT,
+                       f"vertex_buffers[{self._vb_index(k)}].vertices.position", "positions")
         if bone_map is not None:
             attrs.update(self._skin_attributes(v, np.asarray(bone_map), num_bones, field))
         prims: list[Primitive] = []
@@ -649,7 +653,7 @@ def _as_list(v: object) -> list[str]:
 
 def _read_sibling(p: Path, ctx: Context) -> PapaDocument | None:
     try:
-        return read(p.read_bytes(), ctx)
+        return read(read_regular(p), ctx)
     except (OSError, FormatError) as e:
         ctx.note("papa.sibling_unreadable", f"{p.name}: {e}; skipped")
         return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...errors import FormatError
 from ...registry import Context
+from ...safeio import read_regular
 from .layout import name_str
 from .read import read
 
@@ -15,7 +16,7 @@ from .read import read
 def siblings(path: Path) -> list[Path]:
     """The PTX files a load of ``path`` would read."""
     try:
-        doc = read(path.read_bytes(), Context(path))
+        doc = read(read_regular(path), Context(path))
     except (OSError, FormatError):
         return []
     return sibling_textures(path, [name_str(t) for t in doc.textures.tolist()])

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from ...errors import CorruptDataError, FormatError
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import (
     Animation,
     Channel,
@@ -246,7 +247,7 @@ def _image(b: _Build, name: str, civ: bool = False) -> int:
                 b.ctx.note("pba.texture_missing", msg)
     else:
         try:
-            ptx = read_ptx(path.read_bytes(), Context(path))
+            ptx = read_ptx(read_regular(path), Context(path))
             img.pixels = ptx.rgba()
             img.extras["ptx_bpp"] = ptx.bpp
         except (OSError, FormatError) as e:

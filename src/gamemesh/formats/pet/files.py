@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...errors import FormatError
 from ...registry import Context
+from ...safeio import read_regular
 from .layout import EXTENSIONS, FLAG_CHARS
 from .read import read
 
@@ -161,7 +162,7 @@ def _textures_beside(files: list[Path]) -> list[Path]:
     found: list[Path] = []
     for f in files:
         try:
-            doc = read(f.read_bytes(), Context(f))
+            doc = read(read_regular(f), Context(f))
         except (OSError, FormatError):
             continue
         finder = TextureFinder(f.parent)

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import FormatError
+from ...safeio import read_regular
 from ...scene import Image
 from ...textures import decode_image
 from .files import TextureFinder
@@ -38,9 +39,10 @@ def load_image(name: str, finder: TextureFinder, chroma: str | None,
         notes.append(("pet.texture_missing", f"texture {name!r} not found"))
         return img
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        notes.append(("pet.texture_missing", f"texture {name!r}: {e.strerror}"))
+        data = read_regular(path)
+    except (OSError, FormatError) as e:
+        why = e.strerror if isinstance(e, OSError) else str(e)
+        notes.append(("pet.texture_missing", f"texture {name!r}: {why}"))
         return img
     img.extras["pet_source"] = path.name
     mask = finder.mask_for(path)
@@ -53,7 +55,7 @@ def load_image(name: str, finder: TextureFinder, chroma: str | None,
     try:
         px = decode_image(data, "pet")
         if mask is not None:
-            px = _merge_mask(px, decode_image(mask.read_bytes(), "pet"))
+            px = _merge_mask(px, decode_image(read_regular(mask), "pet"))
         if chroma is not None:
             px = _chroma_key(px, chroma)
     except (FormatError, OSError) as e:

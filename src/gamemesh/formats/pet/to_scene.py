@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from ...errors import FormatError
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import (
     Animation,
     Channel,
@@ -680,7 +681,7 @@ def load(data: bytes, ctx: Context) -> Scene:
     units: list[Unit] = []
     for p in part_paths(ctx):
         try:
-            raw = p.read_bytes()
+            raw = read_regular(p)
         except OSError as e:
             msg = f"cannot read character part {p.name} ({e.strerror})"
             raise FormatError(FMT, msg, path=str(p)) from None

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from ...errors import LimitError
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import Material, Node, Primitive, Scene
 from ...scene.math import vertex_normals, world_matrices
 from ...textures import psx
@@ -325,7 +326,7 @@ def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
     first_given = len(out)
     files = ctx.opt("lua")
     for f in [files] if isinstance(files, str | Path) else list(files or []):
-        out.append(Path(f).read_bytes())
+        out.append(read_regular(Path(f)))
     idx = ext(scene).get("scene_lua_index")
     scene_lua = int(idx) if isinstance(idx, int) else -1
     if scene_lua < 0 and first_given < len(out):

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from ...binary import Reader
 from ...errors import FormatError, UnsupportedVersionError
 from ...registry import Context
+from ...safeio import read_regular
 from . import modern_layout as ml
 from .files import fork_sidecars, sidecar
 from .modern_document import (
@@ -402,6 +403,6 @@ def read_modern_file(data: bytes, ctx: Context) -> ModernDocument:
 
 def _sidecar_doc(path: Path, parse: Callable[[bytes], Any]) -> Any:
     try:
-        return parse(path.read_bytes())
+        return parse(read_regular(path))
     except FormatError as e:
         raise e.with_path(str(path)) from None

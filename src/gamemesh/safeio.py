@@ -1,0 +1,83 @@
+"""Reading files we did not make: only regular files, never more than a limit.
+
+A path can name a character device (``/dev/zero`` never ends), a FIFO (a read blocks until a
+writer comes) or a socket; none of them is a model. A size from ``stat`` is a hint, not a promise
+(a file can grow between the look and the read), so a read takes at most ``limit + 1`` bytes and
+the one extra byte tells that the file is larger than allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .errors import FormatError
+
+__all__ = ["MAX_INPUT_BYTES", "file_kind", "read_prefix", "read_regular"]
+
+# Inputs are read whole; nothing in these formats is near this, and a larger "model" is a
+# mistake (a disc image, a video) we would rather refuse than page through.
+MAX_INPUT_BYTES = 4 << 30
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words ("a FIFO (named pipe)")."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _refuse(path: Path, mode: int, fmt: str, what: str | None) -> FormatError:
+    kind = file_kind(mode)
+    msg = f"{what or 'the input'} is {kind}, not a regular file; only regular files are read"
+    return FormatError(format=fmt, message=msg, field=what, path=str(path))
+
+
+def read_regular(path: Path, limit: int | None = None, fmt: str = "gamemesh",
+                 what: str | None = None, take: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (FormatError beyond),
+    or, with ``take``, its first ``take`` bytes whatever its size. Missing or unreadable files
+    raise the usual OSError; ``what`` names the file in messages."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    if take is not None and take <= limit:
+        return _read_open(path, take, fmt, what)
+    # Look before opening: opening a FIFO for reading blocks until a writer appears.
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(path, st.st_mode, fmt, what)
+    if st.st_size > limit:
+        raise _too_large(path, limit, st.st_size, fmt, what)
+    data = _read_open(path, limit + 1, fmt, what)
+    if len(data) > limit:
+        raise _too_large(path, limit, f"more than {limit}", fmt, what)
+    return data
+
+
+def _read_open(path: Path, n: int, fmt: str, what: str | None) -> bytes:
+    """At most ``n`` bytes of ``path``, refusing it unless the opened file is regular."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):  # look before opening: opening a FIFO blocks
+        raise _refuse(path, st.st_mode, fmt, what)
+    # O_NONBLOCK: should the path have been swapped for a FIFO since the look, the open does
+    # not wait; fstat on the open file then decides.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(path, st.st_mode, fmt, what)
+        return f.read(n)
+
+
+def _too_large(path: Path, limit: int, actual: object, fmt: str, what: str | None) -> FormatError:
+    msg = f"{what or 'the input'} is too large (raise the limit with --max-input-size)"
+    return FormatError(format=fmt, message=msg, field=what, expected=f"<= {limit} bytes",
+                      actual=f"{actual} bytes", path=str(path))
+
+
+def read_prefix(path: Path, n: int, fmt: str = "gamemesh") -> bytes:
+    """The first ``n`` bytes of the regular file ``path`` (for sniffing): a FIFO is refused
+    before it is opened, so a look at it never blocks."""
+    return _read_open(path, n, fmt, None)

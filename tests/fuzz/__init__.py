@@ -1,0 +1,1 @@
+"""Coverage-guided fuzz targets (atheris), one per format: see docs/fuzzing.md."""

@@ -1,0 +1,260 @@
+"""Odd inputs (issue 13, items 2-4): devices, FIFOs and sockets are refused without being read,
+every input is capped, images are bounded before they decode, and the errors are one line."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import gamemesh
+from gamemesh import safeio
+from gamemesh.errors import FormatError
+from gamemesh.sample import sample_scene
+from gamemesh.textures import MAX_IMAGE_PIXELS, decode_image, image_pixel_limit
+
+
+def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gamemesh", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _one_line_exit_1(r: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gamemesh: error: "), r.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+# -- non-regular inputs -------------------------------------------------------------------------
+def test_char_device_refused_api() -> None:
+    t0 = time.perf_counter()
+    with pytest.raises(FormatError, match="a character device, not a regular file"):
+        gamemesh.read_native("/dev/zero", "papa")
+    assert time.perf_counter() - t0 < 1
+
+
+def test_fifo_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.papa"
+    os.mkfifo(fifo)
+    with pytest.raises(FormatError, match="FIFO"):  # would block forever if it were opened
+        gamemesh.load(fifo)
+    with pytest.raises(FormatError, match="FIFO"):
+        gamemesh.sniff(fifo)
+
+
+def test_socket_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.glb"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+        with pytest.raises(FormatError, match="a socket"):
+            gamemesh.load(path)
+
+
+def test_directory_refused(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match="a directory"):
+        gamemesh.load(tmp_path, "gltf")
+
+
+def test_cli_dev_zero_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "never-written.glb"
+    r = _cli("convert", "/dev/zero", str(out), "--from", "papa", timeout=30)
+    _one_line_exit_1(r, "/dev/zero", "character device")
+    assert not out.exists()
+
+
+def test_cli_fifo_one_line(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.glb"
+    os.mkfifo(fifo)
+    r = _cli("convert", str(fifo), str(tmp_path / "out.glb"), timeout=30)
+    _one_line_exit_1(r, str(fifo), "FIFO")
+    r = _cli("info", str(fifo), timeout=30)
+    _one_line_exit_1(r, "FIFO")
+
+
+# -- size cap -----------------------------------------------------------------------------------
+@pytest.fixture
+def glb(tmp_path: Path) -> Path:
+    path = tmp_path / "s.glb"
+    gamemesh.save(sample_scene(), path)
+    return path
+
+
+def test_max_input_size_api(glb: Path) -> None:
+    size = glb.stat().st_size
+    with pytest.raises(FormatError, match="too large") as e:
+        gamemesh.load(glb, max_input_size=size - 1)
+    assert e.value.expected == f"<= {size - 1} bytes"
+    assert gamemesh.load(glb, max_input_size=size).summary()["vertices"] == 20
+    with pytest.raises(FormatError, match="too large"):
+        gamemesh.load(glb.read_bytes(), max_input_size=100)
+
+
+def test_default_cap_is_4_gib() -> None:
+    assert safeio.MAX_INPUT_BYTES == 4 << 30
+
+
+def test_size_from_stat_is_not_trusted(glb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that grew after stat looked (stat says 10 bytes): the read stops at limit + 1."""
+    real_stat = os.stat
+
+    class Small:
+        def __init__(self, st: os.stat_result) -> None:
+            self.st_mode, self.st_size = st.st_mode, 10
+
+    monkeypatch.setattr(safeio.os, "stat", lambda p, *a, **k: Small(real_stat(p, *a, **k)))
+    reads: list[int] = []
+    real_open = safeio.os.fdopen
+
+    def spy(fd: int, *a: Any, **k: Any) -> Any:
+        f = real_open(fd, *a, **k)
+        real_read = f.read
+
+        class F:
+            def __enter__(self) -> F:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                f.close()
+
+            def fileno(self) -> int:
+                return f.fileno()
+
+            def read(self, n: int = -1) -> bytes:
+                reads.append(n)
+                return real_read(n)
+        return F()
+
+    monkeypatch.setattr(safeio.os, "fdopen", spy)
+    with pytest.raises(FormatError, match="more than 100"):
+        safeio.read_regular(glb, 100)
+    assert reads == [101]
+
+
+def test_cli_max_input_size(glb: Path, tmp_path: Path) -> None:
+    r = _cli("convert", str(glb), str(tmp_path / "o.glb"), "--max-input-size", "1K")
+    _one_line_exit_1(r, "too large", "<= 1024 bytes")
+    r = _cli("convert", str(glb), str(tmp_path / "o.glb"), "--max-input-size", "lots")
+    assert r.returncode == 2 and "--max-input-size" in r.stderr
+    r = _cli("convert", str(glb), str(tmp_path / "o.glb"), "--max-input-size", "1M")
+    assert r.returncode == 0, r.stderr
+
+
+# -- images: bombs and corrupt files ------------------------------------------------------------
+def _jpeg(w: int = 16, h: int = 16) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(np.full((h, w, 3), 128, np.uint8)).save(buf, "JPEG")
+    return buf.getvalue()
+
+
+def _claim(jpeg: bytes, width: int, height: int) -> bytes:
+    """The JPEG with its frame header claiming another size (the data stays 16 x 16)."""
+    d = bytearray(jpeg)
+    sof = d.find(b"\xff\xc0")
+    struct.pack_into(">HH", d, sof + 5, height, width)
+    return bytes(d)
+
+
+def test_jpeg_bomb_over_the_pixel_limit() -> None:
+    bomb = _claim(_jpeg(), 1200, 65535)
+    assert len(bomb) < 1000
+    # Pillow's own DecompressionBombWarning stays inside: the error is the one line.
+    with warnings.catch_warnings(), pytest.raises(FormatError, match="over the limit") as e:
+        warnings.simplefilter("error")
+        decode_image(bomb, "image")
+    assert e.value.field == "JPEG.size" and e.value.actual == 1200 * 65535
+    assert MAX_IMAGE_PIXELS == 64 << 20
+
+
+def test_jpeg_claiming_more_than_its_bytes_hold() -> None:
+    bomb = _claim(_jpeg(), 2000, 2000)  # 4 Mpx, under the limit, from ~600 bytes
+    with pytest.raises(FormatError, match=r"more than its \d+ bytes can hold") as e:
+        gamemesh.load(bomb, "image")
+    assert "JPEG" in str(e.value)
+
+
+def test_pixel_limit_is_configurable() -> None:
+    img = _jpeg(64, 64)
+    assert decode_image(img).shape == (64, 64, 4)
+    with image_pixel_limit(64 * 63), pytest.raises(FormatError, match="over the limit"):
+        decode_image(img)
+    with pytest.raises(FormatError, match="over the limit"):
+        gamemesh.load(img, "image", max_image_pixels=1000)
+
+
+def test_cli_max_image_pixels(tmp_path: Path) -> None:
+    src = tmp_path / "a.jpg"
+    src.write_bytes(_jpeg(64, 64))
+    r = _cli("convert", str(src), str(tmp_path / "a.glb"), "--max-image-pixels", "4000")
+    _one_line_exit_1(r, "JPEG", "over the limit")
+    assert _cli("convert", str(src), str(tmp_path / "a.glb")).returncode == 0
+
+
+def test_corrupt_dds_is_a_format_error() -> None:
+    buf = io.BytesIO()
+    Image.fromarray(np.zeros((16, 16, 4), np.uint8)).save(buf, "DDS")
+    d = bytearray(buf.getvalue())
+    d[80:84] = struct.pack("<I", 4)  # pixel format flags: none Pillow implements
+    with pytest.raises(FormatError, match="NotImplementedError") as e:
+        gamemesh.load(bytes(d), "image")
+    assert e.value.field is not None and e.value.field.endswith(".data")
+
+
+# -- thumbnail ----------------------------------------------------------------------------------
+def test_thumbnail_time_nan_is_a_usage_error(glb: Path, tmp_path: Path) -> None:
+    for bad in ("nan", "inf", "-inf"):
+        r = _cli("thumbnail", str(glb), str(tmp_path / "t.png"), f"--time={bad}")
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"gamemesh: error: --time must be a finite number of seconds, got {float(bad)}"]
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_thumbnail_cost_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--size 4096 rasterizes at most MAX_RENDER_PIXELS and scales up."""
+    from gamemesh.viewer import thumbnail
+
+    sizes: list[int] = []
+    real = thumbnail.rasterize
+    monkeypatch.setattr(thumbnail, "rasterize",
+                        lambda p, t, vp, w, h: sizes.append(w * h) or real(p, t, vp, w, h))
+    img = thumbnail.render_thumbnail(sample_scene(), 4096)
+    assert img.shape == (4096, 4096, 4) and img[..., 3].any()
+    assert sizes == [thumbnail.MAX_RENDER_PIXELS]
+    sizes.clear()
+    thumbnail.render_thumbnail(sample_scene(), 1500)  # supersampling backs off
+    assert sizes == [1500 * 1500]
+    sizes.clear()
+    thumbnail.render_thumbnail(sample_scene(), 64)
+    assert sizes == [128 * 128]  # the default 2 x 2 where it is cheap
+
+
+@pytest.mark.parametrize(("fmt", "model", "sibling"), [
+    ("papa", "unit.papa", "unit_diffuse.papa"),   # a unit's texture
+    ("pba", "model.pba", "model_checker.ptx"),    # a PBA's PTX
+    ("pet", "item.pet", "item_checker.png"),      # a PET's texture
+])
+def test_a_fifo_posing_as_a_sibling_is_skipped(tmp_path: Path, fmt: str, model: str,
+                                               sibling: str) -> None:
+    """Sibling files are read like inputs: a FIFO named as a unit's texture is refused (a note),
+    never opened (which would block the load forever)."""
+    gamemesh.save(sample_scene(), tmp_path / model)
+    target = tmp_path / sibling
+    if target.exists():
+        target.unlink()
+    os.mkfifo(target)
+    r = _cli("info", str(tmp_path / model), "--json", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert sibling in r.stdout  # named in a note: skipped, not read
