@@ -240,7 +240,12 @@ class _Fixed:
         return out
 
 
-def _choose_gte(scene: Scene, ctx: Context, extent: float) -> float:
+def choose_gte(scene: Scene, ctx: Context, extent: float, raw_max: int = RAW_MAX,
+               fit: int = FIT, try_default: bool = False, what: str = "fits +-4 GTE units"
+               ) -> float:
+    """GTEScaling: the user's, else the one the scene came with (or, with ``try_default``, the
+    default) when the extent fits ``raw_max``, else one chosen from the extent with head-room
+    (``fit``), noted. Shared by the v1 (+-4 GTE units) and modern (int16) writers."""
     given = ctx.opt("gte_scaling")
     if given is not None:
         g = float(given)
@@ -248,15 +253,16 @@ def _choose_gte(scene: Scene, ctx: Context, extent: float) -> float:
             msg = "GTEScaling must be a positive number"
             raise LimitError(FMT, msg, field="gte_scaling", expected="> 0", actual=given)
         return g
-    stored = ext(scene).get("gte_scaling")
-    if isinstance(stored, int | float) and stored > 0 and extent * 4096 / stored <= RAW_MAX:
-        return float(stored)
+    candidates = [ext(scene).get("gte_scaling"), *([DEFAULT_GTE] if try_default else [])]
+    for cand in candidates:
+        if isinstance(cand, int | float) and cand > 0 and extent * 4096 / cand <= raw_max:
+            return float(cand)
     if extent <= 0 or not np.isfinite(extent):
         return DEFAULT_GTE
-    g = float(f"{extent * 4096 / FIT:.3g}")
-    g = g if extent * 4096 / g <= RAW_MAX else extent * 4096 / FIT
+    g = float(f"{extent * 4096 / fit:.3g}")
+    g = g if extent * 4096 / g <= raw_max else extent * 4096 / fit
     ctx.note("splashpack.gte_scaling_chosen",
-             f"GTEScaling {g:g} chosen so the scene (extent {extent:g}) fits +-4 GTE units", "info")
+             f"GTEScaling {g:g} chosen so the scene (extent {extent:g}) {what}", "info")
     return g
 
 
@@ -395,7 +401,7 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     if not navs:
         navs = [_flat_quad(objects, ctx)]
     p_pos, p_rot, p_height, p_height_raw = _player(scene, navs, ctx)
-    gte = _choose_gte(scene, ctx, _extent(objects, navs, p_pos))
+    gte = choose_gte(scene, ctx, _extent(objects, navs, p_pos))
     fx = _Fixed(gte)
     merge_pages(tex.items, _uv_boxes(objects))
     atlases, textures = place(tex.items)

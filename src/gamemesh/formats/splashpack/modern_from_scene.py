@@ -38,7 +38,16 @@ from . import bvh
 from . import modern_layout as ml
 from .conventions import AXES, bone_to_matrix, matrix_to_bone, quat_to_track
 from .document import SplashpackDocument
-from .from_scene import _color_scale, _is_navmesh, _lua, _object_rotation, _Part, _part, _uv_boxes
+from .from_scene import (
+    _color_scale,
+    _is_navmesh,
+    _lua,
+    _object_rotation,
+    _Part,
+    _part,
+    _uv_boxes,
+    choose_gte,
+)
 from .from_scene import from_scene as from_scene_v1
 from .modern_document import (
     ModernDocument,
@@ -221,22 +230,6 @@ def _gather(scene: Scene, ctx: Context, tex: Textures) -> list[_Obj]:
 
 
 # -- fixed point -------------------------------------------------------------------------------
-def _choose_gte(scene: Scene, ctx: Context, extent: float) -> float:
-    given = ctx.opt("gte_scaling")
-    if given is not None:
-        g = float(given)
-        if not np.isfinite(g) or g <= 0:
-            msg = "GTEScaling must be a positive number"
-            raise LimitError(FMT, msg, field="gte_scaling", expected="> 0", actual=given)
-        return g
-    for cand in (ext(scene).get("gte_scaling"), DEFAULT_GTE):
-        if isinstance(cand, int | float) and cand > 0 and extent * 4096 / cand <= RAW_MAX:
-            return float(cand)
-    g = float(f"{extent * 4096 / FIT:.3g}")
-    g = g if extent * 4096 / g <= RAW_MAX else extent * 4096 / FIT
-    ctx.note("splashpack.gte_scaling_chosen", f"GTEScaling {g:g} chosen so the meshes (extent "
-             f"{extent:g}) fit the int16 vertices", "info")
-    return g
 
 
 class _Fixed:
@@ -668,7 +661,8 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     tex = Textures(scene, ctx)
     objs = _gather(scene, ctx, tex)
     extent = max([0.0, *(float(np.abs(o.corners()).max()) for o in objs if o.parts)])
-    fx = _Fixed(_choose_gte(scene, ctx, extent))
+    fx = _Fixed(choose_gte(scene, ctx, extent, RAW_MAX, FIT, try_default=True,
+                           what="fits the int16 vertices"))
     merge_pages(tex.items, _uv_boxes(objs))  # type: ignore[arg-type]
     atlases, textures = place(tex.items)
     doc = ModernDocument()
