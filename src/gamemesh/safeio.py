@@ -43,32 +43,36 @@ def read_regular(path: Path, limit: int | None = None, fmt: str = "gamemesh",
     raise the usual OSError; ``what`` names the file in messages."""
     limit = MAX_INPUT_BYTES if limit is None else limit
     if take is not None and take <= limit:
-        return _read_open(path, take, fmt, what)
-    # Look before opening: opening a FIFO for reading blocks until a writer appears.
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise _refuse(path, st.st_mode, fmt, what)
-    if st.st_size > limit:
-        raise _too_large(path, limit, st.st_size, fmt, what)
-    data = _read_open(path, limit + 1, fmt, what)
+        return _read_open(path, take, fmt, what, None)
+    data = _read_open(path, limit + 1, fmt, what, limit)
     if len(data) > limit:
         raise _too_large(path, limit, f"more than {limit}", fmt, what)
     return data
 
 
-def _read_open(path: Path, n: int, fmt: str, what: str | None) -> bytes:
-    """At most ``n`` bytes of ``path``, refusing it unless the opened file is regular."""
+def _read_open(path: Path, n: int, fmt: str, what: str | None, limit: int | None) -> bytes:
+    """At most ``n`` bytes of ``path``, refusing it unless the opened file is regular (and, with
+    ``limit``, when its size is over it)."""
+    # Look before opening: opening a device can act on it (a tape rewinds) and a socket cannot
+    # be opened at all. O_NONBLOCK: should the path have been swapped for a FIFO since the look,
+    # the open does not wait for a writer; fstat on the open file then decides.
     st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):  # look before opening: opening a FIFO blocks
+    if not stat.S_ISREG(st.st_mode):
         raise _refuse(path, st.st_mode, fmt, what)
-    # O_NONBLOCK: should the path have been swapped for a FIFO since the look, the open does
-    # not wait; fstat on the open file then decides.
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _refuse(path, st.st_mode, fmt, what)
-        return f.read(n)
+        if limit is not None and st.st_size > limit:
+            raise _too_large(path, limit, st.st_size, fmt, what)
+        # The size is a hint: ask for one byte more than it says (a read of n bytes allocates
+        # n up front, and n may be the 4 GiB limit), then go on only if the file grew.
+        want = min(n, st.st_size + 1)
+        data = f.read(want)
+        if len(data) == want < n:
+            data += f.read(n - want)
+        return data
 
 
 def _too_large(path: Path, limit: int, actual: object, fmt: str, what: str | None) -> FormatError:
@@ -80,4 +84,4 @@ def _too_large(path: Path, limit: int, actual: object, fmt: str, what: str | Non
 def read_prefix(path: Path, n: int, fmt: str = "gamemesh") -> bytes:
     """The first ``n`` bytes of the regular file ``path`` (for sniffing): a FIFO is refused
     before it is opened, so a look at it never blocks."""
-    return _read_open(path, n, fmt, None)
+    return _read_open(path, n, fmt, None, None)
