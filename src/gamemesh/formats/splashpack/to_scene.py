@@ -116,12 +116,20 @@ def rotation_to_quat(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return a if a[3] >= 0 else -a
 
 
-def _normals(stored: npt.NDArray[Any], faces: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
-    """Unit normals: the stored one (v0's, spec §b.5), or the face's where it is zero."""
+def _normals(stored: npt.NDArray[Any], v: npt.NDArray[np.int16],
+             scale: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
+    """Unit normals: the stored one (v0's, spec §b.5), or the face's where it is zero (only
+    those faces are computed: real files store a normal nearly everywhere)."""
     n = np.multiply(stored, AXES)  # int16 -> float64 in one pass
-    ln, fl = _row_length(n), _row_length(faces)
-    face_unit = np.where(fl > 0, faces / np.where(fl == 0, 1, fl), np.array([0.0, 1.0, 0.0]))
-    return np.where(ln > 0, n / np.where(ln == 0, 1, ln), face_unit).astype(np.float32)
+    ln = _row_length(n)
+    out = np.divide(n, np.where(ln == 0, 1, ln), dtype=np.float64)
+    zero = np.flatnonzero(ln[:, 0] == 0)
+    if zero.size:
+        w = np.multiply(v[zero], scale)  # corners as stored: v0 v1 v2
+        faces = np.cross(w[:, 2] - w[:, 0], w[:, 1] - w[:, 0])  # v0 v2 v1, as written
+        fl = _row_length(faces)
+        out[zero] = np.where(fl > 0, faces / np.where(fl == 0, 1, fl), np.array([0.0, 1.0, 0.0]))
+    return out.astype(np.float32)
 
 
 def _row_length(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -132,12 +140,19 @@ def _row_length(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
-    v = np.multiply(tris["v"][:, SWAP, :], AXES * s)  # (T, 3, 3) float64, one pass
-    faces = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
-    normals = np.repeat(_normals(tris["normal"], faces), 3, axis=0)
-    uv = (tris["uv"][:, SWAP, :].astype(np.float32) + 0.5) / 256.0
-    col = tris["color"][:, SWAP, :3].astype(np.float32) / 255.0
-    return Primitive(positions=v.reshape(-1, 3).astype(np.float32), normals=normals,
+    # np.take, not tris[...][:, SWAP, :]: a fancy index on the middle axis hands back a
+    # transposed layout, and every later reshape of it is a copy.
+    v = np.take(tris["v"], SWAP, axis=1)  # (T, 3, 3) int16, the winding flipped
+    scale = AXES * s
+    # float64 product rounded once to float32 (the float64 array is never materialised).
+    pos = np.multiply(v, scale, out=np.empty(v.shape, np.float32), casting="same_kind")
+    normals = np.repeat(_normals(tris["normal"], tris["v"], scale), 3, axis=0)
+    uv = np.take(tris["uv"], SWAP, axis=1).astype(np.float32)
+    uv += 0.5
+    uv *= np.float32(1 / 256)  # a power of two: the same bits as dividing
+    col = np.take(tris["color"][:, :, :3], SWAP, axis=1).astype(np.float32)
+    col /= 255.0
+    return Primitive(positions=pos.reshape(-1, 3), normals=normals,
                      texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
 
 
@@ -158,9 +173,10 @@ class _Textures:
         mat = self.scene.materials[mi]
         if mat.alpha_mode == "OPAQUE" and len(uv):
             # MASK when a texel the triangles can reach (their UV bounding box) is transparent.
-            lo = uv.min(axis=(0, 1)).astype(int)
-            hi = uv.max(axis=(0, 1)).astype(int)
-            alpha = self.pages[key][lo[1]:hi[1] + 1, lo[0]:hi[0] + 1, 3]
+            # One flat reduction per axis: numpy reduces (T, 3, 2) over two axes ten times
+            # slower than it reduces a column.
+            u, v = uv[..., 0].ravel(), uv[..., 1].ravel()
+            alpha = self.pages[key][int(v.min()):int(v.max()) + 1, int(u.min()):int(u.max()) + 1, 3]
             if (alpha == 0).any():
                 mat.alpha_mode = "MASK"
         return mi
