@@ -38,13 +38,20 @@ from .layout import FRAME_EVENT, FRAME_KEY, VERTEX, Arr
 FMT = "pmf"
 
 
-def _finite(a: Arr, what: str, ctx: Context) -> Arr:
-    """Non-finite floats (a damaged file) become 0 so the scene stays valid; noted once each."""
-    out = np.asarray(a, dtype=np.float64)
+def _swap_corners(a: Arr) -> Arr:
+    """Corners 0 2 1 of every triangle (np.take: a fancy index here is a slow gather)."""
+    k = a.shape[-1]
+    return np.take(a.reshape(-1, 3, k), [0, 2, 1], axis=1).reshape(-1, k)
+
+
+def _finite(a: Arr, what: str, ctx: Context, dtype: type = np.float64) -> Arr:
+    """A contiguous copy in ``dtype`` (float32 keeps the file's bits) in which non-finite floats
+    (a damaged file) are 0, so the scene stays valid; noted once each."""
+    out = np.array(a, dtype=dtype)
     bad = ~np.isfinite(out)
     if np.any(bad):
         ctx.note("pmf.non_finite", f"{what}: {int(bad.sum())} NaN/infinite values set to 0")
-        out = np.where(bad, 0.0, out)
+        out[bad] = 0.0
     return out
 
 
@@ -76,24 +83,42 @@ def all_vertices(doc: PmfDocument) -> tuple[Arr, npt.NDArray[np.int64]]:
 def winding_agreement(pos: Arr, nrm: Arr) -> float:
     """Mean cosine between each triangle's winding normal (counter-clockwise) and the sum of
     its stored normals, over the triangles where both exist; 1.0 when none do."""
-    tri_pos = _finite_copy(pos).reshape(-1, 3, 3)
-    tri_nrm = _finite_copy(nrm).reshape(-1, 3, 3)
-    # Sums and dot products written out: numpy's sum(axis=1) and norm over 3-wide rows are
-    # several times slower than the plain arithmetic on columns.
-    vn = tri_nrm[:, 0] + tri_nrm[:, 1] + tri_nrm[:, 2]
-    fn = np.cross(tri_pos[:, 1] - tri_pos[:, 0], tri_pos[:, 2] - tri_pos[:, 0])
-    fl = np.sqrt(np.einsum("ij,ij->i", fn, fn))
-    vl = np.sqrt(np.einsum("ij,ij->i", vn, vn))
-    ok = (fl > 0) & (vl > 0) & np.isfinite(fl) & np.isfinite(vl)
+    # float32 is plenty for a sign and a mean. The nine coordinates of each triangle are made
+    # rows first: numpy loops over a 3-wide last axis several times slower than over a row.
+    p = _components(pos)
+    n = _components(nrm)
+    vx, vy, vz = n[0] + n[3] + n[6], n[1] + n[4] + n[7], n[2] + n[5] + n[8]
+    ax, ay, az = p[3] - p[0], p[4] - p[1], p[5] - p[2]
+    bx, by, bz = p[6] - p[0], p[7] - p[1], p[8] - p[2]
+    fx, fy, fz = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+    dot = fx * vx + fy * vy + fz * vz
+    den = np.sqrt((fx * fx + fy * fy + fz * fz) * (vx * vx + vy * vy + vz * vz))
+    ok = (den > 0) & np.isfinite(den) & np.isfinite(dot)
     if not np.any(ok):
         return 1.0
-    return float(np.mean(np.einsum("ij,ij->i", fn[ok], vn[ok]) / (fl[ok] * vl[ok])))
+    return float(np.mean(dot[ok] / den[ok], dtype=np.float64))
 
 
-def _finite_copy(a: Arr) -> Arr:
-    """float64 with NaN/inf replaced (nan_to_num), without its copies when already finite."""
-    out = np.asarray(a, dtype=np.float64)
-    return out if np.isfinite(out).all() else np.nan_to_num(out)
+def _components(a: Arr) -> npt.NDArray[np.float32]:
+    """(9, T) float32: row k is coordinate k % 3 of corner k // 3 of every triangle."""
+    flat = np.asarray(a, np.float32).reshape(-1, 9)
+    return np.ascontiguousarray(flat.T)
+
+
+def _unit_rows(nrm: Arr) -> Arr:
+    """Rows scaled to length 1 in place (float64, rounded once later), (0, 1, 0) where a row
+    has no length; column by column, as numpy divides a 3-wide row slowly."""
+    x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
+    length = x * x
+    length += y * y
+    length += z * z
+    np.sqrt(length, out=length)
+    good = length > 1e-12
+    length[~good] = 1.0
+    for k in range(3):
+        nrm[:, k] /= length
+    nrm[~good] = (0.0, 1.0, 0.0)
+    return nrm
 
 
 def detect_flip(doc: PmfDocument, left: bool) -> tuple[bool, float]:
@@ -127,20 +152,19 @@ def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mes
                      f"{len(p.vertices) % 3} vertices form no triangle and were dropped")
     v, offsets = all_vertices(doc)
     left = conv.handedness == "left"
-    pos = _mirror(_finite(v["position"], "piece positions", ctx), left)
+    # Positions and UVs stay float32 (a mirror and a flip are exact there); normals are
+    # normalised in float64 and rounded once.
+    pos = _mirror(_finite(v["position"], "piece positions", ctx, np.float32), left)
     nrm = _mirror(_finite(v["normal"], "piece normals", ctx), left)
-    uv = _finite(v["uv"], "piece UVs", ctx)
+    uv = _finite(v["uv"], "piece UVs", ctx, np.float32)
     if conv.flip_v:
-        uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
+        uv[:, 1] = np.float32(1.0) - uv[:, 1]
     flip = _winding(doc, conv, ctx, pos, nrm)
-    lengths = np.linalg.norm(nrm, axis=1, keepdims=True)
-    nrm = np.where(lengths > 1e-12, nrm / np.where(lengths > 1e-12, lengths, 1.0),
-                   np.array([0.0, 1.0, 0.0]))
+    nrm = _unit_rows(nrm)
     if flip:
         # Runs are whole triangles, so reversing every triple never crosses a piece.
-        order = np.arange(len(v)).reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
-        pos, nrm, uv = pos[order], nrm[order], uv[order]
-    pos32, nrm32, uv32 = (a.astype(np.float32) for a in (pos, nrm, uv))
+        pos, nrm, uv = (_swap_corners(a) for a in (pos, nrm, uv))
+    pos32, nrm32, uv32 = pos, nrm.astype(np.float32), uv
     out: list[Mesh | None] = []
     for i, p in enumerate(doc.pieces):
         a, b = int(offsets[i]), int(offsets[i + 1])
