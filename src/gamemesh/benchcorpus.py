@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import api, registry
+from . import allocator, api, registry
 from .errors import FormatError
 from .formats.gltf import write_glb
 
@@ -185,12 +185,14 @@ def machine() -> str:
     except OSError:
         pass
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    malloc = "tuned as the CLI does" if allocator.tuned() else "default"
     import numpy
     import PIL
 
     return (f"{cpu}, {os.cpu_count()} cores, {platform.system()}, Python "
             f"{platform.python_version()}, numpy {numpy.__version__}, Pillow {PIL.__version__}; "
-            f"load average {load}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+            f"load average {load}; malloc {malloc}; "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
 def markdown(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:

@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
+from .. import allocator
 from ._common import FORMAT_OPTIONS_LINE, Settings, add_format_options, emit_json, error_fields
 
 __all__ = ["main"]
@@ -84,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     Settings.debug = bool(getattr(args, "debug", False))
+    allocator.tune()
     try:
         return int(args._run(args))
     except BrokenPipeError:

@@ -279,14 +279,15 @@ def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
     j = np.asarray(joints)
     k = j.shape[1]
     pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    live = w32 > 0
     dup = np.zeros(len(j), dtype=bool)
     for a, b in pairs:
-        dup |= (j[:, a] == j[:, b]) & (w32[:, a] > 0) & (w32[:, b] > 0)
+        dup |= (j[:, a] == j[:, b]) & live[:, a] & live[:, b]
     # Row sums as a product: numpy's sum(axis=1) over 4 columns is ~10x slower.
     sums = w32 @ np.ones(k, dtype=np.float32)
     if not dup.any() and w32.min(initial=0.0) >= 0 and \
             np.abs(sums - 1.0).max(initial=0.0) <= 1e-6:
-        return np.where(w32 > 0, j, 0), w32
+        return np.where(live, j, 0), w32
     # A joint named twice for one vertex is invalid glTF: fold later slots into the first.
     w = fold_repeated_joints(j, np.clip(w32.astype(np.float64), 0.0, None))
     total = w.sum(axis=1, keepdims=True)

@@ -68,6 +68,16 @@ def unit_rows32(v: F32) -> F32:
     return v
 
 
+def _bytes4(field: Any) -> npt.NDArray[np.uint8]:
+    """A (N, 4) u1 field of the vertex records as a contiguous copy: copied as one u4 per
+    record, which is several times faster than numpy's byte-by-byte strided copy (and every
+    later pass over contiguous bytes is too)."""
+    a = np.asarray(field)
+    if a.ndim != 2 or a.shape[1] != 4 or a.strides[1] != 1:
+        return np.ascontiguousarray(a, dtype=np.uint8)
+    return a.view("<u4").copy().view(np.uint8).reshape(len(a), 4)
+
+
 def quat_to_gl(q: npt.ArrayLike) -> F64:
     a = np.asarray(q, dtype=np.float64)
     out = np.stack([a[..., 0], a[..., 2], -a[..., 1], a[..., 3]], axis=-1)
@@ -479,10 +489,9 @@ class _Builder:
         return prims
 
     def _skin_attributes(self, v: Any, bone_map: Any, num_bones: int, field: str) -> dict[str, Any]:
-        w8 = np.asarray(v["weights"])
-        slots = np.asarray(v["bones"])
+        w8, slots = _bytes4(v["weights"]), _bytes4(v["bones"])
         used = w8 > 0
-        top = int(np.where(used, slots, 0).max()) if len(slots) else 0
+        top = int((slots * used).max()) if len(slots) else 0
         if top >= len(bone_map):
             msg = "vertex bone slot past the mesh binding's bone map"
             raise CorruptDataError(lay.FMT, msg, field=f"{field}.bone_map",
@@ -494,9 +503,12 @@ class _Builder:
         # Slots are u8: a 256-entry table maps them to joints in one gather.
         lut = np.zeros(256, dtype=np.uint16)
         lut[:min(len(bone_map), 256)] = bone_map[:256]
-        joints = lut[slots]
-        joints[~used] = 0
-        total8 = w8.sum(axis=1, dtype=np.uint16)
+        joints = np.take(lut, slots)
+        joints *= used
+        # Column adds: numpy's sum(axis=1) over 4 columns is several times slower.
+        total8 = w8[:, 0].astype(np.uint16)
+        for c in range(1, w8.shape[1]):
+            total8 += w8[:, c]
         if (total8 == 255).all():
             # Every stock vertex: the bytes sum to exactly 255, so w / 255 sums to 1.
             return {"joints": joints, "weights": w8 * np.float32(1.0 / 255.0)}

@@ -47,7 +47,7 @@ def _swap_corners(a: Arr) -> Arr:
 def _finite(a: Arr, what: str, ctx: Context, dtype: type = np.float64) -> Arr:
     """A contiguous copy in ``dtype`` (float32 keeps the file's bits) in which non-finite floats
     (a damaged file) are 0, so the scene stays valid; noted once each."""
-    out = np.array(a, dtype=dtype)
+    out: Arr = np.array(a, dtype=dtype)
     bad = ~np.isfinite(out)
     if np.any(bad):
         ctx.note("pmf.non_finite", f"{what}: {int(bad.sum())} NaN/infinite values set to 0")

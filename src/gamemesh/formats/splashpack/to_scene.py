@@ -129,7 +129,8 @@ def _normals(stored: npt.NDArray[Any], v: npt.NDArray[np.int16],
         faces = np.cross(w[:, 2] - w[:, 0], w[:, 1] - w[:, 0])  # v0 v2 v1, as written
         fl = _row_length(faces)
         out[zero] = np.where(fl > 0, faces / np.where(fl == 0, 1, fl), np.array([0.0, 1.0, 0.0]))
-    return out.astype(np.float32)
+    unit: npt.NDArray[np.float32] = out.astype(np.float32)
+    return unit
 
 
 def _row_length(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
