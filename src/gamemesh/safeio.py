@@ -60,19 +60,35 @@ def _read_open(path: Path, n: int, fmt: str, what: str | None, limit: int | None
     if not stat.S_ISREG(st.st_mode):
         raise _refuse(path, st.st_mode, fmt, what)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb", buffering=0) as f:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _refuse(path, st.st_mode, fmt, what)
         if limit is not None and st.st_size > limit:
             raise _too_large(path, limit, st.st_size, fmt, what)
-        # The size is a hint: ask for one byte more than it says (a read of n bytes allocates
-        # n up front, and n may be the 4 GiB limit), then go on only if the file grew.
-        want = min(n, st.st_size + 1)
-        data = f.read(want)
-        if len(data) == want < n:
-            data += f.read(n - want)
+        return _read_fd(fd, st.st_size, n)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, size: int, n: int) -> bytes:
+    """At most ``n`` bytes from ``fd``, whose stat said ``size``. The size is a hint: the first
+    read asks for one byte more than it (a read of n bytes would allocate n up front, and n may
+    be the 4 GiB limit); getting exactly ``size`` back is the end, so a file that did not
+    change costs one read. Otherwise (it grew, shrank, or a read came back short) reads go on
+    to the end or ``n``."""
+    first = min(n, size + 1, 1 << 30)  # a single read returns at most ~2 GiB on Linux
+    data = os.read(fd, first)
+    if len(data) == size < first:
         return data
+    parts, total = [data], len(data)
+    while total < n:
+        chunk = os.read(fd, min(n - total, 1 << 30))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts) if len(parts) > 1 else data
 
 
 def _too_large(path: Path, limit: int, actual: object, fmt: str, what: str | None) -> FormatError:

@@ -138,7 +138,9 @@ def decode_image(data: bytes, fmt: str = "image") -> RGBA:
             w, h = im.size
             check_pixels(w, h, fmt, f"{kind}.size", len(data), kind)
             im.load()
-            return np.asarray(im.convert("RGBA"), dtype=np.uint8)
+            # convert() of an image already RGBA is a full copy: skip it.
+            rgba = im if im.mode == "RGBA" else im.convert("RGBA")
+            return np.asarray(rgba, dtype=np.uint8)
     except CorruptDataError:
         raise
     except (OSError, ValueError, SyntaxError, PILImage.DecompressionBombError,

@@ -79,6 +79,15 @@ def _header(r: Reader) -> tuple[Any, ...]:
     return header
 
 
+def _empty(dt: np.dtype[Any]) -> Any:
+    a = np.zeros(0, dtype=dt)
+    a.flags.writeable = False  # shared by every document that lacks the section
+    return a
+
+
+_EMPTY = tuple(_empty(dt) for dt in lay.ENTRY_DTYPES)
+
+
 def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> Any:
     dt = lay.ENTRY_DTYPES[s]
     name = lay.SECTIONS[s]
@@ -86,7 +95,7 @@ def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> Any:
         # Absent (the spec: "count == 0 OR offset < 0"); the offset is kept as found.
         blocks[("table", s)] = (offset, 0)
         _declare(blocks, ("table", s), count)
-        return np.zeros(0, dtype=dt)
+        return _EMPTY[s]
     arr = _view(data, offset, dt, count, f"header.{name}[]")
     blocks[("table", s)] = (offset, dt.itemsize * count)
     return arr
@@ -313,11 +322,13 @@ def _wide(starts: list[int], off: int, n: int, narrow: int, wide: int) -> bool:
 
 def _gaps(data: bytes, blocks: Layout) -> list[tuple[int, bytes]]:
     """Non-zero bytes outside every block (papatran leaves zeros; keep anything else)."""
-    spans = sorted((off, off + n) for off, n in blocks.values() if off >= 0 and n > 0)
+    spans = sorted([(off, off + n) for off, n in blocks.values() if off >= 0 and n > 0])
+    spans.append((len(data), len(data)))
     out: list[tuple[int, bytes]] = []
     cursor = 0
-    for a, b in [*spans, (len(data), len(data))]:
+    for a, b in spans:
         if a > cursor and data.count(0, cursor, a) != a - cursor:
             out.append((cursor, data[cursor:a]))
-        cursor = max(cursor, b)
+        if b > cursor:
+            cursor = b
     return out
