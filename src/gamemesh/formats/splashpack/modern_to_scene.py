@@ -141,13 +141,19 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         anim = Animation(name=_text(clip.name) or f"{node.name}_clip_{c}",
                          extras={FMT: {"skin": k, "clip": c, "fps": clip.fps,
                                        "loop": bool(clip.flags & 1)}})
+        # Every bone of every frame in one batch (row by row, the same numbers as bone by
+        # bone), then cut per joint.
+        n = len(joints)
+        rr, tt = clip.matrices["r"][:, :n], clip.matrices["t"][:, :n]
+        trs = [a.reshape(frames, n, -1) for a in matrices_to_trs(bone_to_matrix(rr, tt, b.s))]
+        scaled = np.abs(trs[2] - 1).max(axis=(0, 2)) > 1e-3
+        # (joint, frame, value) in float32: each joint's keys contiguous.
+        t, r, s = (a.transpose(1, 0, 2).astype(np.float32) for a in trs)
         for j, jn in enumerate(joints):
-            m = bone_to_matrix(clip.matrices["r"][:, j], clip.matrices["t"][:, j], b.s)
-            t, r, s = matrices_to_trs(m)
-            anim.channels.append(Channel(jn, "translation", times, t.astype(np.float32)))
-            anim.channels.append(Channel(jn, "rotation", times, r.astype(np.float32)))
-            if np.abs(s - 1).max() > 1e-3:
-                anim.channels.append(Channel(jn, "scale", times, s.astype(np.float32)))
+            anim.channels.append(Channel(jn, "translation", times, t[j]))
+            anim.channels.append(Channel(jn, "rotation", times, r[j]))
+            if scaled[j]:
+                anim.channels.append(Channel(jn, "scale", times, s[j]))
         b.scene.animations.append(anim)
 
 
