@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import registry
-from .errors import FormatError, Note
+from .errors import FormatError, Note, add_new_notes
 from .fileio import safe_name, write_files
 from .registry import Context, FormatSpec, guarded
 from .safeio import MAX_INPUT_BYTES, read_prefix, read_regular
@@ -188,7 +188,7 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
             scene = spec.load_scene(data, ctx)
     for folder, files in ctx.extracted:
         write_files(folder, files)
-    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    add_new_notes(scene.notes, ctx.notes)
     scene.extras.setdefault("source_format", spec.name)
     if path is not None:
         scene.extras.setdefault("source_file", path.name)

@@ -10,6 +10,7 @@ The library never prints and never exits; the CLI turns these into one line and 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ __all__ = [
     "Note",
     "TruncatedError",
     "UnsupportedVersionError",
+    "add_new_notes",
 ]
 
 
@@ -109,3 +111,14 @@ class Note:
 
     def __str__(self) -> str:
         return f"{self.level}: {self.code}: {self.message}"
+
+
+def add_new_notes(notes: list[Note], more: Iterable[Note]) -> None:
+    """Append the notes of ``more`` that ``notes`` does not hold yet, in order, once each. A set
+    decides, not ``note in notes``: a file with thousands of pieces can bring thousands of
+    notes, and the list scan made that quadratic."""
+    seen = set(notes)
+    for n in more:
+        if n not in seen:
+            seen.add(n)
+            notes.append(n)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import CorruptDataError, FormatError
+from ...errors import CorruptDataError, FormatError, add_new_notes
 from ...registry import Context
 from ...safeio import read_regular
 from ...scene import (
@@ -139,7 +139,7 @@ def to_scene(doc: PbaDocument, ctx: Context) -> Scene:
     if finder is None and len(doc.textures):
         ctx.note("pba.textures_not_searched", "read from bytes: PTX textures are referenced "
                  "by name only", "info")
-    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    add_new_notes(scene.notes, ctx.notes)
     return scene
 
 

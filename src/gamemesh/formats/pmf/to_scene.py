@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ...errors import add_new_notes
 from ...registry import Context
 from ...scene import (
     Animation,
@@ -220,7 +221,7 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
     scene.extras.update({"format": FMT, "version": doc.magic.decode("latin-1"),
                          "pmf_conventions": {**conv.as_dict(), "angle_unit": unit,
                                              "winding_flipped": flip}})
-    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    add_new_notes(scene.notes, ctx.notes)
     return scene
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ...errors import add_new_notes
 from ...registry import Context
 from ...scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
 from ...scene.math import matrices_to_trs
@@ -307,7 +308,7 @@ def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
     b.scene.extras.update({"format": FMT, "version": doc.version,
                            "variant": f"v{doc.version}", FMT: info})
     _notes(doc, ctx, gte)
-    b.scene.notes.extend(n for n in ctx.notes if n not in b.scene.notes)
+    add_new_notes(b.scene.notes, ctx.notes)
     return b.scene
 
 

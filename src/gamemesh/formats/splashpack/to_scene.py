@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ...errors import add_new_notes
 from ...registry import Context
 from ...scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
 from ...scene.model import CLAMP_TO_EDGE, NEAREST, Sampler
@@ -305,5 +306,5 @@ def to_scene(doc: SplashpackDocument, ctx: Context) -> Scene:
         ctx.note("splashpack.normals", "the file stores one normal per triangle (v0's); it is "
                  "used for all three corners", "info")
     _extract(doc, ctx)
-    scene.notes.extend(n for n in ctx.notes if n not in scene.notes)
+    add_new_notes(scene.notes, ctx.notes)
     return scene
