@@ -80,8 +80,19 @@ def lh_quats(wxyz: npt.ArrayLike) -> F32:
 
 
 def flip_winding(idx: npt.ArrayLike) -> npt.NDArray[np.uint32]:
-    tri = np.asarray(idx, dtype=np.uint32).reshape(-1, 3)
-    return np.ascontiguousarray(tri[:, [0, 2, 1]]).reshape(-1)
+    """Whole triangles' indices with each triangle's last two corners swapped, as uint32.
+
+    Three strided copies that also widen: a (T, 3) fancy index plus a contiguous copy made
+    three passes and ran at a quarter of the speed."""
+    src = np.asarray(idx)
+    if len(src) % 3:
+        msg = f"{len(src)} indices are not whole triangles"
+        raise ValueError(msg)
+    out = np.empty(len(src), dtype=np.uint32)
+    out[0::3] = src[0::3]
+    out[1::3] = src[2::3]
+    out[2::3] = src[1::3]
+    return out
 
 
 def state_of(name: str) -> str:
@@ -313,22 +324,60 @@ def _civ(names: Any) -> tuple[str, ...]:
 
 
 # -- geometry -------------------------------------------------------------------------------
+# The vertex record with its fields as raw bytes: a field copied as one void item per vertex
+# is a strided memcpy, where numpy copies a (N, 3) float view row by row (4x slower).
+_RAW_VERTEX = np.dtype({"names": ["pos", "normal", "color", "uv"],
+                        "formats": ["V12", "V12", "<u4", "V8"],
+                        "offsets": [0, 12, 24, 28], "itemsize": VERTEX.itemsize})
+_SIGN_Z = np.array([0, 0, 0x80000000], dtype=np.uint32)
+
+
+def _field(raw: npt.NDArray[Any], name: str, width: int) -> F32:
+    """One float field of every vertex as a contiguous (N, width) float32 array."""
+    return raw[name].copy().view(np.float32).reshape(-1, width)
+
+
+def _lh_field(raw: npt.NDArray[Any], name: str) -> F32:
+    """A point or direction field in glTF axes: z negated by flipping its sign bit (exactly
+    the product by -1 for every number; NaN and infinity are refused before)."""
+    out = _field(raw, name, 3)
+    out.view(np.uint32)[:, 2] ^= _SIGN_Z[2]
+    return out
+
+
+def _rgba(raw: npt.NDArray[Any]) -> F32:
+    """D3DCOLOR bytes B, G, R, A -> (N, 4) float RGBA in 0..1: the bytes swapped in one
+    uint32 per vertex, then divided as floats (the same numbers as byte / 255)."""
+    x = raw["color"].astype("<u4")
+    y = x & np.uint32(0xFF00FF00)
+    y |= (x >> np.uint32(16)) & np.uint32(0xFF)
+    x &= np.uint32(0xFF)
+    x <<= np.uint32(16)
+    y |= x
+    out = y.astype("<u4", copy=False).view(np.uint8).reshape(-1, 4).astype(np.float32)
+    out /= np.float32(255)
+    return out
+
+
 def _primitive(verts: npt.NDArray[Any], idx: npt.ArrayLike, where: str) -> Primitive:
-    ind = np.asarray(idx, dtype=np.uint32)
+    ind = np.asarray(idx)
+    if ind.dtype.kind != "u":
+        ind = ind.astype(np.uint32)  # a negative index wraps to a huge one: refused below
     if len(ind) and int(ind.max()) >= len(verts):
         msg = "vertex index out of range"
         raise CorruptDataError(FMT, msg, field=f"{where}.indices",
                                expected=f"< {len(verts)}", actual=int(ind.max()))
-    for part in ("pos", "normal", "uv"):
-        if not np.all(np.isfinite(verts[part])):
+    raw = np.asarray(verts, dtype=VERTEX).view(_RAW_VERTEX)
+    fields = {"pos": _lh_field(raw, "pos"), "normal": _lh_field(raw, "normal"),
+              "uv": _field(raw, "uv", 2)}
+    for part, values in fields.items():
+        if not np.isfinite(values).all():
             msg = f"vertex {part} holds NaN or infinity"
             raise CorruptDataError(FMT, msg, field=f"{where}.vertices.{part}",
                                    expected="finite numbers", actual="NaN/inf")
-    ind = ind[: len(ind) // 3 * 3]
-    color = verts["color"][:, [2, 1, 0, 3]].astype(np.float32) / np.float32(255)
-    return Primitive(positions=lh_points(verts["pos"]), normals=lh_points(verts["normal"]),
-                     texcoords=[np.ascontiguousarray(verts["uv"], dtype=np.float32)],
-                     colors=[color], indices=flip_winding(ind))
+    return Primitive(positions=fields["pos"], normals=fields["normal"],
+                     texcoords=[fields["uv"]], colors=[_rgba(raw)],
+                     indices=flip_winding(ind[: len(ind) // 3 * 3]))
 
 
 def _slices(mesh: PbaMesh, total: int, where: str) -> list[tuple[int, int]]:
