@@ -69,13 +69,21 @@ def lh_points(p: npt.ArrayLike) -> F32:
     return np.asarray(np.asarray(p, dtype=np.float32).reshape(-1, 3) * _FLIP, dtype=np.float32)
 
 
+_QUAT_SIGNS = np.array([-1.0, -1.0, 1.0, 1.0])
+_IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
+_CONJUGATE = np.array([-1.0, -1.0, -1.0, 1.0])
+
+
 def lh_quats(wxyz: npt.ArrayLike) -> F32:
     """(..., 4) file quaternions (w, x, y, z) -> unit glTF (x, y, z, w) = [-x, -y, z, w]."""
     q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
-    out = np.stack([-q[:, 1], -q[:, 2], q[:, 3], q[:, 0]], axis=1)
-    n = np.linalg.norm(out, axis=1, keepdims=True)
+    out = q[:, [1, 2, 3, 0]] * _QUAT_SIGNS
+    # np.linalg.norm's own sum, without its argument checks (models have a few bones).
+    n = np.sqrt(np.add.reduce(out * out, axis=1, keepdims=True))
     ok = np.isfinite(n) & (n > 1e-12)
-    out = np.where(ok, out / np.where(ok, n, 1.0), np.array([0.0, 0.0, 0.0, 1.0]))
+    if ok.all():
+        return np.asarray(out / n, dtype=np.float32)
+    out = np.where(ok, out / np.where(ok, n, 1.0), _IDENTITY)
     return out.astype(np.float32)
 
 
@@ -217,11 +225,15 @@ def to_local(t: F64, q: F64, pt: F64, pq: F64, parents: list[int]) -> tuple[F64,
     has = idx >= 0
     if not np.any(has):
         return t, q
-    sel = np.where(has, idx, 0)
-    inv = pq[sel] * np.array([-1.0, -1.0, -1.0, 1.0])
-    lq = np.where(has[:, None], quat_multiply(inv, q), q)
+    every = bool(has.all())
+    sel = idx if every else np.where(has, idx, 0)
+    inv = pq[sel] * _CONJUGATE
+    lq = quat_multiply(inv, q)
     rel = np.einsum("nij,nj->ni", quat_to_matrix(inv), t - pt[sel])
-    return np.where(has[:, None], rel, t), quat_normalize(lq)
+    if every:
+        return rel, quat_normalize(lq)
+    keep = has[:, None]
+    return np.where(keep, rel, t), quat_normalize(np.where(keep, lq, q))
 
 
 def _t3(v: Any) -> tuple[float, float, float]:
@@ -651,25 +663,44 @@ def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
             pos = lh_points(t.keys["pos"]).astype(np.float64)
         world[t.node_id] = (times, pos, rot)
         keys.append((node, t.node_id, times, pos, rot))
-    for node, bi, times, pos, rot in keys:
-        pos, rot = _local_keys(b, world, bi, times, pos, rot)
+    local = _local_keys(b, world, [(bi, times, pos, rot) for _, bi, times, pos, rot in keys])
+    for (node, _, times, _, _), (pos, rot) in zip(keys, local, strict=True):
         anim.channels.append(Channel(node, "rotation", times, rot.astype(np.float32)))
         anim.channels.append(Channel(node, "translation", times, pos.astype(np.float32)))
 
 
-def _local_keys(b: _Build, world: dict[int, tuple[F32, F64, F64]], bi: int, times: F32,
-                pos: F64, rot: F64) -> tuple[F64, F64]:
-    """A bone's model-space keys relative to its parent at the same times: the parent's own
-    keys in this sequence, sampled, or its rest transform when the sequence does not move it."""
-    p = b.bone_parents[bi] if bi < len(b.bone_parents) else -1
-    if p < 0:
-        return pos, rot
+def _local_keys(b: _Build, world: dict[int, tuple[F32, F64, F64]],
+                tracks: list[tuple[int, F32, F64, F64]]) -> list[tuple[F64, F64]]:
+    """Each bone's model-space keys relative to its parent at the same times: the parent's
+    own keys in this sequence, sampled, or its rest transform when the sequence does not move
+    it. Every parented track goes through one :func:`to_local` (row by row, the same numbers
+    as one call per track, without its fixed cost per track)."""
+    out: list[tuple[F64, F64]] = [(pos, rot) for _, _, pos, rot in tracks]
+    rows: list[int] = []
+    parts: list[tuple[F64, F64, F64, F64]] = []
+    for k, (bi, times, pos, rot) in enumerate(tracks):
+        p = b.bone_parents[bi] if bi < len(b.bone_parents) else -1
+        if p >= 0:
+            rows.append(k)
+            parts.append((pos, rot, *_parent_keys(b, world, p, times)))
+    if not rows:
+        return out
+    t, q, pt, pq = (np.concatenate([part[i] for part in parts]) for i in range(4))
+    lt, lq = to_local(t, q, pt, pq, list(range(len(t))))
+    ends = np.cumsum([len(part[0]) for part in parts]).tolist()
+    for k, s, e in zip(rows, [0, *ends[:-1]], ends, strict=True):
+        out[k] = (lt[s:e], lq[s:e])
+    return out
+
+
+def _parent_keys(b: _Build, world: dict[int, tuple[F32, F64, F64]], p: int,
+                 times: F32) -> tuple[F64, F64]:
+    """Bone ``p``'s model-space translation and rotation at ``times``."""
     if p in world:
         pt_, pp, pr = world[p]
         ppos = sample_channel(Channel(0, "translation", pt_, pp.astype(np.float32)), times)
         prot = sample_channel(Channel(0, "rotation", pt_, pr.astype(np.float32)), times)
-    else:
-        wt, wq = b.bone_world
-        ppos, prot = np.repeat(wt[p][None], len(times), 0), np.repeat(wq[p][None], len(times), 0)
-    return to_local(pos, rot, ppos, prot, list(range(len(times))))
+        return ppos, prot
+    wt, wq = b.bone_world
+    return np.repeat(wt[p][None], len(times), 0), np.repeat(wq[p][None], len(times), 0)
 
