@@ -341,7 +341,7 @@ def _civ(names: Any) -> tuple[str, ...]:
 _RAW_VERTEX = np.dtype({"names": ["pos", "normal", "color", "uv"],
                         "formats": ["V12", "V12", "<u4", "V8"],
                         "offsets": [0, 12, 24, 28], "itemsize": VERTEX.itemsize})
-_SIGN_Z = np.array([0, 0, 0x80000000], dtype=np.uint32)
+_SIGN_BIT = np.uint32(0x80000000)
 
 
 def _field(raw: npt.NDArray[Any], name: str, width: int) -> F32:
@@ -353,7 +353,7 @@ def _lh_field(raw: npt.NDArray[Any], name: str) -> F32:
     """A point or direction field in glTF axes: z negated by flipping its sign bit (exactly
     the product by -1 for every number; NaN and infinity are refused before)."""
     out = _field(raw, name, 3)
-    out.view(np.uint32)[:, 2] ^= _SIGN_Z[2]
+    out.view(np.uint32)[:, 2] ^= _SIGN_BIT
     return out
 
 
