@@ -13,10 +13,11 @@ import pytest
 import gamemesh
 from gamemesh.formats.pba import SPEC
 from gamemesh.formats.pba.document import PbaDocument
+from gamemesh.formats.pba.files import TextureFinder
 from gamemesh.formats.pba.from_scene import MAX_GROUP_VERTICES, split_triangles
-from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID
+from gamemesh.formats.pba.layout import ANIMATED, NAME, RIGID, VERTEX
 from gamemesh.formats.pba.read import read
-from gamemesh.formats.pba.to_scene import MAX_MORPH_TARGETS
+from gamemesh.formats.pba.to_scene import MAX_MORPH_TARGETS, _primitive, flip_winding
 from gamemesh.formats.pba.write import write
 from gamemesh.formats.ptx.document import PtxDocument
 from gamemesh.formats.ptx.read import read as read_ptx
@@ -208,6 +209,55 @@ def test_textures_found_beside_and_in_texturas(tmp_path: Path) -> None:
     (other / "tge_altar_alpha.ptx").write_bytes(ptx_file(checker(2, 2, 100)))
     scene = gamemesh.load(tmp_path / "altar.pba", texture_dir=[str(other)])
     assert all(i.pixels is not None for i in scene.images)
+
+
+def test_vertex_attributes_match_the_plain_formulas() -> None:
+    """The fast path (raw field copies, z by its sign bit, colours swapped as uint32) gives the
+    same bits as the plain numpy formulas, on a strided slice of records with -0.0, huge and
+    tiny numbers."""
+    rng = np.random.default_rng(7)
+    recs = np.zeros(1001, dtype=VERTEX)
+    recs["pos"] = rng.normal(size=(1001, 3)) * 1e3
+    recs["normal"] = rng.normal(size=(1001, 3))
+    recs["uv"] = rng.normal(size=(1001, 2))
+    recs["color"] = rng.integers(0, 256, (1001, 4))
+    recs["pos"][:3] = [[0.0, -0.0, -0.0], [3e38, -3e38, 1e-45], [0.0, 1.0, 0.0]]
+    verts = recs[::2]  # not contiguous
+    tris = np.arange(len(verts) - len(verts) % 3, dtype=np.uint16)[::-1].copy()
+    prim = _primitive(verts, tris, "test")
+    want_pos = (verts["pos"].astype(np.float32) * np.array([1, 1, -1], np.float32))
+    assert prim.positions.tobytes() == want_pos.astype(np.float32).tobytes()
+    assert prim.normals is not None and prim.normals.tobytes() == (
+        verts["normal"] * np.array([1, 1, -1], np.float32)).astype(np.float32).tobytes()
+    assert prim.texcoords[0].tobytes() == np.ascontiguousarray(verts["uv"]).tobytes()
+    want_rgba = verts["color"][:, [2, 1, 0, 3]].astype(np.float32) / np.float32(255)
+    assert prim.colors[0].tobytes() == want_rgba.tobytes()
+    assert prim.indices is not None
+    assert prim.indices.tolist() == tris.astype(np.uint32).reshape(-1, 3)[:, [0, 2, 1]].ravel(
+    ).tolist()
+    assert all(a.flags.c_contiguous for a in (prim.positions, prim.normals, prim.texcoords[0],
+                                              prim.colors[0], prim.indices))
+
+
+def test_flip_winding_refuses_partial_triangles() -> None:
+    assert flip_winding(np.array([1, 2, 3, 4, 5, 6], np.uint16)).tolist() == [1, 3, 2, 4, 6, 5]
+    with pytest.raises(ValueError, match="whole triangles"):
+        flip_winding(np.arange(4))
+
+
+def test_texture_finder_lists_folders_only_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "texturas").mkdir()
+    (tmp_path / "texturas" / "Wall.PTX").write_bytes(b"a")
+    (tmp_path / "wall.ptx").write_bytes(b"b")  # beside the model: found first
+    (tmp_path / "roof.ptx").mkdir()  # a folder is not a texture
+    finder = TextureFinder(model=tmp_path / "m.pba")
+    assert finder._index is None and finder._dirs is None
+    assert finder.find("WALL") == tmp_path / "wall.ptx"
+    assert finder.find("roof") is None
+    assert finder.dirs == [tmp_path, tmp_path / "texturas"]
+    (tmp_path / "wall.ptx").unlink()
+    again = TextureFinder(model=tmp_path / "m.pba")
+    assert again.find("wall") == tmp_path / "texturas" / "Wall.PTX"
 
 
 # -- animations ------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 from ...errors import FormatError
@@ -25,9 +26,13 @@ def siblings(path: Path) -> list[Path]:
 TEXTURE_FOLDER = "texturas"
 
 
-def _listing(folder: Path) -> dict[str, Path]:
+def _listing(folder: Path) -> dict[str, str]:
+    """The files of ``folder``: lower-case name -> name. ``scandir`` knows each entry's type
+    from the directory itself: no ``stat`` per entry (a game folder holds hundreds of files),
+    and a path is made only for a file that is asked for."""
     try:
-        return {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
+        with os.scandir(folder) as entries:
+            return {e.name.lower(): e.name for e in entries if e.is_file()}
     except OSError:
         return {}
 
@@ -37,9 +42,9 @@ def search_dirs(model: Path | None, extra: list[str] | tuple[str, ...] = ()) -> 
     if model is not None:
         here = model.parent
         dirs.append(here)
-        with contextlib.suppress(OSError):
-            dirs += sorted(p for p in here.iterdir()
-                           if p.is_dir() and p.name.lower() == TEXTURE_FOLDER)
+        with contextlib.suppress(OSError), os.scandir(here) as entries:
+            dirs += sorted(here / e.name for e in entries
+                           if e.name.lower() == TEXTURE_FOLDER and e.is_dir())
     for d in extra:
         p = Path(d)
         if not p.is_absolute() and model is not None and not p.is_dir():
@@ -49,25 +54,45 @@ def search_dirs(model: Path | None, extra: list[str] | tuple[str, ...] = ()) -> 
 
 
 class TextureFinder:
-    """Lists each search folder once, then answers ``find("name")`` -> ``name.ptx`` path."""
+    """Answers ``find("name")`` -> ``name.ptx`` path from the search folders, first folder
+    first. Nothing is looked at before the first question (a model without textures, or one
+    read for its geometry only, costs no directory listing); then each folder is listed once.
+    The folders are given, or found from the model's path and the ``--texture-dir`` values."""
 
-    def __init__(self, dirs: list[Path]) -> None:
-        self.index: dict[str, Path] = {}
-        for d in dirs:
-            for key, path in _listing(d).items():
-                self.index.setdefault(key, path)
+    def __init__(self, dirs: list[Path] | None = None, model: Path | None = None,
+                 extra: tuple[str, ...] = ()) -> None:
+        self._dirs = dirs
+        self._model = model
+        self._extra = extra
+        self._index: dict[str, tuple[Path, str]] | None = None  # lower name -> folder, name
+
+    @property
+    def dirs(self) -> list[Path]:
+        if self._dirs is None:
+            self._dirs = search_dirs(self._model, self._extra)
+        return self._dirs
+
+    @property
+    def index(self) -> dict[str, tuple[Path, str]]:
+        if self._index is None:
+            self._index = {}
+            for d in self.dirs:
+                for key, name in _listing(d).items():
+                    self._index.setdefault(key, (d, name))
+        return self._index
 
     @classmethod
     def for_context(cls, ctx: Context) -> TextureFinder:
         extra = ctx.opt("texture_dir", ())
         if isinstance(extra, str):
             extra = (extra,)
-        return cls(search_dirs(ctx.path, tuple(extra)))
+        return cls(model=ctx.path, extra=tuple(extra))
 
     def find(self, name: str) -> Path | None:
         if not name:
             return None
-        return self.index.get(f"{name}.ptx".lower())
+        hit = self.index.get(f"{name}.ptx".lower())
+        return hit[0] / hit[1] if hit is not None else None
 
 
 def sibling_textures(path: Path, names: list[str]) -> list[Path]:
