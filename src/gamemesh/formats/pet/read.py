@@ -453,7 +453,8 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     stop = min(end, s0 + 2 * nw)
     words = np.full(nw + 2, 0xFFFF, np.uint16)
     words.view(np.uint8)[:stop - s0] = buf[s0:stop]
-    csum = np.zeros(nw + 3, np.int32 if nw < 2**23 else np.int64)
+    csum: npt.NDArray[np.signedinteger[Any]] = np.zeros(nw + 3, np.int32 if nw < 2**23
+                                                        else np.int64)
     np.cumsum(words & 0xFF, out=csum[1:])
     fe = np.zeros(nw + 3, np.int32)
     np.cumsum((words >> 8) == 0xFE, out=fe[1:])

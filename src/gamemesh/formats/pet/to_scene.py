@@ -265,8 +265,7 @@ class _MeshBuilder:
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
-        normals = self._normals(unit, m, pos, wm, main, bone_map)
-        prims = self._primitives(unit, m, pos, normals, joints, weights)
+        prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -342,11 +341,15 @@ class _MeshBuilder:
         return pos, joints, w, main
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
-                 bone_map: npt.NDArray[np.int64]) -> F64:
-        """Per-corner normals in bind space, z not yet flipped."""
-        nrm = np.nan_to_num(np.asarray(m.corner_normal, np.float64), nan=0.0, posinf=0.0,
-                            neginf=0.0)
-        cv = np.asarray(m.corner_vertex, np.int64)
+                 bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64]
+                 ) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
+        zero (each corner's normal depends only on its own record, its vertex and, for a
+        zero normal, its face)."""
+        nrm = np.nan_to_num(np.asarray(np.asarray(m.corner_normal)[sel], np.float64), nan=0.0,
+                            posinf=0.0, neginf=0.0)
+        cv_all = np.asarray(m.corner_vertex, np.int64)
+        cv = cv_all[sel]
         nb = len(wm)
         cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
         if unit.doc.version < (1, 1) and nb:
@@ -363,16 +366,71 @@ class _MeshBuilder:
         zero = length < 1e-12
         if np.any(zero):
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
-            tri = cv.reshape(-1, 3)
-            fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
-            nrm[zero] = np.repeat(fn, 3, axis=0)[zero]
+            tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
+            nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
             length = np.linalg.norm(nrm, axis=1)
         ok = length > 1e-20
         out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
-        return np.asarray(out)
+        return np.asarray(out), zero
 
-    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, normals: F64, joints: Any,
-                    weights: Any) -> list[Primitive]:
+    def _corner_rows(self, unit: Unit, m: MeshSection, pos: F64,
+                     skin: tuple[F64, Any, npt.NDArray[np.int64]]
+                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                npt.NDArray[np.float32], npt.NDArray[np.float32],
+                                npt.NDArray[np.int64]]:
+        """The distinct corners: (``row`` of each corner, the first corner of each row, the
+        rows' glTF normals and UV sets, each row's processed class).
+
+        Corners with equal records (vertex, normal, UV sets) convert to equal glTF vertices,
+        so only one of each is converted; rows whose conversions come out equal share a
+        class (the first such row). A zero normal takes its face's normal, so each corner
+        that has one is a row of its own."""
+        cv = np.asarray(m.corner_vertex, np.int64)
+        nc = len(cv)
+        cuv = np.asarray(m.corner_uv, np.float32)
+        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+        uv_raw = cuv.reshape(nc, nsets, 2)
+        nuv_c = m.corner_nuv
+        varying = nuv_c is not None and len(nuv_c) > 0 and bool(np.any(nuv_c != nsets))
+        # The normals as stored (they convert in float64), the UV sets as float32 (as used).
+        cols: list[npt.NDArray[Any]] = [np.asarray(m.corner_normal).reshape(nc, 3),
+                                        uv_raw.reshape(nc, 2 * nsets)]
+        if varying:
+            assert nuv_c is not None
+            cols.append(np.asarray(nuv_c, np.uint32)[:, None])
+        row = first_equal(cv, *cols)  # the first corner with the same record
+        first = np.flatnonzero(row == np.arange(nc))
+        wm, main, bone_map = skin
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first)
+        if zero.any():
+            rep = np.zeros(nc, bool)
+            rep[first[zero]] = True
+            own = np.flatnonzero(rep[row] & (row != np.arange(nc)))
+            row[own] = own
+            first = np.concatenate([first, own])
+            nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
+                                                         own)[0]])
+            order = np.argsort(first, kind="stable")
+            first, nrm64 = first[order], nrm64[order]
+        rows = np.empty(nc, np.int64)
+        rows[first] = np.arange(len(first))
+        row = rows[row]
+        nrm = _finite32(nrm64 * FLIP)
+        uv = _finite32(uv_raw[first])
+        if varying:
+            assert nuv_c is not None
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            nuv_r = np.asarray(nuv_c)[first]
+            for k in range(1, nsets):
+                short = nuv_r <= k
+                uv[short, k] = uv[short, 0]
+        cls = first_equal(cv[first], nrm + np.float32(0.0),
+                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
+        return row, first, nrm, uv, cls
+
+    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, joints: Any, weights: Any,
+                    skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
         if joints is not None:
             joints, weights = _limit_influences(joints, weights, self.ctx)
         npoly = m.poly_count
@@ -381,30 +439,25 @@ class _MeshBuilder:
         tex = np.asarray(m.texture, np.int64)
         tex = np.where(tex < ntex, tex, -1)
         key = (tex + 1) * 256 + np.asarray(spec, np.int64)
-        cuv = np.asarray(m.corner_uv, np.float32)
-        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
-        uv_all = _finite32(cuv.reshape(len(m.corner_vertex), nsets, 2))
-        nuv = uv_all.shape[1]
-        if m.corner_nuv is not None and len(m.corner_nuv) and np.any(m.corner_nuv != nuv):
-            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
-                          "missing sets copied from set 0")
-            for k in range(1, nuv):
-                short = m.corner_nuv <= k
-                uv_all[short, k] = uv_all[short, 0]
+        if not npoly:
+            return []
+        row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
+        corner_class = cls[row]
         cv = np.asarray(m.corner_vertex, np.int64)
         gpos = _finite32(pos * FLIP)
-        gnrm = _finite32(normals * FLIP)
+        nuv = uv.shape[1]
         prims: list[Primitive] = []
         for k in np.unique(key):  # one primitive per (texture, specular) pair
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
-            first, inverse = unique_rows(cv[corners], gnrm[corners],
-                                         uv_all[corners].reshape(len(corners), -1))
-            src = corners[first]
+            # Corners of one class are one glTF vertex (first occurrences, in order).
+            firsts, inverse = first_occurrences(corner_class[corners], len(first))
+            src = corners[firsts]
             verts = cv[src]
-            prim = Primitive(positions=gpos[verts], normals=gnrm[src],
-                             texcoords=[uv_all[src, s].copy() for s in range(nuv)],
-                             indices=np.asarray(inverse, np.uint32).reshape(-1),
+            r = row[src]
+            prim = Primitive(positions=gpos[verts], normals=nrm[r],
+                             texcoords=[uv[r, s] for s in range(nuv)],
+                             indices=inverse.astype(np.uint32),
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
             if joints is not None:
                 # Only as many sets of 4 as this primitive's vertices use.
@@ -472,23 +525,106 @@ class _MeshBuilder:
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
+def _row_words(index: npt.NDArray[Any], floats: tuple[npt.NDArray[Any], ...]
+               ) -> npt.NDArray[np.uint64]:
+    """Each row's 32-bit words (index, then the float bits) as 64-bit columns, zero padded
+    to a power of two columns (for a one-pass row compare)."""
+    n = len(index)
+    parts = [_words32(np.asarray(f).reshape(n, -1)) for f in floats]
+    width = 1 + sum(p.shape[1] for p in parts)
+    cols = 1
+    while 2 * cols < width:
+        cols *= 2
+    words = np.zeros((n, 2 * cols), np.uint32)
+    words[:, 0] = np.asarray(index, np.int64).astype(np.uint32)
+    at = 1
+    for p in parts:
+        words[:, at:at + p.shape[1]] = p
+        at += p.shape[1]
+    return words.view(np.uint64)
+
+
+def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
+    """A 2-D array's values as 32-bit words: their bits (4- and 8-byte items), or widened."""
+    if a.dtype.itemsize % 4 == 0:
+        return np.ascontiguousarray(a).view(np.uint32)
+    return a.astype(np.uint32)
+
+
+def _rows_equal(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+    eq = a == b
+    k = eq.shape[1]
+    if k in (1, 2, 4, 8):  # the row's bools as one integer (reductions across rows are slow)
+        return np.asarray(eq.view(f"u{k}").reshape(-1) == int("01" * k, 16))
+    return np.asarray(eq.all(axis=1))
+
+
+def first_equal(index: npt.NDArray[Any], *floats: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """For each row of (index, float columns...): the first row with the same 32-bit words
+    (floats compare bitwise: add +0.0 first for -0.0 to equal 0.0).
+
+    Rows mostly equal the first row of their index (a vertex's corners), so each row is
+    compared with that one; the rest (seams, hard edges) are grouped exactly by
+    :func:`unique_rows`."""
+    n = len(index)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    idx = np.asarray(index, np.int64)
+    words = _row_words(idx, floats)
+    it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
+    head = np.full(int(idx.max()) + 1, n, it)
+    np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
+    rep = head[idx].astype(np.int64)
+    # The rows as single void items: a gather of whole rows is much faster that way.
+    vw = words.view(np.dtype((np.void, words.shape[1] * 8))).reshape(n)
+    odd = np.flatnonzero(~_rows_equal(vw[rep].view(np.uint64).reshape(n, -1), words))
+    if len(odd):
+        first, inverse = _unique_words(np.ascontiguousarray(words[odd]).view(np.uint32))
+        rep[odd] = odd[first[inverse]]
+        # A row unlike its index's first row may still equal an earlier one: that is also
+        # unlike the first row, so it is among ``odd`` and found there.
+    return rep
+
+
+def first_occurrences(ids: npt.NDArray[np.int64], bound: int
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For integer ids in [0, ``bound``): the positions of first occurrences (ascending) and
+    each element's position among them."""
+    n = len(ids)
+    it = np.int32 if max(n, bound) < 2**31 else np.int64
+    pos = np.arange(n, dtype=it)
+    head = np.full(max(bound, 1), n, it)
+    np.minimum.at(head, ids.astype(it), pos)
+    at = head[ids]
+    is_first = at == pos
+    firsts = np.flatnonzero(is_first)
+    rank = np.cumsum(is_first, dtype=np.int64) - 1
+    return firsts, rank[at]
+
+
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The distinct rows of (index, float columns...): ``first`` (the row where each first
-    occurs, ascending) and ``inverse`` (each row's position in ``first``).
-
-    ``np.unique(axis=0)`` sorted the rows as structured records (a slow generic compare, 60 %
-    of PET to_scene); here the rows' 32-bit words are hashed into one uint64, the hashes sorted,
-    and every row is checked word for word against its group's first row, so a hash collision
-    can never merge two different rows (it falls back to the exact sort). -0.0 counts as 0.0,
-    as it did."""
+    occurs, ascending) and ``inverse`` (each row's position in ``first``). -0.0 counts as
+    0.0."""
     n = len(index)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     words = [np.asarray(index, np.int64).astype(np.uint32)[:, None]]
     words += [(np.asarray(f, np.float32).reshape(n, -1) + np.float32(0.0)).view(np.uint32)
               for f in floats]
-    rows = np.concatenate(words, axis=1)
+    return _unique_words(np.concatenate(words, axis=1))
+
+
+def _unique_words(rows: npt.NDArray[np.uint32]
+                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`unique_rows` of rows of 32-bit words, compared exactly.
+
+    ``np.unique(axis=0)`` sorted the rows as structured records (a slow generic compare);
+    here the words are hashed into one uint64, the hashes sorted, and every row is checked
+    word for word against its group's first row, so a hash collision can never merge two
+    different rows (it falls back to the exact sort)."""
+    n = len(rows)
     h = np.full(n, _FNV_OFFSET, np.uint64)
     with np.errstate(over="ignore"):
         for col in rows.T:
