@@ -313,8 +313,10 @@ class _MeshBuilder:
         pos = np.nan_to_num(np.asarray(m.positions, np.float64), nan=0.0, posinf=0.0,
                             neginf=0.0)
         if nb:
-            wmain = np.where((main >= 0)[:, None, None], wm[np.maximum(main, 0)], np.eye(4))
-            pos = np.einsum("nij,nj->ni", wmain[:, :3, :3], pos) + wmain[:, :3, 3]
+            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
+            wmain = ext[np.where(main >= 0, main, nb)]
+            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
         total = w.sum(axis=1)
         empty = total <= 0
         if np.any(empty):
@@ -446,8 +448,12 @@ class _MeshBuilder:
         cv = np.asarray(m.corner_vertex, np.int64)
         gpos = _finite32(pos * FLIP)
         nuv = uv.shape[1]
+        if joints is not None:
+            # Per vertex, before the primitives gather them.
+            nused = np.count_nonzero(np.ascontiguousarray(weights.T) > 0, axis=0)
+            joints, weights = joints.astype(np.uint16), weights.astype(np.float32)
         prims: list[Primitive] = []
-        for k in np.unique(key):  # one primitive per (texture, specular) pair
+        for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
             # Corners of one class are one glTF vertex (first occurrences, in order).
@@ -461,11 +467,10 @@ class _MeshBuilder:
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
             if joints is not None:
                 # Only as many sets of 4 as this primitive's vertices use.
-                wv = weights[verts]
-                used = int((wv > 0).sum(axis=1).max()) if len(wv) else 1
+                used = int(nused[verts].max()) if len(verts) else 1
                 width = max(4, -(-used // 4) * 4)
-                prim.joints = joints[verts, :width].astype(np.uint16)
-                prim.weights = wv[:, :width].astype(np.float32)
+                prim.joints = joints[verts, :width]
+                prim.weights = weights[verts, :width]
             prims.append(prim)
         return prims
 
@@ -525,25 +530,6 @@ class _MeshBuilder:
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
-def _row_words(index: npt.NDArray[Any], floats: tuple[npt.NDArray[Any], ...]
-               ) -> npt.NDArray[np.uint64]:
-    """Each row's 32-bit words (index, then the float bits) as 64-bit columns, zero padded
-    to a power of two columns (for a one-pass row compare)."""
-    n = len(index)
-    parts = [_words32(np.asarray(f).reshape(n, -1)) for f in floats]
-    width = 1 + sum(p.shape[1] for p in parts)
-    cols = 1
-    while 2 * cols < width:
-        cols *= 2
-    words = np.zeros((n, 2 * cols), np.uint32)
-    words[:, 0] = np.asarray(index, np.int64).astype(np.uint32)
-    at = 1
-    for p in parts:
-        words[:, at:at + p.shape[1]] = p
-        at += p.shape[1]
-    return words.view(np.uint64)
-
-
 def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     """A 2-D array's values as 32-bit words: their bits (4- and 8-byte items), or widened."""
     if a.dtype.itemsize % 4 == 0:
@@ -551,38 +537,37 @@ def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     return a.astype(np.uint32)
 
 
-def _rows_equal(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-    eq = a == b
-    k = eq.shape[1]
-    if k in (1, 2, 4, 8):  # the row's bools as one integer (reductions across rows are slow)
-        return np.asarray(eq.view(f"u{k}").reshape(-1) == int("01" * k, 16))
-    return np.asarray(eq.all(axis=1))
-
-
-def first_equal(index: npt.NDArray[Any], *floats: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    """For each row of (index, float columns...): the first row with the same 32-bit words
-    (floats compare bitwise: add +0.0 first for -0.0 to equal 0.0).
+def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """For each row of (index, columns...): the first row with the same index and the same
+    column bits (so for floats NaN equals NaN and -0.0 differs from 0.0: add +0.0 first to
+    merge those).
 
     Rows mostly equal the first row of their index (a vertex's corners), so each row is
-    compared with that one; the rest (seams, hard edges) are grouped exactly by
-    :func:`unique_rows`."""
+    compared with that one, column by column (64 bits at a time where a part allows); the
+    rest (seams, hard edges) are grouped exactly by the hash dedup."""
     n = len(index)
     if n == 0:
         return np.zeros(0, np.int64)
     idx = np.asarray(index, np.int64)
-    words = _row_words(idx, floats)
     it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
     head = np.full(int(idx.max()) + 1, n, it)
     np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
     rep = head[idx].astype(np.int64)
-    # The rows as single void items: a gather of whole rows is much faster that way.
-    vw = words.view(np.dtype((np.void, words.shape[1] * 8))).reshape(n)
-    odd = np.flatnonzero(~_rows_equal(vw[rep].view(np.uint64).reshape(n, -1), words))
+    parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
+    same = np.ones(n, bool)
+    for p in parts:
+        q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
+        for k in range(q.shape[1]):
+            col = q[:, k]
+            same &= col[rep] == col
+    odd = np.flatnonzero(~same)
     if len(odd):
-        first, inverse = _unique_words(np.ascontiguousarray(words[odd]).view(np.uint32))
+        # A row unlike its index's first row is like any earlier equal row in that: all
+        # such rows are among ``odd``.
+        rows = np.concatenate([idx[odd].astype(np.uint32)[:, None], *(p[odd] for p in parts)],
+                              axis=1)
+        first, inverse = _unique_words(rows)
         rep[odd] = odd[first[inverse]]
-        # A row unlike its index's first row may still equal an earlier one: that is also
-        # unlike the first row, so it is among ``odd`` and found there.
     return rep
 
 
