@@ -267,6 +267,8 @@ def _read_bones(r: Reader, version: tuple[int, int], apet: bool) -> BoneSection:
         out.wide_count = True
     per = 2 + (0 if apet else 48 + (4 if version >= (1, 3) else 0))
     r.count(n, per, "count")
+    if _bones_fast(r, n, per - 2, version >= (1, 3) and not apet, out):
+        return out
     mats: list[bytes] = []
     extra: list[bytes] = []
     for i in range(n):
@@ -284,6 +286,48 @@ def _read_bones(r: Reader, version: tuple[int, int], apet: bool) -> BoneSection:
         if version >= (1, 3):
             out.extra = np.frombuffer(b"".join(extra), "<f4").copy()
     return out
+
+
+def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> bool:
+    """The ``n`` bone records (name, NUL, id, ``tail`` bytes) found at once: the next record
+    after every offset of the section is computed for all offsets and the chain from the
+    first followed (as for vertices). False (nothing read) when a record would not fit:
+    the record-by-record reader then reports where."""
+    if n == 0:
+        return False
+    s0 = r.tell()
+    b = np.frombuffer(r._view, np.uint8)[s0:r.end]
+    size = len(b)
+    # The name's NUL for every offset (size: none): a running minimum from the end.
+    nul = np.where(b == 0, np.arange(size, dtype=np.int32), np.int32(size))
+    nul = np.minimum.accumulate(nul[::-1])[::-1]
+    nxt = nul + np.int32(2 + tail) + 2 * (b[np.minimum(nul + 1, size - 1)] == 0xFE)
+    jn = np.full(size + 2, size + 1, np.int32)
+    ok = (nul < size) & (nxt <= size)
+    jn[:size][ok] = nxt[ok]
+    chain = _follow(jn, n + 1)
+    if int(chain.max()) > size:
+        return False
+    st = chain[:-1]
+    ends = nul[st]
+    raw = bytes(b)
+    out.names = [raw[i:j] for i, j in zip(st.tolist(), ends.tolist())]
+    pb = b[ends + 1].astype(np.int32)
+    wide = pb == 0xFE
+    lo = b[np.minimum(ends + 2, size - 1)].astype(np.int32)
+    hi = b[np.minimum(ends + 3, size - 1)].astype(np.int32)
+    par = np.where(wide, ((hi << 8) | lo).astype(np.uint16).view(np.int16),
+                   np.where(pb == 0xFF, -1, pb))
+    out.parents = par.tolist()
+    out.parent_wide = wide.tolist()
+    if tail:
+        rec = (ends + 2 + 2 * wide)[:, None] + np.arange(tail)
+        body = b[rec]
+        out.matrices = body[:, :48].copy().view("<f4").reshape(n, 12)
+        if extra:
+            out.extra = body[:, 48:52].copy().view("<f4").reshape(n)
+    r.seek(s0 + int(chain[-1]))
+    return True
 
 
 _KEYS = (("pos", 16), ("rot", 20), ("scale", 16))
