@@ -311,7 +311,7 @@ def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
     st = chain[:-1]
     ends = nul[st]
     raw = bytes(b)
-    out.names = [raw[i:j] for i, j in zip(st.tolist(), ends.tolist())]
+    out.names = [raw[i:j] for i, j in zip(st.tolist(), ends.tolist(), strict=True)]
     pb = b[ends + 1].astype(np.int32)
     wide = pb == 0xFE
     lo = b[np.minimum(ends + 2, size - 1)].astype(np.int32)
@@ -680,10 +680,10 @@ def _read_corners(r: Reader, buf: npt.NDArray[np.uint8], n: int,
     nuv = int(buf[s0 + 16])
     size = 17 + 8 * nuv
     if n * size <= r.remaining() and np.all(buf[s0 + 16 + size * np.arange(n)] == nuv):
-        # The usual case: every corner has the same number of UV sets.
+        # The usual case: every corner has the same number of UV sets. The fields stay
+        # read-only views of the input (no copy: most of a PET file is its corners).
         recs = r.array(corner_dtype(nuv, True), n, "corners")
-        return (recs["vertex"].copy(), recs["normal"].copy(), recs["uv"].copy(),
-                recs["nuv"].copy())
+        return recs["vertex"], recs["normal"], recs["uv"], recs["nuv"]
     return _read_corners_varying(r, buf, n)
 
 

@@ -343,13 +343,13 @@ class _MeshBuilder:
         return pos, joints, w, main
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
-                 bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64]
-                 ) -> tuple[F64, npt.NDArray[np.bool_]]:
+                 bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
+                 normal: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
         """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
         zero (each corner's normal depends only on its own record, its vertex and, for a
         zero normal, its face)."""
-        nrm = np.nan_to_num(np.asarray(np.asarray(m.corner_normal)[sel], np.float64), nan=0.0,
-                            posinf=0.0, neginf=0.0)
+        nrm = np.nan_to_num(np.asarray(normal[sel], np.float64), nan=0.0, posinf=0.0,
+                            neginf=0.0)
         cv_all = np.asarray(m.corner_vertex, np.int64)
         cv = cv_all[sel]
         nb = len(wm)
@@ -389,13 +389,16 @@ class _MeshBuilder:
         that has one is a row of its own."""
         cv = np.asarray(m.corner_vertex, np.int64)
         nc = len(cv)
-        cuv = np.asarray(m.corner_uv, np.float32)
+        # Contiguous copies (the reader leaves the corner fields as views of the input's
+        # records: strided, unaligned and several times slower to compare and gather).
+        cuv = np.ascontiguousarray(m.corner_uv, np.float32)
         nsets = cuv.shape[1] if cuv.ndim == 3 else 1
         uv_raw = cuv.reshape(nc, nsets, 2)
+        normal = np.ascontiguousarray(m.corner_normal)
         nuv_c = m.corner_nuv
         varying = nuv_c is not None and len(nuv_c) > 0 and bool(np.any(nuv_c != nsets))
         # The normals as stored (they convert in float64), the UV sets as float32 (as used).
-        cols: list[npt.NDArray[Any]] = [np.asarray(m.corner_normal).reshape(nc, 3),
+        cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3),
                                         uv_raw.reshape(nc, 2 * nsets)]
         if varying:
             assert nuv_c is not None
@@ -403,7 +406,7 @@ class _MeshBuilder:
         row = first_equal(cv, *cols)  # the first corner with the same record
         first = np.flatnonzero(row == np.arange(nc))
         wm, main, bone_map = skin
-        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first)
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, normal)
         if zero.any():
             rep = np.zeros(nc, bool)
             rep[first[zero]] = True
@@ -411,7 +414,7 @@ class _MeshBuilder:
             row[own] = own
             first = np.concatenate([first, own])
             nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
-                                                         own)[0]])
+                                                         own, normal)[0]])
             order = np.argsort(first, kind="stable")
             first, nrm64 = first[order], nrm64[order]
         rows = np.empty(nc, np.int64)
@@ -533,7 +536,9 @@ _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3
 def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     """A 2-D array's values as 32-bit words: their bits (4- and 8-byte items), or widened."""
     if a.dtype.itemsize % 4 == 0:
-        return np.ascontiguousarray(a).view(np.uint32)
+        if a.strides[-1] != a.dtype.itemsize:
+            a = np.ascontiguousarray(a)
+        return a.view(np.uint32)
     return a.astype(np.uint32)
 
 
