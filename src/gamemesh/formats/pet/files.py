@@ -41,8 +41,10 @@ def _scan(folder: Path) -> tuple[dict[str, Path], list[Path]]:
     except OSError:
         return {}, []
     hit = _LISTINGS.get(folder)
-    if hit is not None and hit[0] == mtime:
-        return hit[1], hit[2]
+    if hit is not None:
+        if hit[0] == mtime:
+            return hit[1], hit[2]
+        _LISTINGS.pop(folder, None)
     files: dict[str, Path] = {}
     subs: list[Path] = []
     try:

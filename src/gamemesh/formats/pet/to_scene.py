@@ -554,6 +554,9 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     if n == 0:
         return np.zeros(0, np.int64)
     idx = np.asarray(index, np.int64)
+    low = int(idx.min())
+    if low < 0:
+        idx = idx - low
     it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
     head = np.full(int(idx.max()) + 1, n, it)
     np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
