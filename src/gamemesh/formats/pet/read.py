@@ -504,22 +504,19 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     np.cumsum((words >> 8) == 0xFE, out=fe[1:])
     base = csum[h2:h2 + m]
     k = np.ones(m, np.int8)  # pairs read: 1 + the counts whose sum stays below 255
-    left = np.arange(m)
-    for r in range(1, _FAST_PAIRS + 1):
-        if r <= 4:  # most walks end within 4 pairs: contiguous passes over all
-            short = csum[h2 + r:h2 + r + m] - base < 255
-            k += short
-            if r == 4:
-                left = np.flatnonzero(short)
-            elif not short.any():
-                left = left[:0]
+    for r in range(1, 5):  # most walks end within 4 pairs: contiguous passes over all
+        short = csum[h2 + r:h2 + r + m] - base < 255
+        k += short
+        if not short.any():
+            break
+    else:
+        left = np.flatnonzero(short)
+        for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
+            if not len(left):
                 break
-        else:  # the few left: gathers
             short = csum[left + (h2 + r)] - base[left] < 255
             left = left[short]
             k[left] += 1
-        if not len(left):
-            break
     kk = k.astype(np.int32)
     stop_w = np.arange(h2, h2 + m, dtype=np.int32) + kk  # the word after the last pair
     out = s0 + 2 * stop_w + np.where(kk == 1, np.int32(2), np.int32(0))

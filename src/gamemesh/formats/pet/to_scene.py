@@ -113,12 +113,38 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
 
 
 def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
+    """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
+    level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
     world = local.copy()
-    for i in order:  # per bone
-        p = par[i]
-        if p >= 0:
-            world[i] = world[p] @ local[i]
+    n = len(par)
+    depth = _depths(np.asarray(par, np.int64)) if n else np.zeros(0, np.int64)
+    levels = int(depth.max()) if n else 0
+    if 2 * levels > n:
+        for i in order:  # per bone: a chain
+            p = par[i]
+            if p >= 0:
+                world[i] = world[p] @ local[i]
+        return world
+    parent = np.asarray(par, np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    cuts = np.searchsorted(depth[by_depth], np.arange(1, levels + 2))
+    for d in range(levels):  # per level
+        idx = by_depth[cuts[d]:cuts[d + 1]]
+        world[idx] = world[parent[idx]] @ local[idx]
     return world
+
+
+def _depths(par: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each bone's number of ancestors (``par``: a forest, -1 at the roots), by pointer
+    jumping (log2 of the depth passes)."""
+    depth = (par >= 0).astype(np.int64)
+    up = par.copy()
+    while np.any(up >= 0):
+        has = up >= 0
+        at = np.where(has, up, 0)
+        depth = depth + np.where(has, depth[at], 0)
+        up = np.where(has, up[at], -1)
+    return depth
 
 
 @dataclass
@@ -173,17 +199,16 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     exact = (err <= tol[:, None, None]).all(axis=(1, 2))
     tl, rl, sl = t.tolist(), r.tolist(), s.tolist()
     extra = bs.extra.tolist() if bs.extra is not None else None
-    for i, name in enumerate(sk.names):
-        node = Node(name=name, extras={"pet_bone": i})
+    nodes = scene.nodes
+    for i, (name, ok) in enumerate(zip(sk.names, exact.tolist(), strict=True)):  # per bone
+        extras: dict[str, Any] = {"pet_bone": i}
         if extra is not None:
-            node.extras["pet_bone_extra"] = float(extra[i])
-        if exact[i]:
-            node.translation = (tl[i][0], tl[i][1], tl[i][2])
-            node.rotation = (rl[i][0], rl[i][1], rl[i][2], rl[i][3])
-            node.scale = (sl[i][0], sl[i][1], sl[i][2])
+            extras["pet_bone_extra"] = float(extra[i])
+        if ok:
+            nodes.append(Node(name=name, translation=tuple(tl[i]), rotation=tuple(rl[i]),
+                              scale=tuple(sl[i]), extras=extras))
         else:
-            node.matrix = gl[i].astype(np.float32)
-        scene.nodes.append(node)
+            nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
     sheared = int(np.count_nonzero(~exact))
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
