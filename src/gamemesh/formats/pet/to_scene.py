@@ -335,8 +335,9 @@ class _MeshBuilder:
         valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
         w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
         main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
-        pos = np.nan_to_num(np.asarray(m.positions, np.float64), nan=0.0, posinf=0.0,
-                            neginf=0.0)
+        pos = np.asarray(m.positions, np.float64)
+        if not np.isfinite(pos).all():
+            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
         if nb:
             # Each vertex's main bone matrix (identity for none): the 3x4 part only.
             ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
@@ -373,8 +374,9 @@ class _MeshBuilder:
         """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
         zero (each corner's normal depends only on its own record, its vertex and, for a
         zero normal, its face)."""
-        nrm = np.nan_to_num(np.asarray(normal[sel], np.float64), nan=0.0, posinf=0.0,
-                            neginf=0.0)
+        nrm = np.asarray(normal[sel], np.float64)
+        if not np.isfinite(nrm).all():
+            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = np.asarray(m.corner_vertex, np.int64)
         cv = cv_all[sel]
         nb = len(wm)
@@ -397,6 +399,8 @@ class _MeshBuilder:
             nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
             length = np.linalg.norm(nrm, axis=1)
         ok = length > 1e-20
+        if ok.all():
+            return nrm / length[:, None], zero
         out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
         return np.asarray(out), zero
 
