@@ -439,7 +439,8 @@ class _MeshBuilder:
         if zero.any():
             rep = np.zeros(nc, bool)
             rep[first[zero]] = True
-            own = np.flatnonzero(rep[row] & (row != np.arange(nc)))
+            own = np.flatnonzero(rep[row])
+            own = own[row[own] != own]
             row[own] = own
             first = np.concatenate([first, own])
             nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
