@@ -170,11 +170,11 @@ def test_folder_listings_follow_changes(tmp_path: Path) -> None:
     old = time.time() - 60
     os.utime(folder, (old, old))
     s1 = gamemesh.load(model)
-    assert files_mod._LISTINGS.get(folder) is not None
+    assert files_mod._LISTINGS.get((folder, str(folder))) is not None
     assert any(n.code == "pet.texture_missing" and "item1_01" in n.message for n in s1.notes)
     rgb = np.zeros((8, 8, 3), np.uint8)
     PILImage.fromarray(rgb).save(folder / "item1_01.jpg", quality=95)
     s2 = gamemesh.load(model)
     assert not any(n.code == "pet.texture_missing" and "item1_01" in n.message
                    for n in s2.notes)
-    assert files_mod._LISTINGS.get(folder) is None  # changed just now: not kept
+    assert files_mod._LISTINGS.get((folder, str(folder))) is None  # changed just now: not kept

@@ -29,7 +29,7 @@ _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 # sub-folders). A listing is reused while the folder's mtime is unchanged, and kept only when
 # that mtime was over 2 s old when listed (a folder changed again within its timestamp's
 # granularity would look unchanged: the rule git uses for its index).
-_LISTINGS: dict[Path, tuple[int, dict[str, Path], list[Path]]] = {}
+_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, Path], list[Path]]] = {}
 _MAX_LISTINGS = 4096
 _RACY_NS = 2_000_000_000
 
@@ -40,11 +40,14 @@ def _scan(folder: Path) -> tuple[dict[str, Path], list[Path]]:
         mtime = os.stat(folder).st_mtime_ns
     except OSError:
         return {}, []
-    hit = _LISTINGS.get(folder)
+    # As given (the listing's paths are built on it) and absolute (after a chdir a relative
+    # folder names another one).
+    key = (folder, os.path.abspath(folder))
+    hit = _LISTINGS.get(key)
     if hit is not None:
         if hit[0] == mtime:
             return hit[1], hit[2]
-        _LISTINGS.pop(folder, None)
+        _LISTINGS.pop(key, None)
     files: dict[str, Path] = {}
     subs: list[Path] = []
     try:
@@ -59,7 +62,7 @@ def _scan(folder: Path) -> tuple[dict[str, Path], list[Path]]:
     if time.time_ns() - mtime > _RACY_NS:
         if len(_LISTINGS) >= _MAX_LISTINGS:
             _LISTINGS.clear()
-        _LISTINGS[folder] = (mtime, files, subs)
+        _LISTINGS[key] = (mtime, files, subs)
     return files, subs
 
 
