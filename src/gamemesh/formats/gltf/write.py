@@ -277,17 +277,14 @@ def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
     Weights that already satisfy all three pass through untouched."""
     w32 = np.asarray(weights, dtype=np.float32)
     j = np.asarray(joints)
-    k = j.shape[1]
-    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
-    live = w32 > 0
-    dup = np.zeros(len(j), dtype=bool)
-    for a, b in pairs:
-        dup |= (j[:, a] == j[:, b]) & live[:, a] & live[:, b]
-    # Row sums as a product: numpy's sum(axis=1) over 4 columns is ~10x slower.
-    sums = w32 @ np.ones(k, dtype=np.float32)
+    # Slot-major (numpy's reductions across narrow rows are ~10x slower, and a matrix product
+    # wakes the BLAS threads, whose spinning costs more CPU time than the sum itself).
+    wt = np.ascontiguousarray(w32.T)
+    dup = _repeated_joints(j, wt)
+    sums = wt.sum(axis=0)
     if not dup.any() and w32.min(initial=0.0) >= 0 and \
             np.abs(sums - 1.0).max(initial=0.0) <= 1e-6:
-        return np.where(live, j, 0), w32
+        return np.where(w32 > 0, j, 0), w32
     # A joint named twice for one vertex is invalid glTF: fold later slots into the first.
     w = fold_repeated_joints(j, np.clip(w32.astype(np.float64), 0.0, None))
     total = w.sum(axis=1, keepdims=True)
@@ -299,6 +296,30 @@ def _weights(joints: npt.NDArray[Any], weights: npt.NDArray[Any]
     big = np.argmax(out, axis=1)
     out[np.arange(len(out)), big] += err.astype(np.float32)
     return np.where(out > 0, j, 0), out
+
+
+def _repeated_joints(j: npt.NDArray[Any], wt: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """Per vertex: does a joint appear in two slots that both have a positive weight (``wt``:
+    the weights slot-major)? Only slots that hold a positive weight somewhere are compared,
+    one contiguous row per slot, a slot's zero-weight entries getting a distinct negative id
+    so that they never match."""
+    n, k = j.shape
+    dup = np.zeros(n, dtype=bool)
+    pos = wt > 0
+    cols = [c for c in range(k) if pos[c].any()]
+    if len(cols) < 2:
+        return dup
+    if j.size and (int(j.min()) < 0 or int(j.max()) >= 2**31):
+        for ia, a in enumerate(cols):
+            for b in cols[ia + 1:]:
+                dup |= (j[:, a] == j[:, b]) & pos[a] & pos[b]
+        return dup
+    jt = j.T
+    ids = [np.where(pos[c], jt[c].astype(np.int32), np.int32(-1 - c)) for c in cols]
+    for a in range(len(ids)):
+        for b in range(a + 1, len(ids)):
+            dup |= ids[a] == ids[b]
+    return dup
 
 
 def _unit_rows(v: npt.ArrayLike, fallback: tuple[float, float, float]) -> npt.NDArray[np.float32]:

@@ -5,6 +5,7 @@ walking up the tree, in the shared texture folders the public importers search (
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,46 @@ _WALK_UP = 6
 
 _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 
+# Folder listings shared by every load: (the folder's mtime, its files by lower-case name, its
+# sub-folders). A listing is reused while the folder's mtime is unchanged, and kept only when
+# that mtime was over 2 s old when listed (a folder changed again within its timestamp's
+# granularity would look unchanged: the rule git uses for its index).
+_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, Path], list[Path]]] = {}
+_MAX_LISTINGS = 4096
+_RACY_NS = 2_000_000_000
+
+
+def _scan(folder: Path) -> tuple[dict[str, Path], list[Path]]:
+    """The files (by lower-case name, first wins) and sub-folders of ``folder``."""
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return {}, []
+    # As given (the listing's paths are built on it) and absolute (after a chdir a relative
+    # folder names another one).
+    key = (folder, os.path.abspath(folder))
+    hit = _LISTINGS.get(key)
+    if hit is not None:
+        if hit[0] == mtime:
+            return hit[1], hit[2]
+        _LISTINGS.pop(key, None)
+    files: dict[str, Path] = {}
+    subs: list[Path] = []
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.is_file():
+                    files.setdefault(e.name.lower(), Path(e.path))
+                elif e.is_dir():
+                    subs.append(Path(e.path))
+    except OSError:
+        return {}, []
+    if time.time_ns() - mtime > _RACY_NS:
+        if len(_LISTINGS) >= _MAX_LISTINGS:
+            _LISTINGS.clear()
+        _LISTINGS[key] = (mtime, files, subs)
+    return files, subs
+
 
 @dataclass
 class TextureFinder:
@@ -33,18 +74,11 @@ class TextureFinder:
     extra_dirs: list[Path] = field(default_factory=list)
     _listing: dict[Path, dict[str, Path]] = field(default_factory=dict)
     _trees: dict[Path, dict[str, Path]] = field(default_factory=dict)
+    _roots: list[Path] | None = None
 
     def _list(self, folder: Path) -> dict[str, Path]:
         if folder not in self._listing:
-            found: dict[str, Path] = {}
-            try:
-                with os.scandir(folder) as it:
-                    for e in it:
-                        if e.is_file():
-                            found.setdefault(e.name.lower(), Path(e.path))
-            except OSError:
-                pass
-            self._listing[folder] = found
+            self._listing[folder] = _scan(folder)[0]
         return self._listing[folder]
 
     def _tree(self, root: Path) -> dict[str, Path]:
@@ -69,20 +103,16 @@ class TextureFinder:
         return self._trees[root]
 
     def _shared_roots(self) -> Iterable[Path]:
-        if self.model_dir is None:
-            return
-        d = self.model_dir
-        for _ in range(_WALK_UP):
-            try:
-                with os.scandir(d) as it:
-                    subs = sorted(Path(e.path) for e in it if e.is_dir()
-                                  and e.name.lower() in SHARED_DIRS)
-            except OSError:
-                subs = []
-            yield from subs
-            if d.parent == d:
-                break
-            d = d.parent
+        if self._roots is None:
+            self._roots = []
+            d = self.model_dir
+            for _ in range(_WALK_UP if d is not None else 0):
+                assert d is not None
+                self._roots += sorted(p for p in _scan(d)[1] if p.name.lower() in SHARED_DIRS)
+                if d.parent == d:
+                    break
+                d = d.parent
+        return self._roots
 
     def find(self, name: str) -> Path | None:
         """The file for a TEXT name: as given, then without its leading flag characters."""

@@ -267,6 +267,8 @@ def _read_bones(r: Reader, version: tuple[int, int], apet: bool) -> BoneSection:
         out.wide_count = True
     per = 2 + (0 if apet else 48 + (4 if version >= (1, 3) else 0))
     r.count(n, per, "count")
+    if _bones_fast(r, n, per - 2, version >= (1, 3) and not apet, out):
+        return out
     mats: list[bytes] = []
     extra: list[bytes] = []
     for i in range(n):
@@ -284,6 +286,48 @@ def _read_bones(r: Reader, version: tuple[int, int], apet: bool) -> BoneSection:
         if version >= (1, 3):
             out.extra = np.frombuffer(b"".join(extra), "<f4").copy()
     return out
+
+
+def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> bool:
+    """The ``n`` bone records (name, NUL, id, ``tail`` bytes) found at once: the next record
+    after every offset of the section is computed for all offsets and the chain from the
+    first followed (as for vertices). False (nothing read) when a record would not fit:
+    the record-by-record reader then reports where."""
+    if n == 0:
+        return False
+    s0 = r.tell()
+    b = np.frombuffer(r._view, np.uint8)[s0:r.end]
+    size = len(b)
+    # The name's NUL for every offset (size: none): a running minimum from the end.
+    nul = np.where(b == 0, np.arange(size, dtype=np.int32), np.int32(size))
+    nul = np.minimum.accumulate(nul[::-1])[::-1]
+    nxt = nul + np.int32(2 + tail) + 2 * (b[np.minimum(nul + 1, size - 1)] == 0xFE)
+    jn = np.full(size + 2, size + 1, np.int32)
+    ok = (nul < size) & (nxt <= size)
+    jn[:size][ok] = nxt[ok]
+    chain = _follow(jn, n + 1)
+    if int(chain.max()) > size:
+        return False
+    st = chain[:-1]
+    ends = nul[st]
+    raw = bytes(b)
+    out.names = [raw[i:j] for i, j in zip(st.tolist(), ends.tolist(), strict=True)]
+    pb = b[ends + 1].astype(np.int32)
+    wide = pb == 0xFE
+    lo = b[np.minimum(ends + 2, size - 1)].astype(np.int32)
+    hi = b[np.minimum(ends + 3, size - 1)].astype(np.int32)
+    par = np.where(wide, ((hi << 8) | lo).astype(np.uint16).view(np.int16),
+                   np.where(pb == 0xFF, -1, pb))
+    out.parents = par.tolist()
+    out.parent_wide = wide.tolist()
+    if tail:
+        rec = (ends + 2 + 2 * wide)[:, None] + np.arange(tail)
+        body = b[rec]
+        out.matrices = body[:, :48].copy().view("<f4").reshape(n, 12)
+        if extra:
+            out.extra = body[:, 48:52].copy().view("<f4").reshape(n)
+    r.seek(s0 + int(chain[-1]))
+    return True
 
 
 _KEYS = (("pos", 16), ("rot", 20), ("scale", 16))
@@ -408,7 +452,10 @@ def _vertex_next(buf: npt.NDArray[np.uint8], starts: npt.NDArray[Any], end: int,
     # padding words (weight 255) end any walk that runs past the section, so no step needs a
     # bounds check; such walks end beyond ``end`` and become -1. Every walk still active
     # at a rank has read the same number of pairs (rank + 1), so none is counted per walk.
-    body = buf[base:max(base, end)]
+    stop = end
+    if max_pairs is not None:  # a walk reads at most head + 4 bytes a pair
+        stop = min(end, int(starts.max()) + head + 4 * max_pairs + 4)
+    body = buf[base:max(base, stop)]
     padded = np.full(len(body) + (len(body) & 1) + head + 8, 0xFF, np.uint8)
     padded[:len(body)] = body
     words = padded.view("<u2")
@@ -434,6 +481,53 @@ def _vertex_next(buf: npt.NDArray[np.uint8], starts: npt.NDArray[Any], end: int,
     return out
 
 
+def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
+                     head: int) -> npt.NDArray[np.int32]:
+    """:func:`_vertex_next` (with ``_FAST_PAIRS``) of every even offset ``s0 .. lim``, from
+    prefix sums: over the 16-bit words from ``s0`` (pair = weight byte + bone byte), a walk
+    from word ``p`` reads ``k`` pairs where ``k`` is the first count whose weights reach
+    255, i.e. ``C[p + k] - C[p] >= 255`` for the running sum ``C``; with no 0xFE (escaped
+    id) among those pairs this is exact. One contiguous pass per pair count (no gathers);
+    walks that meet an escape are left to :func:`_vertex_next`."""
+    m = (lim - s0) // 2 + 1
+    h2 = head // 2
+    # Words a walk of up to _FAST_PAIRS + 1 pairs from any candidate reads; 0xFFFF beyond
+    # the section (weight 255: a walk that gets there ends past ``end``).
+    nw = m + h2 + _FAST_PAIRS + 2
+    stop = min(end, s0 + 2 * nw)
+    words = np.full(nw + 2, 0xFFFF, np.uint16)
+    words.view(np.uint8)[:stop - s0] = buf[s0:stop]
+    csum: npt.NDArray[np.signedinteger[Any]] = np.zeros(nw + 3, np.int32 if nw < 2**23
+                                                        else np.int64)
+    np.cumsum(words & 0xFF, out=csum[1:])
+    fe = np.zeros(nw + 3, np.int32)
+    np.cumsum((words >> 8) == 0xFE, out=fe[1:])
+    base = csum[h2:h2 + m]
+    k = np.ones(m, np.int8)  # pairs read: 1 + the counts whose sum stays below 255
+    for r in range(1, 5):  # most walks end within 4 pairs: contiguous passes over all
+        short = csum[h2 + r:h2 + r + m] - base < 255
+        k += short
+        if not short.any():
+            break
+    else:
+        left = np.flatnonzero(short)
+        for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
+            if not len(left):
+                break
+            short = csum[left + (h2 + r)] - base[left] < 255
+            left = left[short]
+            k[left] += 1
+    kk = k.astype(np.int32)
+    stop_w = np.arange(h2, h2 + m, dtype=np.int32) + kk  # the word after the last pair
+    out = s0 + 2 * stop_w + np.where(kk == 1, np.int32(2), np.int32(0))
+    out[out > end] = -1
+    out[kk > _FAST_PAIRS] = -2
+    esc = np.flatnonzero(fe[np.minimum(stop_w, nw + 2)] - fe[h2:h2 + m] > 0)
+    if len(esc):
+        out[esc] = _vertex_next(buf, s0 + 2 * esc.astype(np.int32), end, head, _FAST_PAIRS)
+    return out
+
+
 def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
                    head: int) -> npt.NDArray[np.int64]:
     """Offsets of the ``nvert`` vertex records plus the offset after the last one.
@@ -449,16 +543,16 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
     est = nvert * (head + 10)
     while True:
         lim = min(end, s0 + est)
-        cand = np.arange(s0, lim + 1, 2, dtype=np.int32)
-        nxt = _vertex_next(buf, cand, end, head, _FAST_PAIRS)
-        del cand
+        nxt = _next_of_offsets(buf, s0, lim, end, head)
         # Candidate j <-> offset s0 + 2j; sentinels D = invalid, D+1 = slow path, D+2 = beyond.
         d = len(nxt)
-        j = (nxt.astype(np.int64) - s0) // 2
-        jn = np.where(nxt >= 0, np.where(j < d, j, d + 2),
-                      np.where(nxt == -1, d, d + 1)).astype(np.int32)
-        del nxt, j
-        jn = np.concatenate([jn, np.array([d, d + 1, d + 2], np.int32)])
+        jn = np.empty(d + 3, np.int32)
+        jn[:d] = (nxt - s0) >> 1
+        jn[:d][jn[:d] >= d] = d + 2
+        neg = np.flatnonzero(nxt < 0)
+        jn[neg] = d - 1 - nxt[neg]  # -1 -> D, -2 -> D + 1
+        jn[d:] = (d, d + 1, d + 2)
+        del nxt, neg
         chain = _follow(jn, nvert + 1).astype(np.int64)
         if lim < end and np.any(chain == d + 2):
             est *= 2
@@ -495,8 +589,10 @@ def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
 
 def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     """The first ``count`` elements of the chain 0 -> jn[0] -> ... : jump 2^m steps at a time
-    (m ~ log2 sqrt(count)) along a coarse chain, then fill each block with 2^m gathers."""
-    m = max(0, math.ceil(math.log2(max(1.0, math.sqrt(count)))))
+    along a coarse chain, then fill each block with 2^m gathers. Each doubling is a gather
+    over all of ``jn`` and each coarse step a Python step (~0.15 us): m = 3 is about the
+    cheapest for vertex lists (~10 candidates a vertex)."""
+    m = min(3, max(0, math.ceil(math.log2(max(1.0, math.sqrt(count))))))
     block = 1 << m
     jump = jn
     for _ in range(m):
@@ -516,41 +612,47 @@ def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
 
 def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
                     head: int) -> dict[str, Any]:
+    """The vertex records at ``starts`` (plus the end of the last), read as 16-bit words from
+    the first start (every record part is even sized): one gather per field, then one pass
+    per pair rank over the vertices that have that many pairs."""
     n = len(starts) - 1
-    s = starts[:-1]
-    pos = buf[s[:, None] + np.arange(12)].copy().view("<f4").reshape(n, 3)
+    s0, e = int(starts[0]), int(starts[-1])
+    words = np.full((e - s0) // 2 + 4, 0xFFFF, np.uint16)
+    words.view(np.uint8)[:e - s0] = buf[s0:e]
+    ws = (starts[:-1] - s0) >> 1
+    pos = words[ws[:, None] + np.arange(6)].view("<f4")
     out: dict[str, Any] = {"positions": pos}
     if head == 16:
-        out["global"] = buf[s[:, None] + np.arange(12, 16)].copy().view("<f4").reshape(n)
+        out["global"] = words[ws[:, None] + np.arange(6, 8)].view("<f4").reshape(n)
     weights: list[npt.NDArray[np.uint8]] = []
     bones: list[npt.NDArray[np.int32]] = []
     wides: list[npt.NDArray[np.bool_]] = []
     count = np.zeros(n, np.int32)
-    cur = s + head
-    total = np.zeros(n, np.int64)
+    cur = ws + head // 2
+    total = np.zeros(n, np.int32)
     active = np.arange(n)
     while len(active):
         c = cur[active]
-        w = buf[c]
-        bid = buf[c + 1]
-        wide = bid == 0xFE
-        lo = buf[np.minimum(c + 2, len(buf) - 1)].astype(np.int32)
-        hi = buf[np.minimum(c + 3, len(buf) - 1)].astype(np.int32)
-        wide_val = ((hi << 8) | lo).astype(np.uint16).view(np.int16).astype(np.int32)
-        bone = np.where(wide, wide_val, np.where(bid == 0xFF, -1, bid.astype(np.int32)))
+        wd = words[c]
+        hi = (wd >> 8).astype(np.int32)
+        wide = hi == 0xFE
+        hi[hi == 0xFF] = -1
+        if wide.any():
+            hi[wide] = words[c[wide] + 1].view(np.int16)
         rank_w = np.zeros(n, np.uint8)
         rank_b = np.full(n, -1, np.int32)
         rank_x = np.zeros(n, np.bool_)
-        rank_w[active], rank_b[active], rank_x[active] = w, bone, wide
+        rank_w[active], rank_b[active], rank_x[active] = wd & 0xFF, hi, wide
         weights.append(rank_w)
         bones.append(rank_b)
         wides.append(rank_x)
         count[active] += 1
-        cur[active] = c + np.where(wide, 4, 2)
-        total[active] += w
+        cur[active] = c + 1 + wide
+        total[active] += wd & 0xFF
         active = active[total[active] < 255]
-    pad_at = np.minimum(cur[:, None] + np.arange(2), len(buf) - 1)
-    pad = np.where((count == 1)[:, None], buf[pad_at], 0).astype(np.uint8)
+    pad = np.zeros((n, 2), np.uint8)
+    single = np.flatnonzero(count == 1)
+    pad[single] = words[cur[single]].view(np.uint8).reshape(-1, 2)
     out.update(count=count, weight=_stack(weights, n, np.uint8),
                bone=_stack(bones, n, np.int32), wide=_stack(wides, n, np.bool_), pad=pad)
     return out
@@ -575,10 +677,10 @@ def _read_corners(r: Reader, buf: npt.NDArray[np.uint8], n: int,
     nuv = int(buf[s0 + 16])
     size = 17 + 8 * nuv
     if n * size <= r.remaining() and np.all(buf[s0 + 16 + size * np.arange(n)] == nuv):
-        # The usual case: every corner has the same number of UV sets.
+        # The usual case: every corner has the same number of UV sets. The fields stay
+        # read-only views of the input (no copy: most of a PET file is its corners).
         recs = r.array(corner_dtype(nuv, True), n, "corners")
-        return (recs["vertex"].copy(), recs["normal"].copy(), recs["uv"].copy(),
-                recs["nuv"].copy())
+        return recs["vertex"], recs["normal"], recs["uv"], recs["nuv"]
     return _read_corners_varying(r, buf, n)
 
 

@@ -113,12 +113,38 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
 
 
 def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
+    """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
+    level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
     world = local.copy()
-    for i in order:  # per bone
-        p = par[i]
-        if p >= 0:
-            world[i] = world[p] @ local[i]
+    n = len(par)
+    depth = _depths(np.asarray(par, np.int64)) if n else np.zeros(0, np.int64)
+    levels = int(depth.max()) if n else 0
+    if 2 * levels > n:
+        for i in order:  # per bone: a chain
+            p = par[i]
+            if p >= 0:
+                world[i] = world[p] @ local[i]
+        return world
+    parent = np.asarray(par, np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    cuts = np.searchsorted(depth[by_depth], np.arange(1, levels + 2))
+    for d in range(levels):  # per level
+        idx = by_depth[cuts[d]:cuts[d + 1]]
+        world[idx] = world[parent[idx]] @ local[idx]
     return world
+
+
+def _depths(par: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each bone's number of ancestors (``par``: a forest, -1 at the roots), by pointer
+    jumping (log2 of the depth passes)."""
+    depth = (par >= 0).astype(np.int64)
+    up = par.copy()
+    while np.any(up >= 0):
+        has = up >= 0
+        at = np.where(has, up, 0)
+        depth = depth + np.where(has, depth[at], 0)
+        up = np.where(has, up[at], -1)
+    return depth
 
 
 @dataclass
@@ -173,17 +199,16 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     exact = (err <= tol[:, None, None]).all(axis=(1, 2))
     tl, rl, sl = t.tolist(), r.tolist(), s.tolist()
     extra = bs.extra.tolist() if bs.extra is not None else None
-    for i, name in enumerate(sk.names):
-        node = Node(name=name, extras={"pet_bone": i})
+    nodes = scene.nodes
+    for i, (name, ok) in enumerate(zip(sk.names, exact.tolist(), strict=True)):  # per bone
+        extras: dict[str, Any] = {"pet_bone": i}
         if extra is not None:
-            node.extras["pet_bone_extra"] = float(extra[i])
-        if exact[i]:
-            node.translation = (tl[i][0], tl[i][1], tl[i][2])
-            node.rotation = (rl[i][0], rl[i][1], rl[i][2], rl[i][3])
-            node.scale = (sl[i][0], sl[i][1], sl[i][2])
+            extras["pet_bone_extra"] = float(extra[i])
+        if ok:
+            nodes.append(Node(name=name, translation=tuple(tl[i]), rotation=tuple(rl[i]),
+                              scale=tuple(sl[i]), extras=extras))
         else:
-            node.matrix = gl[i].astype(np.float32)
-        scene.nodes.append(node)
+            nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
     sheared = int(np.count_nonzero(~exact))
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
@@ -265,8 +290,7 @@ class _MeshBuilder:
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
-        normals = self._normals(unit, m, pos, wm, main, bone_map)
-        prims = self._primitives(unit, m, pos, normals, joints, weights)
+        prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -311,11 +335,14 @@ class _MeshBuilder:
         valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
         w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
         main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
-        pos = np.nan_to_num(np.asarray(m.positions, np.float64), nan=0.0, posinf=0.0,
-                            neginf=0.0)
+        pos = np.asarray(m.positions, np.float64)
+        if not np.isfinite(pos).all():
+            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
         if nb:
-            wmain = np.where((main >= 0)[:, None, None], wm[np.maximum(main, 0)], np.eye(4))
-            pos = np.einsum("nij,nj->ni", wmain[:, :3, :3], pos) + wmain[:, :3, 3]
+            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
+            wmain = ext[np.where(main >= 0, main, nb)]
+            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
         total = w.sum(axis=1)
         empty = total <= 0
         if np.any(empty):
@@ -342,11 +369,16 @@ class _MeshBuilder:
         return pos, joints, w, main
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
-                 bone_map: npt.NDArray[np.int64]) -> F64:
-        """Per-corner normals in bind space, z not yet flipped."""
-        nrm = np.nan_to_num(np.asarray(m.corner_normal, np.float64), nan=0.0, posinf=0.0,
-                            neginf=0.0)
-        cv = np.asarray(m.corner_vertex, np.int64)
+                 bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
+                 normal: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
+        zero (each corner's normal depends only on its own record, its vertex and, for a
+        zero normal, its face)."""
+        nrm = np.asarray(normal[sel], np.float64)
+        if not np.isfinite(nrm).all():
+            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
+        cv_all = np.asarray(m.corner_vertex, np.int64)
+        cv = cv_all[sel]
         nb = len(wm)
         cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
         if unit.doc.version < (1, 1) and nb:
@@ -363,16 +395,77 @@ class _MeshBuilder:
         zero = length < 1e-12
         if np.any(zero):
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
-            tri = cv.reshape(-1, 3)
-            fn = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
-            nrm[zero] = np.repeat(fn, 3, axis=0)[zero]
+            tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
+            nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
             length = np.linalg.norm(nrm, axis=1)
         ok = length > 1e-20
+        if ok.all():
+            return nrm / length[:, None], zero
         out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
-        return np.asarray(out)
+        return np.asarray(out), zero
 
-    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, normals: F64, joints: Any,
-                    weights: Any) -> list[Primitive]:
+    def _corner_rows(self, unit: Unit, m: MeshSection, pos: F64,
+                     skin: tuple[F64, Any, npt.NDArray[np.int64]]
+                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                npt.NDArray[np.float32], npt.NDArray[np.float32],
+                                npt.NDArray[np.int64]]:
+        """The distinct corners: (``row`` of each corner, the first corner of each row, the
+        rows' glTF normals and UV sets, each row's processed class).
+
+        Corners with equal records (vertex, normal, UV sets) convert to equal glTF vertices,
+        so only one of each is converted; rows whose conversions come out equal share a
+        class (the first such row). A zero normal takes its face's normal, so each corner
+        that has one is a row of its own."""
+        cv = np.asarray(m.corner_vertex, np.int64)
+        nc = len(cv)
+        # Contiguous copies (the reader leaves the corner fields as views of the input's
+        # records: strided, unaligned and several times slower to compare and gather).
+        cuv = np.ascontiguousarray(m.corner_uv, np.float32)
+        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+        uv_raw = cuv.reshape(nc, nsets, 2)
+        normal = np.ascontiguousarray(m.corner_normal)
+        nuv_c = m.corner_nuv
+        varying = nuv_c is not None and len(nuv_c) > 0 and bool(np.any(nuv_c != nsets))
+        # The normals as stored (they convert in float64), the UV sets as float32 (as used).
+        cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3),
+                                        uv_raw.reshape(nc, 2 * nsets)]
+        if varying:
+            assert nuv_c is not None
+            cols.append(np.asarray(nuv_c, np.uint32)[:, None])
+        row = first_equal(cv, *cols)  # the first corner with the same record
+        first = np.flatnonzero(row == np.arange(nc))
+        wm, main, bone_map = skin
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, normal)
+        if zero.any():
+            rep = np.zeros(nc, bool)
+            rep[first[zero]] = True
+            own = np.flatnonzero(rep[row])
+            own = own[row[own] != own]
+            row[own] = own
+            first = np.concatenate([first, own])
+            nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
+                                                         own, normal)[0]])
+            order = np.argsort(first, kind="stable")
+            first, nrm64 = first[order], nrm64[order]
+        rows = np.empty(nc, np.int64)
+        rows[first] = np.arange(len(first))
+        row = rows[row]
+        nrm = _finite32(nrm64 * FLIP)
+        uv = _finite32(uv_raw[first])
+        if varying:
+            assert nuv_c is not None
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            nuv_r = np.asarray(nuv_c)[first]
+            for k in range(1, nsets):
+                short = nuv_r <= k
+                uv[short, k] = uv[short, 0]
+        cls = first_equal(cv[first], nrm + np.float32(0.0),
+                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
+        return row, first, nrm, uv, cls
+
+    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, joints: Any, weights: Any,
+                    skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
         if joints is not None:
             joints, weights = _limit_influences(joints, weights, self.ctx)
         npoly = m.poly_count
@@ -381,38 +474,36 @@ class _MeshBuilder:
         tex = np.asarray(m.texture, np.int64)
         tex = np.where(tex < ntex, tex, -1)
         key = (tex + 1) * 256 + np.asarray(spec, np.int64)
-        cuv = np.asarray(m.corner_uv, np.float32)
-        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
-        uv_all = _finite32(cuv.reshape(len(m.corner_vertex), nsets, 2))
-        nuv = uv_all.shape[1]
-        if m.corner_nuv is not None and len(m.corner_nuv) and np.any(m.corner_nuv != nuv):
-            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
-                          "missing sets copied from set 0")
-            for k in range(1, nuv):
-                short = m.corner_nuv <= k
-                uv_all[short, k] = uv_all[short, 0]
+        if not npoly:
+            return []
+        row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
+        corner_class = cls[row]
         cv = np.asarray(m.corner_vertex, np.int64)
         gpos = _finite32(pos * FLIP)
-        gnrm = _finite32(normals * FLIP)
+        nuv = uv.shape[1]
+        if joints is not None:
+            # Per vertex, before the primitives gather them.
+            nused = np.count_nonzero(np.ascontiguousarray(weights.T) > 0, axis=0)
+            joints, weights = joints.astype(np.uint16), weights.astype(np.float32)
         prims: list[Primitive] = []
-        for k in np.unique(key):  # one primitive per (texture, specular) pair
+        for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
-            first, inverse = unique_rows(cv[corners], gnrm[corners],
-                                         uv_all[corners].reshape(len(corners), -1))
-            src = corners[first]
+            # Corners of one class are one glTF vertex (first occurrences, in order).
+            firsts, inverse = first_occurrences(corner_class[corners], len(first))
+            src = corners[firsts]
             verts = cv[src]
-            prim = Primitive(positions=gpos[verts], normals=gnrm[src],
-                             texcoords=[uv_all[src, s].copy() for s in range(nuv)],
-                             indices=np.asarray(inverse, np.uint32).reshape(-1),
+            r = row[src]
+            prim = Primitive(positions=gpos[verts], normals=nrm[r],
+                             texcoords=[uv[r, s] for s in range(nuv)],
+                             indices=inverse.astype(np.uint32),
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
             if joints is not None:
                 # Only as many sets of 4 as this primitive's vertices use.
-                wv = weights[verts]
-                used = int((wv > 0).sum(axis=1).max()) if len(wv) else 1
+                used = int(nused[verts].max()) if len(verts) else 1
                 width = max(4, -(-used // 4) * 4)
-                prim.joints = joints[verts, :width].astype(np.uint16)
-                prim.weights = wv[:, :width].astype(np.float32)
+                prim.joints = joints[verts, :width]
+                prim.weights = weights[verts, :width]
             prims.append(prim)
         return prims
 
@@ -472,23 +563,91 @@ class _MeshBuilder:
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
+def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
+    """A 2-D array's values as 32-bit words: their bits (4- and 8-byte items), or widened."""
+    if a.dtype.itemsize % 4 == 0:
+        if a.strides[-1] != a.dtype.itemsize:
+            a = np.ascontiguousarray(a)
+        return a.view(np.uint32)
+    return a.astype(np.uint32)
+
+
+def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """For each row of (index, columns...): the first row with the same index and the same
+    column bits (so for floats NaN equals NaN and -0.0 differs from 0.0: add +0.0 first to
+    merge those).
+
+    Rows mostly equal the first row of their index (a vertex's corners), so each row is
+    compared with that one, column by column (64 bits at a time where a part allows); the
+    rest (seams, hard edges) are grouped exactly by the hash dedup."""
+    n = len(index)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    idx = np.asarray(index, np.int64)
+    low = int(idx.min())
+    if low < 0:
+        idx = idx - low
+    it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
+    head = np.full(int(idx.max()) + 1, n, it)
+    np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
+    rep = head[idx].astype(np.int64)
+    parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
+    same = np.ones(n, bool)
+    for p in parts:
+        q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
+        for k in range(q.shape[1]):
+            col = q[:, k]
+            same &= col[rep] == col
+    odd = np.flatnonzero(~same)
+    if len(odd):
+        # A row unlike its index's first row is like any earlier equal row in that: all
+        # such rows are among ``odd``.
+        rows = np.concatenate([idx[odd].astype(np.uint32)[:, None], *(p[odd] for p in parts)],
+                              axis=1)
+        first, inverse = _unique_words(rows)
+        rep[odd] = odd[first[inverse]]
+    return rep
+
+
+def first_occurrences(ids: npt.NDArray[np.int64], bound: int
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For integer ids in [0, ``bound``): the positions of first occurrences (ascending) and
+    each element's position among them."""
+    n = len(ids)
+    it = np.int32 if max(n, bound) < 2**31 else np.int64
+    pos = np.arange(n, dtype=it)
+    head = np.full(max(bound, 1), n, it)
+    np.minimum.at(head, ids.astype(it), pos)
+    at = head[ids]
+    is_first = at == pos
+    firsts = np.flatnonzero(is_first)
+    rank = np.cumsum(is_first, dtype=np.int64) - 1
+    return firsts, rank[at]
+
+
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The distinct rows of (index, float columns...): ``first`` (the row where each first
-    occurs, ascending) and ``inverse`` (each row's position in ``first``).
-
-    ``np.unique(axis=0)`` sorted the rows as structured records (a slow generic compare, 60 %
-    of PET to_scene); here the rows' 32-bit words are hashed into one uint64, the hashes sorted,
-    and every row is checked word for word against its group's first row, so a hash collision
-    can never merge two different rows (it falls back to the exact sort). -0.0 counts as 0.0,
-    as it did."""
+    occurs, ascending) and ``inverse`` (each row's position in ``first``). -0.0 counts as
+    0.0."""
     n = len(index)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     words = [np.asarray(index, np.int64).astype(np.uint32)[:, None]]
     words += [(np.asarray(f, np.float32).reshape(n, -1) + np.float32(0.0)).view(np.uint32)
               for f in floats]
-    rows = np.concatenate(words, axis=1)
+    return _unique_words(np.concatenate(words, axis=1))
+
+
+def _unique_words(rows: npt.NDArray[np.uint32]
+                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`unique_rows` of rows of 32-bit words, compared exactly.
+
+    ``np.unique(axis=0)`` sorted the rows as structured records (a slow generic compare);
+    here the words are hashed into one uint64, the hashes sorted, and every row is checked
+    word for word against its group's first row, so a hash collision can never merge two
+    different rows (it falls back to the exact sort)."""
+    n = len(rows)
     h = np.full(n, _FNV_OFFSET, np.uint64)
     with np.errstate(over="ignore"):
         for col in rows.T:
