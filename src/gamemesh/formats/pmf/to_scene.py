@@ -26,6 +26,7 @@ from ...scene import (
     Scene,
     TextureRef,
 )
+from ...scene.math import normalize_rows
 from ...textures import decode_image
 from .conventions import (
     Conventions,
@@ -106,22 +107,6 @@ def _components(a: Arr) -> npt.NDArray[np.float32]:
     return np.ascontiguousarray(flat.T)
 
 
-def _unit_rows(nrm: Arr) -> Arr:
-    """Rows scaled to length 1 in place (float64, rounded once later), (0, 1, 0) where a row
-    has no length; column by column, as numpy divides a 3-wide row slowly."""
-    x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
-    length = x * x
-    length += y * y
-    length += z * z
-    np.sqrt(length, out=length)
-    good = length > 1e-12
-    length[~good] = 1.0
-    for k in range(3):
-        nrm[:, k] /= length
-    nrm[~good] = (0.0, 1.0, 0.0)
-    return nrm
-
-
 def detect_flip(doc: PmfDocument, left: bool) -> tuple[bool, float]:
     """Whether front faces must be reversed to be counter-clockwise in glTF space, from the
     stored normals: (flip, mean agreement of winding and stored normals, -1..1)."""
@@ -161,11 +146,11 @@ def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mes
     if conv.flip_v:
         uv[:, 1] = np.float32(1.0) - uv[:, 1]
     flip = _winding(doc, conv, ctx, pos, nrm)
-    nrm = _unit_rows(nrm)
+    nrm32 = normalize_rows(nrm, tiny=1e-12)
     if flip:
         # Runs are whole triangles, so reversing every triple never crosses a piece.
-        pos, nrm, uv = (_swap_corners(a) for a in (pos, nrm, uv))
-    pos32, nrm32, uv32 = pos, nrm.astype(np.float32), uv
+        pos, nrm32, uv = (_swap_corners(a) for a in (pos, nrm32, uv))
+    pos32, uv32 = pos, uv
     out: list[Mesh | None] = []
     for i, p in enumerate(doc.pieces):
         a, b = int(offsets[i]), int(offsets[i + 1])

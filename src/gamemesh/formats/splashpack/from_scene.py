@@ -11,8 +11,10 @@ and a player start are always written. The axis change is the inverse of ``scene
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -343,27 +345,37 @@ def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
 # -- the document -------------------------------------------------------------------------------
 def _tri_records(obj: _Object, parts: list[_Part], textures: list[Tex],
                  atlases: list[tuple[int, int, int]], fx: _Fixed) -> npt.NDArray[np.void]:
-    recs: list[npt.NDArray[np.void]] = []
-    for p in parts:
-        t = textures[p.texture]
-        ax, ay, _ = atlases[t.atlas]
-        r = np.zeros(len(p.corners), TRI)
-        r["v"] = fx.raw(p.corners[:, SWAP, :])
-        r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
-        r["color"][:, :, :3] = p.colors[:, SWAP, :]
-        th, tw = t.pixels.shape[:2]
-        per = 16 // t.bpp
-        u = np.clip(np.floor(p.uvs[:, SWAP, 0] * tw), 0, tw - 1) + t.x_words * per
-        v = np.clip(np.floor(p.uvs[:, SWAP, 1] * th), 0, th - 1) + t.y
-        r["uv"][:, :, 0] = np.nan_to_num(u).astype(np.uint8)
-        r["uv"][:, :, 1] = np.nan_to_num(v).astype(np.uint8)
-        depth = {4: 0, 8: 1, 16: 2}[t.bpp]
-        r["tpage"] = (ax // 64) | ((ay // 256) << 4) | (depth << 7) | (
-            TPAGE_DITHER if t.dither else 0)
-        if t.bpp < 16:
-            r["clut_x"], r["clut_y"] = t.clut[0] // 16, t.clut[1]
-        recs.append(r)
+    recs = [_part_records(p, textures, atlases, fx.raw, TRI) for p in parts]
     return np.concatenate(recs) if recs else np.zeros(0, TRI)
+
+
+def _part_records(p: _Part, textures: list[Tex], atlases: list[tuple[int, int, int]],
+                  raw: Callable[[npt.NDArray[np.float64]], npt.NDArray[Any]],
+                  dtype: np.dtype[np.void]) -> npt.NDArray[np.void]:
+    """One part's 52-byte triangle records (v1 ``TRI`` or v20-24's, which differ only in the
+    name of the last word). A part without a texture (``texture < 0``, v20-24 only) gets
+    tpage 0xFFFF and no UVs."""
+    r = np.zeros(len(p.corners), dtype)
+    r["v"] = raw(p.corners[:, SWAP, :])
+    r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
+    r["color"][:, :, :3] = p.colors[:, SWAP, :]
+    if p.texture < 0:
+        r["tpage"] = 0xFFFF
+        return r
+    t = textures[p.texture]
+    ax, ay, _ = atlases[t.atlas]
+    th, tw = t.pixels.shape[:2]
+    per = 16 // t.bpp
+    u = np.clip(np.floor(p.uvs[:, SWAP, 0] * tw), 0, tw - 1) + t.x_words * per
+    v = np.clip(np.floor(p.uvs[:, SWAP, 1] * th), 0, th - 1) + t.y
+    r["uv"][:, :, 0] = np.nan_to_num(u).astype(np.uint8)
+    r["uv"][:, :, 1] = np.nan_to_num(v).astype(np.uint8)
+    depth = {4: 0, 8: 1, 16: 2}[t.bpp]
+    r["tpage"] = (ax // 64) | ((ay // 256) << 4) | (depth << 7) | (
+        TPAGE_DITHER if t.dither else 0)
+    if t.bpp < 16:
+        r["clut_x"], r["clut_y"] = t.clut[0] // 16, t.clut[1]
+    return r
 
 
 def _uv_boxes(objects: list[_Object]) -> dict[int, Box]:

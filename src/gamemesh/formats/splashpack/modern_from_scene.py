@@ -45,6 +45,7 @@ from .from_scene import (
     _object_rotation,
     _Part,
     _part,
+    _part_records,
     _uv_boxes,
     choose_gte,
 )
@@ -246,33 +247,7 @@ class _Fixed:
 # -- records -----------------------------------------------------------------------------------
 def _tris(obj: _Obj, textures: list[Tex], atlases: list[tuple[int, int, int]],
           fx: _Fixed) -> npt.NDArray[np.void]:
-    recs = []
-    for p in obj.parts:
-        if p.texture < 0:
-            r = np.zeros(len(p.corners), ml.TRI)
-            r["v"] = fx.raw(p.corners[:, SWAP, :])
-            r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
-            r["color"][:, :, :3] = p.colors[:, SWAP, :]
-            r["tpage"] = 0xFFFF
-            recs.append(r)
-            continue
-        t = textures[p.texture]
-        ax, ay, _ = atlases[t.atlas]
-        r = np.zeros(len(p.corners), ml.TRI)
-        r["v"] = fx.raw(p.corners[:, SWAP, :])
-        r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
-        r["color"][:, :, :3] = p.colors[:, SWAP, :]
-        th, tw = t.pixels.shape[:2]
-        per = 16 // t.bpp
-        u = np.clip(np.floor(p.uvs[:, SWAP, 0] * tw), 0, tw - 1) + t.x_words * per
-        v = np.clip(np.floor(p.uvs[:, SWAP, 1] * th), 0, th - 1) + t.y
-        r["uv"][:, :, 0] = np.nan_to_num(u).astype(np.uint8)
-        r["uv"][:, :, 1] = np.nan_to_num(v).astype(np.uint8)
-        depth = {4: 0, 8: 1, 16: 2}[t.bpp]
-        r["tpage"] = (ax // 64) | ((ay // 256) << 4) | (depth << 7) | (0x200 if t.dither else 0)
-        if t.bpp < 16:
-            r["clut_x"], r["clut_y"] = t.clut[0] // 16, t.clut[1]
-        recs.append(r)
+    recs = [_part_records(p, textures, atlases, fx.raw, ml.TRI) for p in obj.parts]
     return np.concatenate(recs) if recs else np.zeros(0, ml.TRI)
 
 
