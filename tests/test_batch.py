@@ -58,14 +58,26 @@ def paced_env(delay: float) -> dict[str, str]:
     return e
 
 
-def read_rows(dst: Path) -> dict[str, dict[str, Any]]:
-    """The manifest as another process sees it mid-run (read-only, committed state only)."""
-    db = sqlite3.connect(f"file:{dst / MANIFEST_NAME}?mode=ro", uri=True, timeout=30)
+def _select_inputs(uri: str) -> dict[str, dict[str, Any]]:
+    db = sqlite3.connect(uri, uri=True, timeout=30)
     db.row_factory = sqlite3.Row
     try:
-        rows = {r["path"]: dict(r) for r in db.execute("SELECT * FROM inputs")}
+        return {r["path"]: dict(r) for r in db.execute("SELECT * FROM inputs")}
     finally:
         db.close()
+
+
+def read_rows(dst: Path) -> dict[str, dict[str, Any]]:
+    """The manifest as another process sees it mid-run (read-only, committed state only)."""
+    try:
+        rows = _select_inputs(f"file:{dst / MANIFEST_NAME}?mode=ro")
+    except sqlite3.OperationalError as e:
+        # After a SIGKILL the write-ahead log may need recovering, which a read-only connection
+        # cannot do ("attempt to write a readonly database"); any writer (the restarted batch)
+        # recovers it on open, and so does a read-write connection here.
+        if "readonly" not in str(e):
+            raise
+        rows = _select_inputs(f"file:{dst / MANIFEST_NAME}")
     for r in rows.values():
         for c in ("outputs", "members", "notes"):
             r[c] = json.loads(r[c]) if r[c] else []
