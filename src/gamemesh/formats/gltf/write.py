@@ -432,7 +432,10 @@ def _column_major(m: npt.ArrayLike) -> list[float]:
 
 def _nodes(out: _Out) -> list[dict[str, Any]]:
     nodes = []
-    for n in out.scene.nodes:
+    # Every rotation normalised in one pass (row by row the same arithmetic as one at a time).
+    rotations = quat_normalize(np.array([n.rotation for n in out.scene.nodes],
+                                        dtype=np.float64).reshape(-1, 4)).tolist()
+    for n, q in zip(out.scene.nodes, rotations, strict=True):
         d: dict[str, Any] = {}
         if n.name:
             d["name"] = n.name
@@ -441,9 +444,8 @@ def _nodes(out: _Out) -> list[dict[str, Any]]:
         else:
             if any(n.translation):
                 d["translation"] = [float(x) for x in n.translation]
-            q = quat_normalize(n.rotation)
-            if tuple(q) != (0.0, 0.0, 0.0, 1.0):
-                d["rotation"] = [float(x) for x in q]
+            if q != [0.0, 0.0, 0.0, 1.0]:
+                d["rotation"] = q
             if tuple(n.scale) != (1.0, 1.0, 1.0):
                 d["scale"] = [float(x) for x in n.scale]
         if n.mesh is not None and n.mesh in out.mesh_map:
@@ -498,21 +500,39 @@ def _skins(out: _Out) -> list[dict[str, Any]]:
     return skins
 
 
+def _unit_rotations(channels: list[Any]) -> dict[int, npt.NDArray[np.float32]]:
+    """The linear/step rotation channels' keys made unit length, by channel index: normalised
+    together in one pass (a clip has a channel per bone; row by row the same arithmetic)."""
+    picked = [(k, np.asarray(ch.values, dtype=np.float32)) for k, ch in enumerate(channels)
+              if ch.path == "rotation" and ch.interpolation != "CUBICSPLINE" and len(ch.times)]
+    picked = [(k, v) for k, v in picked if v.ndim == 2 and v.shape[1] == 4]
+    if not picked:
+        return {}
+    unit = quat_normalize(np.concatenate([v for _, v in picked])).astype(np.float32)
+    ends = np.cumsum([len(v) for _, v in picked])[:-1]
+    return {k: part for (k, _), part in zip(picked, np.split(unit, ends), strict=True)}
+
+
 def _animations(out: _Out) -> list[dict[str, Any]]:
     anims = []
     for a in out.scene.animations:
         samplers: list[dict[str, Any]] = []
         channels: list[dict[str, Any]] = []
-        for ch in a.channels:
+        rotations = _unit_rotations(a.channels)
+        inputs: dict[int, int] = {}  # id(times) -> accessor: clips share one times array
+        for k, ch in enumerate(a.channels):
             if not len(ch.times):
                 continue
-            vals = np.asarray(ch.values, dtype=np.float32)
-            if ch.path == "rotation":
-                vals = quat_normalize(vals).astype(np.float32) if ch.interpolation != \
-                    "CUBICSPLINE" else vals
+            vals = rotations.get(k)
+            if vals is None:
+                vals = np.asarray(ch.values, dtype=np.float32)
+                if ch.path == "rotation" and ch.interpolation != "CUBICSPLINE":
+                    vals = quat_normalize(vals).astype(np.float32)
             width = 1 if ch.path == "weights" else vals.shape[-1]
-            inp = out.b.accessor(np.asarray(ch.times, dtype=np.float32), FLOAT, minmax=True,
-                                 width=1)
+            inp = inputs.get(id(ch.times), -1)
+            if inp < 0:
+                inp = inputs[id(ch.times)] = out.b.accessor(
+                    np.asarray(ch.times, dtype=np.float32), FLOAT, minmax=True, width=1)
             outp = out.b.accessor(vals.reshape(-1, width), FLOAT, width=width)
             samplers.append({"input": inp, "output": outp, "interpolation": ch.interpolation})
             channels.append({"sampler": len(samplers) - 1,

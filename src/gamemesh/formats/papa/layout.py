@@ -84,6 +84,17 @@ for _dt, _size in ((STRING_ENTRY, 16), (TEXTURE_ENTRY, 24), (BUFFER_ENTRY, 24),
 
 ENTRY_DTYPES = (STRING_ENTRY, TEXTURE_ENTRY, BUFFER_ENTRY, BUFFER_ENTRY, MATERIAL_ENTRY,
                 MESH_ENTRY, SKELETON_ENTRY, MODEL_ENTRY, ANIMATION_ENTRY)
+# The same entries as structs, for reading: a table has a handful of entries, and unpacking
+# them to tuples costs a fraction of a numpy view plus ``tolist``. Matrices are skipped here
+# (``x``) and copied from the file as float32 bits.
+ENTRY_STRUCTS = tuple(struct.Struct(f) for f in (
+    "<IIq", "<HBBHHQq", "<B3sIQq", "<B3sIQq", "<HHHHqqq", "<HHHHq", "<HHHHq", "<HhHH64xq",
+    "<HHIIIqq"))
+MESH_BINDING_STRUCT = struct.Struct("<HHHH64xq")
+MATRIX_OFFSET = 8  # where model2scene / mesh2model start in their entries
+for _dt, _st in zip((*ENTRY_DTYPES, MESH_BINDING), (*ENTRY_STRUCTS, MESH_BINDING_STRUCT),
+                    strict=True):
+    assert _dt.itemsize == _st.size, (_dt, _st.format)
 
 
 def _vertex(*fields: tuple[Any, ...]) -> np.dtype[Any]:

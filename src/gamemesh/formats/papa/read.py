@@ -53,7 +53,7 @@ def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     doc.index_buffers = _index_buffers(data, tables[lay.S_IB], blocks)
     doc.meshes = _meshes(data, tables[lay.S_MESH], blocks)
     doc.skeletons = _skeletons(data, tables[lay.S_SKELETON], blocks)
-    doc.models = _models(data, tables[lay.S_MODEL], blocks)
+    doc.models = _models(data, tables[lay.S_MODEL], offsets[lay.S_MODEL], blocks)
     doc.animations = _animations(data, tables[lay.S_ANIMATION], blocks)
     doc.materials = _materials(data, tables[lay.S_MATERIAL], blocks, len(data))
     doc.layout = blocks
@@ -79,26 +79,26 @@ def _header(r: Reader) -> tuple[Any, ...]:
     return header
 
 
-def _empty(dt: np.dtype[Any]) -> Any:
-    a = np.zeros(0, dtype=dt)
-    a.flags.writeable = False  # shared by every document that lacks the section
-    return a
+Row = tuple[Any, ...]
 
 
-_EMPTY = tuple(_empty(dt) for dt in lay.ENTRY_DTYPES)
-
-
-def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> Any:
-    dt = lay.ENTRY_DTYPES[s]
-    name = lay.SECTIONS[s]
+def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> list[Row]:
+    """Section ``s``'s entries as tuples (``layout.ENTRY_STRUCTS``)."""
+    st = lay.ENTRY_STRUCTS[s]
     if count == 0 or offset < 0:
         # Absent (the spec: "count == 0 OR offset < 0"); the offset is kept as found.
         blocks[("table", s)] = (offset, 0)
         _declare(blocks, ("table", s), count)
-        return _EMPTY[s]
-    arr = _view(data, offset, dt, count, f"header.{name}[]")
-    blocks[("table", s)] = (offset, dt.itemsize * count)
-    return arr
+        return []
+    size = st.size * count
+    _block(data, offset, size, f"header.{lay.SECTIONS[s]}[]")
+    blocks[("table", s)] = (offset, size)
+    return list(st.iter_unpack(data[offset:offset + size]))
+
+
+def _matrix(data: bytes, offset: int) -> Any:
+    """The 16 float32 at ``offset`` (inside an entry already checked), bits kept."""
+    return np.frombuffer(data, dtype="<f4", count=16, offset=offset).copy()
 
 
 def _declare(blocks: Layout, key: Key, count: int) -> None:
@@ -120,10 +120,10 @@ def _block(data: bytes, offset: int, size: int, field: str) -> None:
                              expected=f"0..0x{len(data):X}", actual=f"0x{offset:X}+{size}")
 
 
-def _strings(data: bytes, table: Any, blocks: Layout) -> list[PapaString]:
+def _strings(data: bytes, table: list[Row], blocks: Layout) -> list[PapaString]:
     out: list[PapaString] = []
     size = len(data)
-    for i, (length, pad, off) in enumerate(table.tolist()):
+    for i, (length, pad, off) in enumerate(table):
         end = off + length
         if off < 0 or end > size:
             raise TruncatedError(lay.FMT, "string data outside the file", offset=off,
@@ -144,9 +144,9 @@ def _strings(data: bytes, table: Any, blocks: Layout) -> list[PapaString]:
     return out
 
 
-def _textures(data: bytes, table: Any, blocks: Layout) -> list[Texture]:
+def _textures(data: bytes, table: list[Row], blocks: Layout) -> list[Texture]:
     out: list[Texture] = []
-    for i, (name, fmt, ms, w, h, size, off) in enumerate(table.tolist()):
+    for i, (name, fmt, ms, w, h, size, off) in enumerate(table):
         field = f"textures[{i}]"
         if fmt not in lay.TEXTURE_FORMATS:
             msg = "unknown texture format"
@@ -162,9 +162,9 @@ def _textures(data: bytes, table: Any, blocks: Layout) -> list[Texture]:
     return out
 
 
-def _vertex_buffers(data: bytes, table: Any, blocks: Layout) -> list[VertexBuffer]:
+def _vertex_buffers(data: bytes, table: list[Row], blocks: Layout) -> list[VertexBuffer]:
     out: list[VertexBuffer] = []
-    for i, (fmt, pad, count, size, off) in enumerate(table.tolist()):
+    for i, (fmt, pad, count, size, off) in enumerate(table):
         field = f"vertex_buffers[{i}]"
         if fmt in lay.UNSUPPORTED_VERTEX_FORMATS:
             name = lay.UNSUPPORTED_VERTEX_FORMATS[fmt]
@@ -182,9 +182,9 @@ def _vertex_buffers(data: bytes, table: Any, blocks: Layout) -> list[VertexBuffe
     return out
 
 
-def _index_buffers(data: bytes, table: Any, blocks: Layout) -> list[IndexBuffer]:
+def _index_buffers(data: bytes, table: list[Row], blocks: Layout) -> list[IndexBuffer]:
     out: list[IndexBuffer] = []
-    for i, (fmt, pad, count, size, off) in enumerate(table.tolist()):
+    for i, (fmt, pad, count, size, off) in enumerate(table):
         field = f"index_buffers[{i}]"
         if fmt not in lay.INDEX_FORMATS:
             raise UnsupportedVersionError(lay.FMT, "unknown index format", field=f"{field}.format",
@@ -202,18 +202,30 @@ def _buffer(data: bytes, blocks: Layout, key: Key, field: str, dt: np.dtype[Any]
         raise CorruptDataError(lay.FMT, f"data_size is not {what}", field=f"{field}.data_size",
                                expected=dt.itemsize * count, actual=size)
     blocks[key] = (off, size)
-    return _view(data, off, dt, count, field) if count else np.zeros(0, dt)
+    return _view(data, off, dt, count, field) if count else _empty(dt)
 
 
 def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:
     if count == 0 or offset < 0:
-        return np.zeros(0, dtype=dt)
+        return _empty(dt)
     return _view(data, offset, dt, count, field)
 
 
-def _meshes(data: bytes, table: Any, blocks: Layout) -> list[Mesh]:
+_EMPTIES: dict[np.dtype[Any], Any] = {}
+
+
+def _empty(dt: np.dtype[Any]) -> Any:
+    """A zero-length array of ``dt``, one per dtype (read-only: documents share it)."""
+    a = _EMPTIES.get(dt)
+    if a is None:
+        a = _EMPTIES[dt] = np.zeros(0, dtype=dt)
+        a.flags.writeable = False
+    return a
+
+
+def _meshes(data: bytes, table: list[Row], blocks: Layout) -> list[Mesh]:
     out: list[Mesh] = []
-    for i, (vb, ib, n, pad, off) in enumerate(table.tolist()):
+    for i, (vb, ib, n, pad, off) in enumerate(table):
         groups = _array(data, off, lay.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
         blocks[("groups", i)] = (off, groups.nbytes)
         if not len(groups):
@@ -222,44 +234,51 @@ def _meshes(data: bytes, table: Any, blocks: Layout) -> list[Mesh]:
     return out
 
 
-def _skeletons(data: bytes, table: Any, blocks: Layout) -> list[Skeleton]:
+def _skeletons(data: bytes, table: list[Row], blocks: Layout) -> list[Skeleton]:
     out: list[Skeleton] = []
-    for i, row in enumerate(table):
-        n, off = int(row["num_bones"]), int(row["offset"])
+    for i, (n, p0, p1, p2, off) in enumerate(table):
         bones = _array(data, off, lay.BONE, n, f"skeletons[{i}].bones")
         blocks[("bones", i)] = (off, bones.nbytes)
         if not len(bones):
             _declare(blocks, ("bones", i), n)
-        p = [int(x) for x in row["pad"]]
-        out.append(Skeleton(bones, (p[0], p[1], p[2])))
+        out.append(Skeleton(bones, (p0, p1, p2)))
     return out
 
 
-def _models(data: bytes, table: Any, blocks: Layout) -> list[Model]:
+def _models(data: bytes, table: list[Row], base: int, blocks: Layout) -> list[Model]:
     out: list[Model] = []
-    for i, row in enumerate(table):
-        n, off = int(row["num_bindings"]), int(row["offset"])
-        field = f"models[{i}]"
-        recs = _array(data, off, lay.MESH_BINDING, n, f"{field}.mesh_bindings")
-        blocks[("bindings", i)] = (off, recs.nbytes)
-        if not len(recs):
-            _declare(blocks, ("bindings", i), n)
-        bindings = []
-        for j, (name, mesh, nmap, pad, m2m, moff) in enumerate(recs.tolist()):
-            bmap = _array(data, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
-            blocks[("bonemap", i, j)] = (moff, bmap.nbytes)
-            b = MeshBinding(name, mesh, np.asarray(m2m, dtype="<f4"), bmap, pad)
-            if len(bmap) != nmap:
-                b.num_bone_mappings = nmap
-            bindings.append(b)
-        out.append(Model(int(row["name"]), int(row["skeleton"]),
-                         np.array(row["model2scene"], dtype="<f4"), bindings, int(row["pad"])))
+    entry = lay.ENTRY_STRUCTS[lay.S_MODEL].size
+    for i, (name, skeleton, n, pad, off) in enumerate(table):
+        bindings = _bindings(data, i, n, off, blocks)
+        m2s = _matrix(data, base + i * entry + lay.MATRIX_OFFSET)
+        out.append(Model(name, skeleton, m2s, bindings, pad))
     return out
 
 
-def _animations(data: bytes, table: Any, blocks: Layout) -> list[Animation]:
+def _bindings(data: bytes, i: int, n: int, off: int, blocks: Layout) -> list[MeshBinding]:
+    field = f"models[{i}]"
+    st = lay.MESH_BINDING_STRUCT
+    if n == 0 or off < 0:
+        blocks[("bindings", i)] = (off, 0)
+        _declare(blocks, ("bindings", i), n)
+        return []
+    _block(data, off, st.size * n, f"{field}.mesh_bindings")
+    blocks[("bindings", i)] = (off, st.size * n)
+    bindings = []
+    for j, (name, mesh, nmap, pad, moff) in enumerate(st.iter_unpack(data[off:off + st.size * n])):
+        bmap = _array(data, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
+        blocks[("bonemap", i, j)] = (moff, bmap.nbytes)
+        m2m = _matrix(data, off + j * st.size + lay.MATRIX_OFFSET)
+        b = MeshBinding(name, mesh, m2m, bmap, pad)
+        if len(bmap) != nmap:
+            b.num_bone_mappings = nmap
+        bindings.append(b)
+    return bindings
+
+
+def _animations(data: bytes, table: list[Row], blocks: Layout) -> list[Animation]:
     out: list[Animation] = []
-    for i, (name, nb, nf, num, den, boff, toff) in enumerate(table.tolist()):
+    for i, (name, nb, nf, num, den, boff, toff) in enumerate(table):
         field = f"animations[{i}]"
         bones = _array(data, boff, np.dtype("<u2"), nb, f"{field}.bone_table")
         if nb and nf and toff < 0:
@@ -283,33 +302,36 @@ def _animations(data: bytes, table: Any, blocks: Layout) -> list[Animation]:
     return out
 
 
-def _materials(data: bytes, table: Any, blocks: Layout, size: int) -> list[Material]:
+def _materials(data: bytes, table: list[Row], blocks: Layout, size: int) -> list[Material]:
     # Blender-PAPA-IO writes vector/matrix params at 24/72 bytes each; papatran (and every
     # reader) at 20/68. With more than one param the distance to the next block tells.
     starts: list[int] = []
-    if len(table) and (int(table["num_vector"].max()) > 1 or int(table["num_matrix"].max()) > 1):
+    if any(t[1] > 1 or t[3] > 1 for t in table):
         starts = sorted({off for off, _ in blocks.values() if off >= 0} | {size}
-                        | {int(x) for x in table["vector_offset"]}
-                        | {int(x) for x in table["texture_offset"]}
-                        | {int(x) for x in table["matrix_offset"]})
+                        | {x for t in table for x in t[4:7]})
     out: list[Material] = []
-    for i, (shader, nv, nt, nm, voff, toff, moff) in enumerate(table.tolist()):
+    for i, (shader, nv, nt, nm, voff, toff, moff) in enumerate(table):
         field = f"materials[{i}]"
         vdt = lay.VECTOR_PARAM_24 if _wide(starts, voff, nv, 20, 24) else lay.VECTOR_PARAM
         mdt = lay.MATRIX_PARAM_72 if _wide(starts, moff, nm, 68, 72) else lay.MATRIX_PARAM
-        vec = _array(data, voff, vdt, nv, f"{field}.vector_params")
-        tex = _array(data, toff, lay.TEXTURE_PARAM, nt, f"{field}.texture_params")
-        mat = _array(data, moff, mdt, nm, f"{field}.matrix_params")
-        blocks[("vec", i)] = (voff, vec.nbytes)
-        blocks[("texp", i)] = (toff, tex.nbytes)
-        blocks[("mat", i)] = (moff, mat.nbytes)
-        for key, n, arr in ((("vec", i), nv, vec), (("texp", i), nt, tex), (("mat", i), nm, mat)):
-            if not len(arr):
-                _declare(blocks, key, n)
-        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM, copy=False),
-                            tex, mat.astype(lay.MATRIX_PARAM, copy=False),
+        vec = _params(data, blocks, ("vec", i), voff, vdt, nv, f"{field}.vector_params")
+        tex = _params(data, blocks, ("texp", i), toff, lay.TEXTURE_PARAM, nt,
+                      f"{field}.texture_params")
+        mat = _params(data, blocks, ("mat", i), moff, mdt, nm, f"{field}.matrix_params")
+        out.append(Material(shader, vec if vdt is lay.VECTOR_PARAM else
+                            vec.astype(lay.VECTOR_PARAM),
+                            tex, mat if mdt is lay.MATRIX_PARAM else mat.astype(lay.MATRIX_PARAM),
                             vdt.itemsize, mdt.itemsize))
     return out
+
+
+def _params(data: bytes, blocks: Layout, key: Key, off: int, dt: np.dtype[Any], n: int,
+            field: str) -> Any:
+    arr = _array(data, off, dt, n, field)
+    blocks[key] = (off, arr.nbytes)
+    if not len(arr):
+        _declare(blocks, key, n)
+    return arr
 
 
 def _wide(starts: list[int], off: int, n: int, narrow: int, wide: int) -> bool:

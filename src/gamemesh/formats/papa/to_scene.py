@@ -94,12 +94,14 @@ def mat_to_gl(m16: npt.ArrayLike) -> F64:
 
 
 def continuous_quats(q: F64) -> F64:
-    """Flip signs so consecutive keys sit in one hemisphere (slerp takes the short way)."""
+    """Flip signs so consecutive keys (axis 0; (frames, 4) or (frames, tracks, 4)) sit in one
+    hemisphere (slerp takes the short way)."""
     if len(q) < 2:
         return q
-    dots = np.einsum("ij,ij->i", q[1:], q[:-1])
-    signs = np.concatenate([[1.0], np.cumprod(np.where(dots < 0, -1.0, 1.0))])
-    return np.asarray(q * signs[:, None])
+    dots = np.einsum("...i,...i->...", q[1:], q[:-1])
+    signs = np.ones(q.shape[:-1])
+    np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=0, out=signs[1:])
+    return np.asarray(q * signs[..., None])
 
 
 @dataclass
@@ -538,6 +540,25 @@ class _Builder:
         self.note("animation_only", "no model: the skeleton is the animated bones, flat under "
                   "one root (the hierarchy lives in the model file)", "info")
 
+    def _tracks(self, clip: str, adoc: PapaDocument, bones: list[int]
+                ) -> tuple[list[tuple[int, int]], list[str]]:
+        """(track index, node) of each track that animates a bone, first track per bone; and
+        the names of tracks whose bone is missing."""
+        tracks: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        missing: list[str] = []
+        for j, s in enumerate(bones):
+            name = adoc.string(s, f"track{s}")
+            node = self.bone_nodes.get(name)
+            if node is None:
+                missing.append(name)
+            elif node in seen:
+                self.note("track_duplicate", f"clip {clip!r}: second track for {name!r} skipped")
+            else:
+                seen.add(node)
+                tracks.append((j, node))
+        return tracks, missing
+
     def _animation(self, clip: str, adoc: PapaDocument, k: int) -> None:
         anim = adoc.animations[k]
         num, den = anim.fps_num, anim.fps_den
@@ -549,24 +570,17 @@ class _Builder:
             self.note("animation_empty", f"clip {clip!r} has no keys; skipped", "info")
             return
         times = (np.arange(frames, dtype=np.float64) * den / num).astype(np.float32)
-        tr = anim.transforms
+        tracks, missing = self._tracks(clip, adoc, anim.bones.tolist())
         channels: list[Channel] = []
-        seen: set[int] = set()
-        missing: list[str] = []
-        for j, s in enumerate(anim.bones.tolist()):
-            name = adoc.string(s, f"track{s}")
-            node = self.bone_nodes.get(name)
-            if node is None:
-                missing.append(name)
-                continue
-            if node in seen:
-                self.note("track_duplicate", f"clip {clip!r}: second track for {name!r} skipped")
-                continue
-            seen.add(node)
-            t = to_gl(tr["translation"][:, j]).astype(np.float32)
-            q = continuous_quats(quat_to_gl(tr["rotation"][:, j])).astype(np.float32)
-            channels.append(Channel(node, "translation", times, t))
-            channels.append(Channel(node, "rotation", times, q))
+        if tracks:
+            # Every track in one pass, bone-major so each channel is a contiguous slice.
+            tr = anim.transforms[:, [j for j, _ in tracks]]
+            t_all = to_gl(tr["translation"]).astype(np.float32).transpose(1, 0, 2).copy()
+            q_all = continuous_quats(quat_to_gl(tr["rotation"])).astype(np.float32)
+            q_all = q_all.transpose(1, 0, 2).copy()
+            for k, (_j, node) in enumerate(tracks):
+                channels.append(Channel(node, "translation", times, t_all[k]))
+                channels.append(Channel(node, "rotation", times, q_all[k]))
         if missing:
             self.note("track_unbound", f"clip {clip!r}: {len(missing)} tracks name bones missing "
                       f"from the skeleton ({', '.join(missing[:5])}); kept in the file, not "
