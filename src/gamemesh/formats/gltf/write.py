@@ -7,6 +7,7 @@ aligns to 4 bytes, writes equal data once, and records min/max where the spec as
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -67,7 +68,9 @@ class _Builder:
         """A view of ``data``, shared with an earlier one only when bytes, target and element
         ``layout`` (component type, width) all agree: two accessors of different layouts on
         one view would need a byteStride."""
-        mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        mv = memoryview(data)
+        if mv.format != "B" or mv.ndim != 1:
+            mv = mv.cast("B")
         fp = (mv.nbytes, _fingerprint(mv), target, layout)
         for index, seen in self._by_print.get(fp, []):
             # numpy compares with memcmp; memoryview == walks the bytes one by one.
@@ -88,7 +91,9 @@ class _Builder:
 
     def accessor(self, arr: npt.ArrayLike, component: int, *, target: int | None = None,
                  minmax: bool = False, normalized: bool = False, width: int | None = None) -> int:
-        a = np.ascontiguousarray(np.asarray(arr).astype(_NP[component], copy=False))
+        a = arr if type(arr) is np.ndarray else np.asarray(arr)
+        if a.dtype != _NP[component] or not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a.astype(_NP[component], copy=False))
         n = a.shape[0]
         w = width if width is not None else (a.size // n if n else 1)
         flat = a.reshape(n, w)
@@ -139,6 +144,11 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
     """Extras must be JSON: numpy values become lists and numbers, bytes become hex."""
 
     def conv(v: Any) -> Any:
+        t = type(v)
+        if t is str or t is int or t is bool or v is None:
+            return v
+        if t is float:
+            return v if math.isfinite(v) else None
         if isinstance(v, dict):
             return {str(k): conv(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
