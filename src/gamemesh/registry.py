@@ -249,21 +249,42 @@ def by_name(name: str) -> FormatSpec:
 
 
 def by_extension(path: str | Path) -> FormatSpec | None:
+    """The format whose extension ends the name (the longest one when several do)."""
     name = str(path).lower()
-    best: tuple[int, FormatSpec] | None = None
+    simple, compound = _extension_table()
+    suffix = name[name.rfind("."):] if "." in name else ""
+    best = simple.get(suffix)
+    for ext, spec in compound:  # other extensions, longest first
+        if name.endswith(ext) and (best is None or len(ext) > len(suffix)):
+            return spec
+    return best
+
+
+@cache
+def _extension_table() -> tuple[dict[str, FormatSpec], list[tuple[str, FormatSpec]]]:
+    """Single-dot extensions by name (the first format listing one wins), and the rest."""
+    simple: dict[str, FormatSpec] = {}
+    compound: list[tuple[str, FormatSpec]] = []
     for spec in _discover():
         for ext in spec.extensions:
-            if name.endswith(ext) and (best is None or len(ext) > best[0]):
-                best = (len(ext), spec)
-    return best[1] if best else None
+            if ext.count(".") == 1 and ext.startswith("."):
+                simple.setdefault(ext, spec)
+            else:
+                compound.append((ext, spec))
+    compound.sort(key=lambda e: -len(e[0]))
+    return simple, compound
 
 
 def sniff(prefix: bytes, path: str | Path | None = None) -> FormatSpec | None:
-    """Content first (every format's ``sniff``), then the extension."""
+    """Content first (every format's ``sniff``), then the extension. When the extension's
+    format accepts the content it is the answer (among several that accept it, the extension
+    decides anyway), which spares the other sniffers on every ordinary file."""
+    by_ext = by_extension(path) if path is not None else None
+    if by_ext is not None and _safe_sniff(by_ext, prefix):
+        return by_ext
     hits = [s for s in _discover() if _safe_sniff(s, prefix)]
     if len(hits) == 1:
         return hits[0]
-    by_ext = by_extension(path) if path is not None else None
     if hits:
         # Several formats accept the bytes (PET kinds share one layout): the extension decides.
         return by_ext if by_ext in hits else hits[0]

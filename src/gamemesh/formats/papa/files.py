@@ -8,6 +8,7 @@ one folder. CSG models name linked textures by media-root paths (``/pa/terrain/.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 TEXTURE_ROLES = ("diffuse", "mask", "material")
@@ -25,15 +26,35 @@ def texture_siblings(path: Path) -> dict[str, Path]:
     name = unit_name(path)
     if name is None:
         return {}
-    found = {r: path.with_name(f"{name}_{r}.papa") for r in TEXTURE_ROLES}
-    return {r: p for r, p in found.items() if p.is_file()}
+    files = _files(path.parent)
+    found = {r: os.path.normcase(f"{name}_{r}.papa") for r in TEXTURE_ROLES}
+    return {r: path.with_name(files[k]) for r, k in found.items() if k in files}
 
 
 def anim_siblings(path: Path) -> list[Path]:
     name = unit_name(path)
-    if name is None or not path.parent.is_dir():
+    if name is None:
         return []
-    return sorted(p for p in path.parent.glob(f"{name}_anim_*.papa") if p.is_file())
+    prefix = os.path.normcase(f"{name}_anim_")
+    return sorted(path.with_name(real) for key, real in _files(path.parent).items()
+                  if key.startswith(prefix) and key.endswith(".papa"))
+
+
+def _files(folder: Path) -> dict[str, str]:
+    """The regular files (or links to them) in ``folder``, by case-normalised name: one
+    listing instead of a stat per candidate name and a glob."""
+    out: dict[str, str] = {}
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                try:
+                    if entry.is_file():
+                        out[os.path.normcase(entry.name)] = entry.name
+                except OSError:
+                    continue
+    except OSError:
+        return {}
+    return out
 
 
 def siblings(path: Path) -> list[Path]:

@@ -23,7 +23,7 @@ from ...errors import CorruptDataError, FormatError
 from ...registry import Context
 from ...safeio import read_regular
 from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive, Scene, Skin
-from ...scene.math import matrix_to_trs, normalize_rows, trs_to_matrix
+from ...scene.math import matrix_to_trs, normalize_rows, row_lengths, trs_to_matrix
 from ...scene.model import TextureRef
 from ...scene.numbers import require_finite
 from ...textures import encode_png
@@ -79,12 +79,19 @@ def _bytes4(field: Any) -> npt.NDArray[np.uint8]:
 
 
 def quat_to_gl(q: npt.ArrayLike) -> F64:
+    """PA quaternions to glTF axes, unit length; (0, 0, 0, 1) where one has no length."""
     a = np.asarray(q, dtype=np.float64)
-    out = np.stack([a[..., 0], a[..., 2], -a[..., 1], a[..., 3]], axis=-1)
-    n = np.linalg.norm(out, axis=-1, keepdims=True)
+    out = np.empty(a.shape)
+    out[..., 0] = a[..., 0]
+    out[..., 1] = a[..., 2]
+    np.negative(a[..., 1], out=out[..., 2])
+    out[..., 3] = a[..., 3]
+    n = row_lengths(out)
     bad = ~(n > 1e-12)
-    out = np.where(bad, np.array([0.0, 0.0, 0.0, 1.0]), out / np.where(bad, 1.0, n))
-    return np.asarray(out)
+    n[bad] = 1.0
+    out /= n[..., None]
+    out[bad] = (0.0, 0.0, 0.0, 1.0)
+    return out
 
 
 def mat_to_gl(m16: npt.ArrayLike) -> F64:
@@ -381,12 +388,11 @@ class _Builder:
             self.note("shear_scale_dropped", "a bone's shear_scale has off-diagonal terms; only "
                       "its diagonal is kept as scale")
         out: list[int] = []
-        for j in range(n):
-            name = doc.string(int(bones[j]["name"]), f"bone{j}")
-            node = Node(name=name, translation=(float(t[j, 0]), float(t[j, 1]), float(t[j, 2])),
-                        rotation=(float(r[j, 0]), float(r[j, 1]), float(r[j, 2]), float(r[j, 3])),
-                        scale=(float(diag[j, 0]), float(diag[j, 1]), float(diag[j, 2])))
-            p = int(parents[j])
+        rows = zip(bones["name"].tolist(), parents.tolist(), t.tolist(), r.tolist(),
+                   diag.tolist(), strict=True)
+        for j, (s, p, tj, rj, sj) in enumerate(rows):
+            name = doc.string(s, f"bone{j}")
+            node = Node(name=name, translation=tuple(tj), rotation=tuple(rj), scale=tuple(sj))
             idx = scene.add_node(node, parent if p < 0 else out[p])
             out.append(idx)
             self.bone_nodes.setdefault(name, idx)
@@ -573,11 +579,7 @@ class _Builder:
         tracks, missing = self._tracks(clip, adoc, anim.bones.tolist())
         channels: list[Channel] = []
         if tracks:
-            # Every track in one pass, bone-major so each channel is a contiguous slice.
-            tr = anim.transforms[:, [j for j, _ in tracks]]
-            t_all = to_gl(tr["translation"]).astype(np.float32).transpose(1, 0, 2).copy()
-            q_all = continuous_quats(quat_to_gl(tr["rotation"])).astype(np.float32)
-            q_all = q_all.transpose(1, 0, 2).copy()
+            t_all, q_all = _clip_keys(anim.transforms, [j for j, _ in tracks])
             for k, (_j, node) in enumerate(tracks):
                 channels.append(Channel(node, "translation", times, t_all[k]))
                 channels.append(Channel(node, "rotation", times, q_all[k]))
@@ -592,6 +594,21 @@ class _Builder:
 
 
 _EYE4 = np.eye(4)
+
+
+def _clip_keys(transforms: Any, tracks: list[int]) -> tuple[F32, F32]:
+    """The translation and rotation keys of ``tracks`` in glTF axes, every track in one pass,
+    track-major ((tracks, frames, 3|4) float32) so each channel is a contiguous slice.
+    Translations only move and negate float32 values, exactly, so they skip float64."""
+    tr = transforms if tracks == list(range(transforms.shape[1])) else transforms[:, tracks]
+    tb = tr["translation"].transpose(1, 0, 2)
+    t_all = np.empty(tb.shape, np.float32)
+    t_all[..., 0] = tb[..., 0]
+    t_all[..., 1] = tb[..., 2]
+    np.negative(tb[..., 1], out=t_all[..., 2])
+    q = quat_to_gl(tr["rotation"].transpose(1, 0, 2))
+    q = continuous_quats(q.transpose(1, 0, 2)).transpose(1, 0, 2)
+    return t_all, np.ascontiguousarray(q, dtype=np.float32)
 
 
 def _close(a: F64, b: F64, atol: float) -> bool:
