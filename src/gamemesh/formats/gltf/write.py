@@ -115,6 +115,38 @@ class _Builder:
         self._acc_keys[key] = len(self.accessors) - 1
         return len(self.accessors) - 1
 
+    def packed(self, arrays: list[npt.NDArray[np.float32]]) -> list[int]:
+        """Float accessors for many small (N, width) arrays (a clip's channel outputs) laid
+        end to end in one buffer view: a view per channel cost more to write (and to read)
+        than its data. Equal arrays share one accessor."""
+        uniq: list[npt.NDArray[np.float32]] = []
+        slot: list[int] = []
+        seen: dict[tuple[Any, ...], list[int]] = {}
+        for a in arrays:
+            key = (a.shape, zlib.adler32(a.data))
+            same = next((u for u in seen.get(key, []) if np.array_equal(uniq[u], a)), None)
+            if same is None:
+                same = len(uniq)
+                seen.setdefault(key, []).append(same)
+                uniq.append(a)
+            slot.append(same)
+        if not uniq:
+            return []
+        data = np.concatenate([u.reshape(-1) for u in uniq])
+        # Width 0: a layout no single accessor has, so this view is never shared with one.
+        view = self.view(data.view(np.uint8).data, None, (FLOAT, 0))
+        first = len(self.accessors)
+        offset = 0
+        for u in uniq:
+            acc: dict[str, Any] = {"bufferView": view, "byteOffset": offset,
+                                   "componentType": FLOAT, "count": int(u.shape[0]),
+                                   "type": _TYPES[u.shape[1]]}
+            if not offset:
+                del acc["byteOffset"]
+            self.accessors.append(acc)
+            offset += u.nbytes
+        return [first + k for k in slot]
+
     def padded_pieces(self) -> list[memoryview]:
         pad = (-self.size) % 4
         return [*self.pieces, memoryview(b"\0" * pad)] if pad else list(self.pieces)
@@ -530,6 +562,8 @@ def _animations(out: _Out) -> list[dict[str, Any]]:
         channels: list[dict[str, Any]] = []
         rotations = _unit_rotations(a.channels)
         inputs: dict[int, int] = {}  # id(times) -> accessor: clips share one times array
+        keyed: list[tuple[Any, int]] = []
+        outputs: list[npt.NDArray[np.float32]] = []
         for k, ch in enumerate(a.channels):
             if not len(ch.times):
                 continue
@@ -543,7 +577,9 @@ def _animations(out: _Out) -> list[dict[str, Any]]:
             if inp < 0:
                 inp = inputs[id(ch.times)] = out.b.accessor(
                     np.asarray(ch.times, dtype=np.float32), FLOAT, minmax=True, width=1)
-            outp = out.b.accessor(vals.reshape(-1, width), FLOAT, width=width)
+            keyed.append((ch, inp))
+            outputs.append(np.ascontiguousarray(vals.reshape(-1, width)))
+        for (ch, inp), outp in zip(keyed, out.b.packed(outputs), strict=True):
             samplers.append({"input": inp, "output": outp, "interpolation": ch.interpolation})
             channels.append({"sampler": len(samplers) - 1,
                              "target": {"node": ch.node, "path": ch.path}})
