@@ -184,6 +184,8 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict):
             return {str(k): conv(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
+            if all(type(x) is float for x in v) and math.isfinite(sum(v)):
+                return list(v)  # finite floats (a matrix, a colour): nothing to convert
             return [conv(x) for x in v]
         if isinstance(v, np.ndarray):
             return conv(v.tolist())

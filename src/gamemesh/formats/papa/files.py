@@ -22,25 +22,27 @@ def unit_name(path: Path) -> str | None:
     return stem
 
 
-def texture_siblings(path: Path) -> dict[str, Path]:
+def texture_siblings(path: Path, files: dict[str, str] | None = None) -> dict[str, Path]:
+    """``files``: the folder's :func:`listing`, when the caller already has it."""
     name = unit_name(path)
     if name is None:
         return {}
-    files = _files(path.parent)
+    files = listing(path.parent) if files is None else files
     found = {r: os.path.normcase(f"{name}_{r}.papa") for r in TEXTURE_ROLES}
     return {r: path.with_name(files[k]) for r, k in found.items() if k in files}
 
 
-def anim_siblings(path: Path) -> list[Path]:
+def anim_siblings(path: Path, files: dict[str, str] | None = None) -> list[Path]:
     name = unit_name(path)
     if name is None:
         return []
     prefix = os.path.normcase(f"{name}_anim_")
-    return sorted(path.with_name(real) for key, real in _files(path.parent).items()
+    files = listing(path.parent) if files is None else files
+    return sorted(path.with_name(real) for key, real in files.items()
                   if key.startswith(prefix) and key.endswith(".papa"))
 
 
-def _files(folder: Path) -> dict[str, str]:
+def listing(folder: Path) -> dict[str, str]:
     """The regular files (or links to them) in ``folder``, by case-normalised name: one
     listing instead of a stat per candidate name and a glob."""
     out: dict[str, str] = {}
@@ -60,7 +62,8 @@ def _files(folder: Path) -> dict[str, str]:
 def siblings(path: Path) -> list[Path]:
     """Every other file a default load of ``path`` reads."""
     path = Path(path)
-    return [*texture_siblings(path).values(), *anim_siblings(path)]
+    files = listing(path.parent)
+    return [*texture_siblings(path, files).values(), *anim_siblings(path, files)]
 
 
 def clip_name(path: Path) -> str:

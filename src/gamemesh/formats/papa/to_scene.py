@@ -11,6 +11,7 @@ files; :func:`build` takes them together (``load`` finds them on disk).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -23,14 +24,14 @@ from ...errors import CorruptDataError, FormatError
 from ...registry import Context
 from ...safeio import read_regular
 from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive, Scene, Skin
-from ...scene.math import matrix_to_trs, normalize_rows, row_lengths, trs_to_matrix
+from ...scene.math import matrix_to_trs, normalize_rows, quat_to_matrix, row_lengths
 from ...scene.model import TextureRef
 from ...scene.numbers import require_finite
 from ...textures import encode_png
 from . import layout as lay
 from . import textures as tx
 from .document import NONE16, PapaDocument
-from .files import anim_siblings, clip_name, texture_siblings, unit_name
+from .files import anim_siblings, clip_name, listing, texture_siblings, unit_name
 from .read import read
 from .textures import can_decode, decode
 
@@ -356,13 +357,16 @@ class _Builder:
             self._binding(i, j, mnode, bones, skins)
 
     def _set_transform(self, node: Node, m: F64, what: str) -> None:
-        if _close(m, _EYE4, 1e-7):
+        # In plain floats: one 4x4 through numpy's calls cost more than the whole mesh.
+        flat = m.reshape(16).tolist()
+        if _close16(flat, _EYE16, 1e-7):
+            return
+        if not all(map(math.isfinite, flat)):
+            self.note("matrix_shear", f"{what} has shear; kept as its nearest TRS")
             return
         t, r, s = matrix_to_trs(m)
-        if not np.all(np.isfinite(m)) or not _close(trs_to_matrix(t, r, s), m, 1e-4):
+        if not _close16(_trs16(t, r, s), flat, 1e-4):
             self.note("matrix_shear", f"{what} has shear; kept as its nearest TRS")
-        if not np.all(np.isfinite(m)):
-            return
         node.translation = (float(t[0]), float(t[1]), float(t[2]))
         node.rotation = (float(r[0]), float(r[1]), float(r[2]), float(r[3]))
         node.scale = (float(s[0]), float(s[1]), float(s[2]))
@@ -593,7 +597,21 @@ class _Builder:
                 extras={"fps": [anim.fps_num, anim.fps_den], "frames": frames}))
 
 
-_EYE4 = np.eye(4)
+_EYE16 = np.eye(4).reshape(16).tolist()
+
+
+def _close16(a: list[float], b: list[float], atol: float) -> bool:
+    """``np.allclose(a, b, atol=atol)`` of 16 floats, ``b`` finite: |a - b| <= atol + 1e-5 |b|
+    (NaN is never close), the same arithmetic in plain floats."""
+    return all(abs(x - y) <= atol + 1e-5 * abs(y) for x, y in zip(a, b, strict=True))
+
+
+def _trs16(t: F64, r: F64, s: F64) -> list[float]:
+    """:func:`trs_to_matrix` as 16 row-major floats (the same products)."""
+    rot = quat_to_matrix(r).tolist()
+    sc, tr = s.tolist(), t.tolist()
+    out = [rot[i][j] * sc[j] if j < 3 else tr[i] for i in range(3) for j in range(4)]
+    return [*out, 0.0, 0.0, 0.0, 1.0]
 
 
 def _clip_keys(transforms: Any, tracks: list[int]) -> tuple[F32, F32]:
@@ -609,12 +627,6 @@ def _clip_keys(transforms: Any, tracks: list[int]) -> tuple[F32, F32]:
     q = quat_to_gl(tr["rotation"].transpose(1, 0, 2))
     q = continuous_quats(q.transpose(1, 0, 2)).transpose(1, 0, 2)
     return t_all, np.ascontiguousarray(q, dtype=np.float32)
-
-
-def _close(a: F64, b: F64, atol: float) -> bool:
-    """``np.allclose(a, b, atol=atol)`` for a finite ``b`` (|a - b| <= atol + 1e-5 |b|, NaN
-    never close), without its ~20 us of argument handling per 4x4."""
-    return bool(np.all(np.abs(a - b) <= atol + 1e-5 * np.abs(b)))
 
 
 def _exact(key: str, m16: Any) -> dict[str, Any]:
@@ -671,7 +683,9 @@ def load(data: bytes, ctx: Context) -> Scene:
     unit = Unit(doc, path.stem if path is not None else "papa")
     extra_anims = [Path(p) for p in _as_list(ctx.opt("anim"))]
     if path is not None and not ctx.opt("no_siblings", False):
-        tex = texture_siblings(path)
+        # A unit's folder is listed once (a sibling file itself has no siblings to find).
+        files = listing(path.parent) if unit_name(path) is not None else {}
+        tex = texture_siblings(path, files)
         if doc.models and unit_name(path) is not None:
             for role in ("diffuse", "mask", "material"):
                 if role not in tex:
@@ -682,7 +696,7 @@ def load(data: bytes, ctx: Context) -> Scene:
             if sib is not None:
                 unit.textures[role] = sib
         if doc.models:
-            extra_anims = [*anim_siblings(path), *extra_anims]
+            extra_anims = [*anim_siblings(path, files), *extra_anims]
     for p in extra_anims:
         sib = _read_sibling(p, ctx)
         if sib is not None:
