@@ -172,6 +172,10 @@ class _Out:
     mesh_map: dict[int, int] = field(default_factory=dict)
 
 
+_PLAIN = {int, str, bool}
+_FLOAT = {float}
+
+
 def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
     """Extras must be JSON: numpy values become lists and numbers, bytes become hex."""
 
@@ -184,8 +188,9 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict):
             return {str(k): conv(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
-            if all(type(x) is float for x in v) and math.isfinite(sum(v)):
-                return list(v)  # finite floats (a matrix, a colour): nothing to convert
+            kinds = set(map(type, v))
+            if kinds <= _PLAIN or (kinds == _FLOAT and math.isfinite(sum(v))):
+                return list(v)  # a matrix, a colour, a name list: nothing to convert
             return [conv(x) for x in v]
         if isinstance(v, np.ndarray):
             return conv(v.tolist())

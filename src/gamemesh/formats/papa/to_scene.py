@@ -668,13 +668,18 @@ def _attributes(v: Any, fmt: int) -> dict[str, Any]:
     return out
 
 
+_QUAD_UV = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.float32)
+_QUAD_NORMALS = np.array([[0, 0, 1]] * 4, dtype=np.float32)
+_QUAD_INDICES = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)
+
+
 def _quad(aspect: float, material: int) -> Primitive:
     w = aspect
     pos = np.array([[0, 0, 0], [w, 0, 0], [w, 1, 0], [0, 1, 0]], dtype=np.float32)
-    uv = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.float32)
-    nrm = np.tile(np.array([0, 0, 1], dtype=np.float32), (4, 1))
-    idx = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)
-    return Primitive(positions=pos, normals=nrm, texcoords=[uv], indices=idx, material=material)
+    # Copies of shared templates: building them each time (np.tile) cost more than the decode
+    # of a small texture.
+    return Primitive(positions=pos, normals=_QUAD_NORMALS.copy(), texcoords=[_QUAD_UV.copy()],
+                     indices=_QUAD_INDICES.copy(), material=material)
 
 
 def load(data: bytes, ctx: Context) -> Scene:
