@@ -164,7 +164,7 @@ def decode_bcn(data: bytes, width: int, height: int, n: int) -> RGBA:
         raise CorruptDataError(format="bcn", message="texture data too short",
                                expected=f"{need} bytes", actual=len(data))
     px = np.empty((ph, pw, 4), dtype=np.uint8)
-    _bcn_into(px, data[:need], n)
+    _bcn_into(px, memoryview(data)[:need], n)  # the top level, not copied
     if (pw, ph) == (width, height):
         return px
     return px[:height, :width].copy()
@@ -180,7 +180,7 @@ def _bcn_into(px: RGBA, data: bytes | memoryview, n: int) -> None:
     decoder = PILImage._getdecoder("RGBA", "bcn", (n,))
     try:
         decoder.setimage(target.im, (0, 0, pw, ph))
-        _, err = decoder.decode(bytes(data))
+        _, err = decoder.decode(data)  # any bytes-like object: no copy
     finally:
         decoder.cleanup()
     if err < 0:
