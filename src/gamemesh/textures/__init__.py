@@ -10,9 +10,8 @@ import re
 import struct
 import warnings
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from typing import Any
 
 import numpy as np
@@ -41,14 +40,30 @@ _DEFAULT_PER_BYTE = 8256
 _SMALL = 1 << 12  # any image this small is cheap whatever its file
 
 
-@contextmanager
-def image_pixel_limit(pixels: int | None) -> Iterator[None]:
+class _PixelLimit:
+    """The block of :func:`image_pixel_limit`: a plain context manager (a generator-based one
+    cost a twentieth of a small file's read) that leaves the variable alone when it already
+    holds the value."""
+
+    __slots__ = ("token", "value")
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+        self.token: Token[int] | None = None
+
+    def __enter__(self) -> None:
+        if _PIXEL_LIMIT.get() != self.value:
+            self.token = _PIXEL_LIMIT.set(self.value)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _PIXEL_LIMIT.reset(self.token)
+            self.token = None
+
+
+def image_pixel_limit(pixels: int | None) -> AbstractContextManager[None]:
     """Decode images under a limit of ``pixels`` (None: the default) within the block."""
-    token = _PIXEL_LIMIT.set(MAX_IMAGE_PIXELS if pixels is None else int(pixels))
-    try:
-        yield
-    finally:
-        _PIXEL_LIMIT.reset(token)
+    return _PixelLimit(MAX_IMAGE_PIXELS if pixels is None else int(pixels))
 
 
 def check_pixels(width: int, height: int, fmt: str, field: str = "size",
