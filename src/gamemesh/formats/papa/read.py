@@ -40,8 +40,7 @@ def sniff(prefix: bytes) -> bool:
 
 def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     data = bytes(data)
-    r = Reader(data, "papa")
-    header = _header(r)
+    header = _header(data)
     minor, major = header[1], header[2]
     counts, offsets = header[3:12], header[13:22]
     blocks: Layout = {("header",): (0, lay.HEADER_SIZE)}
@@ -61,7 +60,16 @@ def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     return doc
 
 
-def _header(r: Reader) -> tuple[Any, ...]:
+def _header(data: bytes) -> tuple[Any, ...]:
+    if len(data) >= lay.HEADER_SIZE and data[:4] == lay.MAGIC:
+        header = lay.HEADER.unpack_from(data)
+        if (header[1], header[2]) in lay.VERSIONS:
+            return header
+    return _bad_header(Reader(data, "papa"))
+
+
+def _bad_header(r: Reader) -> tuple[Any, ...]:
+    """The header through a checking reader, which names what is wrong with it."""
     if r.remaining() < lay.HEADER_SIZE:
         if r.peek(4) != lay.MAGIC[: r.remaining()]:
             r.magic(lay.MAGIC)
@@ -91,7 +99,8 @@ def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> list
         _declare(blocks, ("table", s), count)
         return []
     size = st.size * count
-    _block(data, offset, size, f"header.{lay.SECTIONS[s]}[]")
+    if offset + size > len(data):
+        raise _outside(data, offset, size, f"header.{lay.SECTIONS[s]}[]")
     blocks[("table", s)] = (offset, size)
     return list(st.iter_unpack(data[offset:offset + size]))
 
@@ -107,17 +116,23 @@ def _declare(blocks: Layout, key: Key, count: int) -> None:
         blocks[("n", *key)] = (count, 0)
 
 
-def _view(data: bytes, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:
-    """``count`` records at ``offset`` as a numpy view, bounds checked first (no Reader copy:
-    this is the hot path of small files)."""
-    _block(data, offset, dt.itemsize * count, field)
+def _view(data: bytes, offset: int, dt: np.dtype[Any], count: int) -> Any:
+    """``count`` records at ``offset`` as a numpy view, or None when they are not all inside
+    the file (the caller names the field: formatting it on every call cost more than the
+    check)."""
+    if offset < 0 or offset + dt.itemsize * count > len(data):
+        return None
     return np.frombuffer(data, dtype=dt, count=count, offset=offset)
+
+
+def _outside(data: bytes, offset: int, size: int, field: str) -> TruncatedError:
+    return TruncatedError(lay.FMT, "block outside the file", offset=offset, field=field,
+                          expected=f"0..0x{len(data):X}", actual=f"0x{offset:X}+{size}")
 
 
 def _block(data: bytes, offset: int, size: int, field: str) -> None:
     if offset < 0 or size < 0 or offset + size > len(data):
-        raise TruncatedError(lay.FMT, "block outside the file", offset=offset, field=field,
-                             expected=f"0..0x{len(data):X}", actual=f"0x{offset:X}+{size}")
+        raise _outside(data, offset, size, field)
 
 
 def _strings(data: bytes, table: list[Row], blocks: Layout) -> list[PapaString]:
@@ -147,14 +162,13 @@ def _strings(data: bytes, table: list[Row], blocks: Layout) -> list[PapaString]:
 def _textures(data: bytes, table: list[Row], blocks: Layout) -> list[Texture]:
     out: list[Texture] = []
     for i, (name, fmt, ms, w, h, size, off) in enumerate(table):
-        field = f"textures[{i}]"
         if fmt not in lay.TEXTURE_FORMATS:
             msg = "unknown texture format"
-            raise UnsupportedVersionError(lay.FMT, msg, field=f"{field}.format",
+            raise UnsupportedVersionError(lay.FMT, msg, field=f"textures[{i}].format",
                                           expected="0..32", actual=fmt)
         tex = Texture(name, fmt, w, h, ms & 0x7F, bool(ms & 0x80), None, size)
         if off >= 0:
-            _block(data, off, size, f"{field}.data")
+            _block(data, off, size, f"textures[{i}].data")
             tex.data = data[off:off + size]
             tex.linked_size = 0
         blocks[("tex", i)] = (off, 0 if tex.data is None else size)
@@ -165,17 +179,18 @@ def _textures(data: bytes, table: list[Row], blocks: Layout) -> list[Texture]:
 def _vertex_buffers(data: bytes, table: list[Row], blocks: Layout) -> list[VertexBuffer]:
     out: list[VertexBuffer] = []
     for i, (fmt, pad, count, size, off) in enumerate(table):
-        field = f"vertex_buffers[{i}]"
+        field = ("vertex_buffers", i)
         if fmt in lay.UNSUPPORTED_VERTEX_FORMATS:
             name = lay.UNSUPPORTED_VERTEX_FORMATS[fmt]
             stride = size / count if count else 0
             msg = (f"vertex format {fmt} ({name}) has no known layout (stride from the file: "
                    f"{stride:g} bytes)")
-            raise UnsupportedVersionError(lay.FMT, msg, field=f"{field}.format",
+            raise UnsupportedVersionError(lay.FMT, msg, field=f"vertex_buffers[{i}].format",
                                           expected="0..11", actual=fmt)
         if fmt not in lay.VERTEX_FORMATS:
-            raise CorruptDataError(lay.FMT, "unknown vertex format", field=f"{field}.format",
-                                   expected="0..11", actual=fmt)
+            raise CorruptDataError(lay.FMT, "unknown vertex format",
+                                   field=f"vertex_buffers[{i}].format", expected="0..11",
+                                   actual=fmt)
         verts = _buffer(data, blocks, ("vb", i), field, lay.VERTEX_FORMATS[fmt][1], count,
                         size, off, "stride x num_vertices")
         out.append(VertexBuffer(fmt, verts, bytes(pad)))
@@ -185,9 +200,10 @@ def _vertex_buffers(data: bytes, table: list[Row], blocks: Layout) -> list[Verte
 def _index_buffers(data: bytes, table: list[Row], blocks: Layout) -> list[IndexBuffer]:
     out: list[IndexBuffer] = []
     for i, (fmt, pad, count, size, off) in enumerate(table):
-        field = f"index_buffers[{i}]"
+        field = ("index_buffers", i)
         if fmt not in lay.INDEX_FORMATS:
-            raise UnsupportedVersionError(lay.FMT, "unknown index format", field=f"{field}.format",
+            raise UnsupportedVersionError(lay.FMT, "unknown index format",
+                                          field=f"index_buffers[{i}].format",
                                           expected="0 (UInt16) or 1 (UInt32)", actual=fmt)
         idx = _buffer(data, blocks, ("ib", i), field, lay.INDEX_FORMATS[fmt][1], count, size,
                       off, "index size x num_indices")
@@ -195,22 +211,31 @@ def _index_buffers(data: bytes, table: list[Row], blocks: Layout) -> list[IndexB
     return out
 
 
-def _buffer(data: bytes, blocks: Layout, key: Key, field: str, dt: np.dtype[Any], count: int,
-            size: int, off: int, what: str) -> Any:
-    """A vertex or index buffer's records: ``data_size`` must be exactly ``count`` records."""
+def _buffer(data: bytes, blocks: Layout, key: Key, field: tuple[str, int], dt: np.dtype[Any],
+            count: int, size: int, off: int, what: str) -> Any:
+    """A vertex or index buffer's records: ``data_size`` must be exactly ``count`` records.
+    ``field``: (table, index), formatted only for a message."""
     if size != dt.itemsize * count:
-        raise CorruptDataError(lay.FMT, f"data_size is not {what}", field=f"{field}.data_size",
+        raise CorruptDataError(lay.FMT, f"data_size is not {what}",
+                               field=f"{field[0]}[{field[1]}].data_size",
                                expected=dt.itemsize * count, actual=size)
     blocks[key] = (off, size)
-    return _view(data, off, dt, count, field) if count else _empty(dt)
+    if not count:
+        return _empty(dt)
+    arr = _view(data, off, dt, count)
+    if arr is None:
+        raise _outside(data, off, size, f"{field[0]}[{field[1]}]")
+    return arr
 
 
-def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int, field: str) -> Any:
+def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int) -> Any:
+    """The records of an optional block (empty when absent), or None when outside the file."""
     if count == 0 or offset < 0:
         return _empty(dt)
-    return _view(data, offset, dt, count, field)
+    return _view(data, offset, dt, count)
 
 
+_U2 = np.dtype("<u2")
 _EMPTIES: dict[np.dtype[Any], Any] = {}
 
 
@@ -226,7 +251,10 @@ def _empty(dt: np.dtype[Any]) -> Any:
 def _meshes(data: bytes, table: list[Row], blocks: Layout) -> list[Mesh]:
     out: list[Mesh] = []
     for i, (vb, ib, n, pad, off) in enumerate(table):
-        groups = _array(data, off, lay.MATERIAL_GROUP, n, f"meshes[{i}].material_groups")
+        groups = _array(data, off, lay.MATERIAL_GROUP, n)
+        if groups is None:
+            raise _outside(data, off, n * lay.MATERIAL_GROUP.itemsize,
+                           f"meshes[{i}].material_groups")
         blocks[("groups", i)] = (off, groups.nbytes)
         if not len(groups):
             _declare(blocks, ("groups", i), n)
@@ -237,7 +265,9 @@ def _meshes(data: bytes, table: list[Row], blocks: Layout) -> list[Mesh]:
 def _skeletons(data: bytes, table: list[Row], blocks: Layout) -> list[Skeleton]:
     out: list[Skeleton] = []
     for i, (n, p0, p1, p2, off) in enumerate(table):
-        bones = _array(data, off, lay.BONE, n, f"skeletons[{i}].bones")
+        bones = _array(data, off, lay.BONE, n)
+        if bones is None:
+            raise _outside(data, off, n * lay.BONE.itemsize, f"skeletons[{i}].bones")
         blocks[("bones", i)] = (off, bones.nbytes)
         if not len(bones):
             _declare(blocks, ("bones", i), n)
@@ -266,7 +296,9 @@ def _bindings(data: bytes, i: int, n: int, off: int, blocks: Layout) -> list[Mes
     blocks[("bindings", i)] = (off, st.size * n)
     bindings = []
     for j, (name, mesh, nmap, pad, moff) in enumerate(st.iter_unpack(data[off:off + st.size * n])):
-        bmap = _array(data, moff, np.dtype("<u2"), nmap, f"{field}.mesh_bindings[{j}].bone_map")
+        bmap = _array(data, moff, _U2, nmap)
+        if bmap is None:
+            raise _outside(data, moff, 2 * nmap, f"{field}.mesh_bindings[{j}].bone_map")
         blocks[("bonemap", i, j)] = (moff, bmap.nbytes)
         m2m = _matrix(data, off + j * st.size + lay.MATRIX_OFFSET)
         b = MeshBinding(name, mesh, m2m, bmap, pad)
@@ -280,7 +312,9 @@ def _animations(data: bytes, table: list[Row], blocks: Layout) -> list[Animation
     out: list[Animation] = []
     for i, (name, nb, nf, num, den, boff, toff) in enumerate(table):
         field = f"animations[{i}]"
-        bones = _array(data, boff, np.dtype("<u2"), nb, f"{field}.bone_table")
+        bones = _array(data, boff, _U2, nb)
+        if bones is None:
+            raise _outside(data, boff, 2 * nb, f"{field}.bone_table")
         if nb and nf and toff < 0:
             raise CorruptDataError(lay.FMT, "animation has tracks but no transforms",
                                    field=f"{field}.transforms_offset", expected=">= 0",
@@ -293,7 +327,11 @@ def _animations(data: bytes, table: list[Row], blocks: Layout) -> list[Animation
                 raise TruncatedError(lay.FMT, msg, field=f"{field}.num_frames",
                                      expected=f"<= {len(data)} bytes",
                                      actual=f"{nf} x {nb} x 28")
-            tr = _array(data, toff, lay.TRANSFORM, nf * nb, f"{field}.transforms").reshape(nf, nb)
+            tr = _array(data, toff, lay.TRANSFORM, nf * nb)
+            if tr is None:
+                raise _outside(data, toff, nf * nb * lay.TRANSFORM.itemsize,
+                               f"{field}.transforms")
+            tr = tr.reshape(nf, nb)
         blocks[("abones", i)] = (boff, bones.nbytes)
         if not len(bones):
             _declare(blocks, ("abones", i), nb)
@@ -327,7 +365,9 @@ def _materials(data: bytes, table: list[Row], blocks: Layout, size: int) -> list
 
 def _params(data: bytes, blocks: Layout, key: Key, off: int, dt: np.dtype[Any], n: int,
             field: str) -> Any:
-    arr = _array(data, off, dt, n, field)
+    arr = _array(data, off, dt, n)
+    if arr is None:
+        raise _outside(data, off, n * dt.itemsize, field)
     blocks[key] = (off, arr.nbytes)
     if not len(arr):
         _declare(blocks, key, n)
