@@ -151,7 +151,23 @@ class PapaDocument:
     # non-zero bytes between blocks; None for documents built in code (papatran layout).
     layout: dict[tuple[Any, ...], tuple[int, int]] | None = None
     file_size: int = 0
-    gaps: list[tuple[int, bytes]] = field(default_factory=list)
+    # The file read and where its blocks sat, from which ``gaps`` is found on first use: only a
+    # rewrite in the same layout needs it, and a scan per read cost a tenth of the read.
+    source: bytes | None = field(default=None, repr=False, compare=False)
+    spans: list[tuple[int, int]] | None = field(default=None, repr=False, compare=False)
+    _gaps: list[tuple[int, bytes]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def gaps(self) -> list[tuple[int, bytes]]:
+        """Non-zero bytes between the blocks of the file read (papatran leaves zeros)."""
+        if self._gaps is None:
+            self._gaps = [] if self.source is None or self.spans is None else \
+                nonzero_gaps(self.source, self.spans)
+        return self._gaps
+
+    @gaps.setter
+    def gaps(self, value: list[tuple[int, bytes]]) -> None:
+        self._gaps = value
 
     # -- helpers -----------------------------------------------------------------------------
     def string(self, index: int, default: str = "") -> str:
@@ -177,3 +193,18 @@ class PapaDocument:
         if not kinds:
             return "header-only"
         return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def nonzero_gaps(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
+    """(offset, bytes) of every run outside the ``(offset, size)`` blocks that is not all
+    zeros."""
+    ends = sorted([(off, off + n) for off, n in spans if off >= 0 and n > 0])
+    ends.append((len(data), len(data)))
+    out: list[tuple[int, bytes]] = []
+    cursor = 0
+    for a, b in ends:
+        if a > cursor and data.count(0, cursor, a) != a - cursor:
+            out.append((cursor, data[cursor:a]))
+        if b > cursor:
+            cursor = b
+    return out

@@ -56,7 +56,7 @@ def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     doc.animations = _animations(data, tables[lay.S_ANIMATION], blocks)
     doc.materials = _materials(data, tables[lay.S_MATERIAL], blocks, len(data))
     doc.layout = blocks
-    doc.gaps = _gaps(data, blocks)
+    doc.source, doc.spans = data, list(blocks.values())
     return doc
 
 
@@ -107,7 +107,7 @@ def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> list
 
 def _matrix(data: bytes, offset: int) -> Any:
     """The 16 float32 at ``offset`` (inside an entry already checked), bits kept."""
-    return np.frombuffer(data, dtype="<f4", count=16, offset=offset).copy()
+    return np.frombuffer(data, dtype=_F4, count=16, offset=offset).copy()
 
 
 def _declare(blocks: Layout, key: Key, count: int) -> None:
@@ -236,6 +236,7 @@ def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int) -> Any:
 
 
 _U2 = np.dtype("<u2")
+_F4 = np.dtype("<f4")
 _EMPTIES: dict[np.dtype[Any], Any] = {}
 
 
@@ -286,19 +287,19 @@ def _models(data: bytes, table: list[Row], base: int, blocks: Layout) -> list[Mo
 
 
 def _bindings(data: bytes, i: int, n: int, off: int, blocks: Layout) -> list[MeshBinding]:
-    field = f"models[{i}]"
     st = lay.MESH_BINDING_STRUCT
     if n == 0 or off < 0:
         blocks[("bindings", i)] = (off, 0)
         _declare(blocks, ("bindings", i), n)
         return []
-    _block(data, off, st.size * n, f"{field}.mesh_bindings")
+    if off + st.size * n > len(data):
+        raise _outside(data, off, st.size * n, f"models[{i}].mesh_bindings")
     blocks[("bindings", i)] = (off, st.size * n)
     bindings = []
     for j, (name, mesh, nmap, pad, moff) in enumerate(st.iter_unpack(data[off:off + st.size * n])):
         bmap = _array(data, moff, _U2, nmap)
         if bmap is None:
-            raise _outside(data, moff, 2 * nmap, f"{field}.mesh_bindings[{j}].bone_map")
+            raise _outside(data, moff, 2 * nmap, f"models[{i}].mesh_bindings[{j}].bone_map")
         blocks[("bonemap", i, j)] = (moff, bmap.nbytes)
         m2m = _matrix(data, off + j * st.size + lay.MATRIX_OFFSET)
         b = MeshBinding(name, mesh, m2m, bmap, pad)
@@ -349,28 +350,31 @@ def _materials(data: bytes, table: list[Row], blocks: Layout, size: int) -> list
                         | {x for t in table for x in t[4:7]})
     out: list[Material] = []
     for i, (shader, nv, nt, nm, voff, toff, moff) in enumerate(table):
-        field = f"materials[{i}]"
-        vdt = lay.VECTOR_PARAM_24 if _wide(starts, voff, nv, 20, 24) else lay.VECTOR_PARAM
-        mdt = lay.MATRIX_PARAM_72 if _wide(starts, moff, nm, 68, 72) else lay.MATRIX_PARAM
-        vec = _params(data, blocks, ("vec", i), voff, vdt, nv, f"{field}.vector_params")
-        tex = _params(data, blocks, ("texp", i), toff, lay.TEXTURE_PARAM, nt,
-                      f"{field}.texture_params")
-        mat = _params(data, blocks, ("mat", i), moff, mdt, nm, f"{field}.matrix_params")
-        out.append(Material(shader, vec if vdt is lay.VECTOR_PARAM else
-                            vec.astype(lay.VECTOR_PARAM),
-                            tex, mat if mdt is lay.MATRIX_PARAM else mat.astype(lay.MATRIX_PARAM),
+        wide_v = nv > 1 and _wide(starts, voff, nv, 20, 24)
+        wide_m = nm > 1 and _wide(starts, moff, nm, 68, 72)
+        vdt = lay.VECTOR_PARAM_24 if wide_v else lay.VECTOR_PARAM
+        mdt = lay.MATRIX_PARAM_72 if wide_m else lay.MATRIX_PARAM
+        vec = _params(data, blocks, i, "vec", voff, vdt, nv)
+        tex = _params(data, blocks, i, "texp", toff, lay.TEXTURE_PARAM, nt)
+        mat = _params(data, blocks, i, "mat", moff, mdt, nm)
+        out.append(Material(shader, vec.astype(lay.VECTOR_PARAM) if wide_v else vec, tex,
+                            mat.astype(lay.MATRIX_PARAM) if wide_m else mat,
                             vdt.itemsize, mdt.itemsize))
     return out
 
 
-def _params(data: bytes, blocks: Layout, key: Key, off: int, dt: np.dtype[Any], n: int,
-            field: str) -> Any:
+_PARAM_FIELDS = {"vec": "vector_params", "texp": "texture_params", "mat": "matrix_params"}
+
+
+def _params(data: bytes, blocks: Layout, i: int, kind: str, off: int, dt: np.dtype[Any],
+            n: int) -> Any:
+    """Material ``i``'s ``kind`` parameters (layout key ``(kind, i)``)."""
     arr = _array(data, off, dt, n)
     if arr is None:
-        raise _outside(data, off, n * dt.itemsize, field)
-    blocks[key] = (off, arr.nbytes)
-    if not len(arr):
-        _declare(blocks, key, n)
+        raise _outside(data, off, n * dt.itemsize, f"materials[{i}].{_PARAM_FIELDS[kind]}")
+    blocks[(kind, i)] = (off, arr.nbytes)
+    if not len(arr) and n:
+        blocks[("n", kind, i)] = (n, 0)
     return arr
 
 
@@ -380,17 +384,3 @@ def _wide(starts: list[int], off: int, n: int, narrow: int, wide: int) -> bool:
     k = bisect.bisect_right(starts, off)
     nxt = starts[k] if k < len(starts) else off
     return nxt == lay.align8(off + wide * n) and nxt != lay.align8(off + narrow * n)
-
-
-def _gaps(data: bytes, blocks: Layout) -> list[tuple[int, bytes]]:
-    """Non-zero bytes outside every block (papatran leaves zeros; keep anything else)."""
-    spans = sorted([(off, off + n) for off, n in blocks.values() if off >= 0 and n > 0])
-    spans.append((len(data), len(data)))
-    out: list[tuple[int, bytes]] = []
-    cursor = 0
-    for a, b in spans:
-        if a > cursor and data.count(0, cursor, a) != a - cursor:
-            out.append((cursor, data[cursor:a]))
-        if b > cursor:
-            cursor = b
-    return out
