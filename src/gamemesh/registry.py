@@ -130,6 +130,8 @@ class FormatSpec:
         """Values of this format's options must fit their declared type and choices; a bad one
         is the caller's mistake (a usage error), never "malformed data". Options of other
         formats pass through: one convert call carries both sides' options."""
+        if not options:
+            return
         for opt in self.options:
             value = options.get(opt.name)
             if value is None:

@@ -25,6 +25,10 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
           (stat.S_ISDIR, "a directory"))
 
 
+# O_NONBLOCK: a path swapped for a FIFO after the look does not block the open (see _read_open).
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0)
+
+
 def file_kind(mode: int) -> str:
     """What a non-regular file is, in words ("a FIFO (named pipe)")."""
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
@@ -59,7 +63,7 @@ def _read_open(path: Path, n: int, fmt: str, what: str | None, limit: int | None
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise _refuse(path, st.st_mode, fmt, what)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
+    fd = os.open(path, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
