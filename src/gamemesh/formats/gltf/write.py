@@ -124,15 +124,19 @@ class _Builder:
         seen: dict[tuple[Any, ...], list[int]] = {}
         for a in arrays:
             key = (a.shape, zlib.adler32(a.data))
-            same = next((u for u in seen.get(key, []) if np.array_equal(uniq[u], a)), None)
-            if same is None:
+            same = -1
+            for cand in seen.get(key, ()):
+                if np.array_equal(uniq[cand], a):
+                    same = cand
+                    break
+            if same < 0:
                 same = len(uniq)
                 seen.setdefault(key, []).append(same)
                 uniq.append(a)
             slot.append(same)
         if not uniq:
             return []
-        data = np.concatenate([u.reshape(-1) for u in uniq])
+        data = np.concatenate(uniq, axis=None)
         # Width 0: a layout no single accessor has, so this view is never shared with one.
         view = self.view(data.view(np.uint8).data, None, (FLOAT, 0))
         first = len(self.accessors)
@@ -558,8 +562,12 @@ def _unit_rotations(channels: list[Any]) -> dict[int, npt.NDArray[np.float32]]:
     if not picked:
         return {}
     unit = quat_normalize(np.concatenate([v for _, v in picked])).astype(np.float32)
-    ends = np.cumsum([len(v) for _, v in picked])[:-1]
-    return {k: part for (k, _), part in zip(picked, np.split(unit, ends), strict=True)}
+    out: dict[int, npt.NDArray[np.float32]] = {}
+    start = 0
+    for k, v in picked:
+        out[k] = unit[start:start + len(v)]
+        start += len(v)
+    return out
 
 
 def _animations(out: _Out) -> list[dict[str, Any]]:
