@@ -194,12 +194,23 @@ def matrix_to_trs(m: npt.ArrayLike) -> tuple[F64, F64, F64]:
     return t, r, s
 
 
+def _det3(rows: list[list[float]], basis: F64, bound: float) -> float:
+    """The determinant, for its sign: by cofactors while it is clearly away from zero (the
+    product of the column lengths bounds it, and both ways err by ~1e-15 of that), else from
+    LAPACK as the numpy path has it (a call costs more than the rest of the split)."""
+    (a, b, c), (d, e, f), (g, h, i) = rows
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    if abs(det) > 1e-9 * bound:
+        return det
+    return float(np.linalg.det(basis))
+
+
 def _basis_to_rs(rows: list[list[float]], basis: F64) -> tuple[F64, F64]:
     """:func:`matrix_to_trs`'s rotation and scale of one finite 3x3, in plain floats (same
     operations, same order, same bits; the determinant's sign still comes from LAPACK)."""
     s = [math.sqrt(rows[0][j] * rows[0][j] + rows[1][j] * rows[1][j] + rows[2][j] * rows[2][j])
          for j in range(3)]
-    if np.linalg.det(basis) < 0:
+    if _det3(rows, basis, s[0] * s[1] * s[2]) < 0:
         s[0] = -s[0]
     safe = [1.0 if x == 0 else x for x in s]
     unit = [[row[j] / safe[j] for j in range(3)] for row in rows]
