@@ -303,3 +303,32 @@ def test_padded_matrix_accessors() -> None:
     doc = parse(glb_bytes(js, binary), Context())
     assert accessor(doc, 0).tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]]
     assert accessor(doc, 1).tolist() == [[-1, 2, -3, 4, -5, 6, 7, 8, -9]]
+
+
+def test_clip_outputs_share_one_view(tmp_path: Path, gltf_validator: Any) -> None:
+    """A clip's channel outputs are laid end to end in one buffer view, each accessor at its
+    byte offset; equal outputs share an accessor; every key reads back exactly."""
+    scene = Scene()
+    for i in range(3):
+        scene.add_node(Node(name=f"n{i}"))
+    times = np.array([0.0, 0.5, 1.0], dtype=np.float32)
+    move = np.array([[0, 0, 0], [1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    turn = np.array([[0, 0, 0, 1], [0, 0.6, 0, 0.8], [0, 1, 0, 0]], dtype=np.float32)
+    scene.animations.append(Animation("clip", [
+        Channel(0, "translation", times, move), Channel(1, "translation", times, move.copy()),
+        Channel(2, "rotation", times, turn), Channel(0, "scale", times, move + 1)]))
+    out = tmp_path / "clip.glb"
+    gamemesh.save(scene, out)
+    gltf_validator(out)
+    js = json.loads(out.read_bytes()[20:20 + int.from_bytes(out.read_bytes()[12:16], "little")])
+    samplers = js["animations"][0]["samplers"]
+    outputs = [js["accessors"][s["output"]] for s in samplers]
+    assert samplers[0]["output"] == samplers[1]["output"]  # equal keys, one accessor
+    assert len({a["bufferView"] for a in outputs}) == 1
+    assert [a.get("byteOffset", 0) for a in outputs] == [0, 0, 36, 84]
+    back = gamemesh.load(out)
+    got = {(c.node, c.path): c.values for c in back.animations[0].channels}
+    assert np.array_equal(got[(0, "translation")], move)
+    assert np.array_equal(got[(1, "translation")], move)
+    assert np.array_equal(got[(2, "rotation")], turn)
+    assert np.array_equal(got[(0, "scale")], move + 1)
