@@ -169,6 +169,11 @@ def level_size(fmt: int, width: int, height: int) -> int:
     return -1
 
 
+def mip_dims(width: int, height: int, mips: int) -> list[list[int]]:
+    """[width, height] of each stored level, largest first."""
+    return [[width >> i or 1, height >> i or 1] for i in range(max(mips, 1))]
+
+
 def mip_sizes(fmt: int, width: int, height: int, mips: int) -> list[tuple[int, int, int]]:
     """(width, height, bytes) of each stored level, largest first."""
     out = []

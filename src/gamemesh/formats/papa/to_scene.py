@@ -173,7 +173,7 @@ class _Builder:
             self._animation(clip, adoc, k)
         if not doc.models and doc.textures:
             self._texture_preview()
-        if doc.kind == "header-only":
+        if self.scene.extras.get("kind") == "header-only":
             self.note("empty_file", "the file holds no textures, models or animations", "info")
 
     @staticmethod
@@ -192,9 +192,7 @@ class _Builder:
         tname = tdoc.string(tex.name, f"texture{k}")
         extras: dict[str, Any] = {"papa_name": tname, "papa_format": tx.format_name(tex.format),
                                   "srgb": tex.srgb, "mips": tex.mips,
-                                  "mip_sizes": [[w, h] for w, h, _ in
-                                                lay.mip_sizes(tex.format, tex.width, tex.height,
-                                                            tex.mips)]}
+                                  "mip_sizes": lay.mip_dims(tex.width, tex.height, tex.mips)}
         if role:
             extras["role"] = role
         if tex.linked:
@@ -689,9 +687,10 @@ def load(data: bytes, ctx: Context) -> Scene:
     extra_anims = [Path(p) for p in _as_list(ctx.opt("anim"))]
     if path is not None and not ctx.opt("no_siblings", False):
         # A unit's folder is listed once (a sibling file itself has no siblings to find).
-        files = listing(path.parent) if unit_name(path) is not None else {}
+        is_model_file = unit_name(path) is not None
+        files = listing(path.parent) if is_model_file else {}
         tex = texture_siblings(path, files)
-        if doc.models and unit_name(path) is not None:
+        if doc.models and is_model_file:
             for role in ("diffuse", "mask", "material"):
                 if role not in tex:
                     ctx.note("papa.texture_missing", f"no {path.stem}_{role}.papa next to the "
