@@ -20,7 +20,6 @@ from ...registry import Context
 from ...safeio import read_regular
 from ...scene import (
     Animation,
-    Channel,
     Material,
     Mesh,
     Node,
@@ -31,6 +30,7 @@ from ...scene import (
 )
 from ...scene.math import matrices_to_trs, trs_to_matrices
 from ...scene.skinning import limit_influences, safe_inverse
+from .anim import Clipper, track_channels
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
 from .files import TextureFinder, part_paths
@@ -715,42 +715,6 @@ def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any
 
 
 # -- animation ------------------------------------------------------------------------------------
-def _clean(times: Any, values: Any, ctx: Context, what: str) -> tuple[Any, Any]:
-    """Finite, non-negative, strictly increasing key times (glTF needs them)."""
-    t = np.asarray(times, np.float64)
-    v = np.asarray(values, np.float64)
-    ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
-    t, v = t[ok], v[ok]
-    order = np.argsort(t, kind="stable")
-    t, v = t[order], v[order]
-    keep = np.ones(len(t), bool)
-    keep[1:] = np.diff(t) > 0
-    if not np.all(ok) or not np.all(keep):
-        ctx.note("pet.anim_keys_fixed", f"{what}: keys with bad or repeated times dropped")
-    return t[keep], v[keep]
-
-
-def _track_channels(track: Any, node: int, ctx: Context, label: str) -> list[Channel]:
-    out: list[Channel] = []
-    for arr, path in ((track.pos, "translation"), (track.rot, "rotation"),
-                      (track.scale, "scale")):
-        a = np.asarray(arr, np.float64)
-        if not len(a):
-            continue
-        t, v = _clean(a[:, 0], a[:, 1:], ctx, label)
-        if not len(t):
-            continue
-        if path == "translation":
-            v = v * FLIP
-        elif path == "rotation":
-            v = v * np.array([1.0, 1.0, -1.0, 1.0])
-            length = np.linalg.norm(v, axis=1, keepdims=True)
-            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
-                         [0.0, 0.0, 0.0, 1.0])
-        out.append(Channel(node, path, t.astype(np.float32), v.astype(np.float32)))  # type: ignore[arg-type]
-    return out
-
-
 def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) -> None:
     anim = unit.doc.anim
     if anim is None or sk is None:
@@ -759,9 +723,9 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         return
     bs = unit.doc.bones
     names = [b.decode("cp949", errors="replace") for b in bs.names] if bs is not None else []
-    channels: list[Channel] = []
     flags: dict[str, list[list[float]]] = {}
     skipped = 0
+    matched: list[tuple[Any, int, str]] = []
     for i, tr in enumerate(anim.tracks):
         j: int | None
         if sk.unit is unit:
@@ -771,9 +735,11 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         if j is None:
             skipped += 1
             continue
-        channels += _track_channels(tr, sk.nodes[j], ctx, f"{unit.stem} track {i}")
+        matched.append((tr, sk.nodes[j], f"{unit.stem} track {i}"))
         if tr.flags is not None and len(tr.flags):
             flags[sk.names[j]] = np.asarray(tr.flags, np.float64).tolist()
+    channels = track_channels([m[0] for m in matched], [m[1] for m in matched],
+                              [m[2] for m in matched], ctx)
     if skipped:
         ctx.note("pet.anim_track_unmatched", f"{unit.stem}: {skipped} track(s) name no bone")
     moti = unit.doc.get(b"MOTI")
@@ -781,9 +747,10 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
     if isinstance(moti, MotiSection) and moti.motions:
+        clipper = Clipper(channels)
         for mo in moti.motions:
             t0, t1 = mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS
-            clip = [c for c in (_cut(ch, t0, t1) for ch in channels) if c is not None]
+            clip = clipper.cut(t0, t1)
             extras: dict[str, Any] = {"pet_motion": {
                 "name": text_value(mo.name), "frame_start": mo.frame_start,
                 "frame_end": mo.frame_end, "next_move": text_value(mo.next_move),
@@ -794,26 +761,6 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
                                               channels=clip, extras=extras))
     elif channels:
         scene.animations.append(Animation(name=unit.stem, channels=channels, extras=base))
-
-
-def _cut(ch: Channel, t0: float, t1: float) -> Channel | None:
-    """The part of a channel in [t0, t1], boundary values interpolated, times from 0."""
-    t = ch.times.astype(np.float64)
-    v = ch.values.astype(np.float64)
-    if ch.path == "rotation" and len(v) > 1:
-        # Same hemisphere key to key so the interpolation takes the short way.
-        d = np.sum(v[1:] * v[:-1], axis=1)
-        v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
-    # Key times are float32 seconds and the bounds whole frames: a key within a tenth of a
-    # millisecond of a bound is that bound's key (taken as it is, not blended with its
-    # neighbour), not another one beside it.
-    t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
-    inside = (t > t0) & (t < t1)
-    times = np.concatenate([[t0], t[inside], [t1]]) if t1 > t0 else np.array([t0])
-    vals = np.stack([np.interp(times, t, v[:, c]) for c in range(v.shape[1])], axis=1)
-    if ch.path == "rotation":
-        vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
-    return Channel(ch.node, ch.path, (times - t0).astype(np.float32), vals.astype(np.float32))
 
 
 def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
