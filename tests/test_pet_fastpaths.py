@@ -78,6 +78,39 @@ def test_bone_records_found_at_once_match_the_record_reader(
         _same(doc, read_mod.read(d, Context(Path(n), {})))
 
 
+def test_small_record_walks_match_the_vectorized_finders(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to ``_SMALL`` bones and vertices are walked one by one: the same documents (and the
+    same errors) as the vectorized finders, on the fixtures, escaped ids, and mutated and cut
+    copies of them."""
+    docs = _docs()
+    rng = np.random.default_rng(5)
+    cases = list(docs)
+    for d, n in docs:
+        for _ in range(12):
+            m = bytearray(d)
+            at = rng.integers(0, len(m), 4)
+            m[at[0]] = int(rng.integers(0, 256))
+            m[at[1]] = rng.choice([0, 0xFE, 0xFF, 255])
+            cases.append((bytes(m), n))
+        cases.append((d[:int(rng.integers(8, len(d)))], n))
+
+    def outcome(d: bytes, n: str) -> Any:
+        try:
+            return read_mod.read(d, Context(Path(n), {}))
+        except gamemesh.FormatError as e:
+            return str(e)
+
+    small = [outcome(d, n) for d, n in cases]
+    monkeypatch.setattr(read_mod, "_SMALL", 0)
+    for (d, n), got in zip(cases, small, strict=True):
+        want = outcome(d, n)
+        if isinstance(want, str):
+            assert got == want
+        else:
+            _same(got, want)
+
+
 def _reference_primitives(scene_doc: Any, builder: Any, unit: Any) -> list[tuple[Any, ...]]:
     """The corner dedup as it was: every corner converted, then np.unique over the
     (vertex, normal, UV sets) rows of each primitive (-0.0 equal to 0.0)."""

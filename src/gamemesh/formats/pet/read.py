@@ -51,6 +51,9 @@ from .layout import (
 
 # A vertex with more influence pairs than this is walked by the slow path (no real file has it).
 _FAST_PAIRS = 32
+# Up to this many records (bones, vertices) are found by a plain walk over the bytes: a few
+# hundred small records cost less that way than the vectorized search's fixed numpy cost.
+_SMALL = 512
 _EMPTY = b""
 
 
@@ -295,6 +298,8 @@ def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
     the record-by-record reader then reports where."""
     if n == 0:
         return False
+    if n <= _SMALL:
+        return _bones_small(r, n, tail, extra, out)
     s0 = r.tell()
     b = np.frombuffer(r._view, np.uint8)[s0:r.end]
     size = len(b)
@@ -327,6 +332,43 @@ def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
         if extra:
             out.extra = body[:, 48:52].copy().view("<f4").reshape(n)
     r.seek(s0 + int(chain[-1]))
+    return True
+
+
+def _bones_small(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> bool:
+    """:func:`_bones_fast` for a few hundred bones: the records walked one by one."""
+    s0 = r.tell()
+    raw = bytes(r._view[s0:r.end])
+    size = len(raw)
+    names: list[bytes] = []
+    parents: list[int] = []
+    wides: list[bool] = []
+    bodies: list[int] = []
+    p = 0
+    for _ in range(n):
+        k = raw.find(b"\0", p)
+        if k < 0 or k + 1 >= size:
+            return False
+        wide = raw[k + 1] == 0xFE
+        body = k + 4 if wide else k + 2
+        if body + tail > size:
+            return False
+        names.append(raw[p:k])
+        if wide:
+            parents.append(int.from_bytes(raw[k + 2:k + 4], "little", signed=True))
+        else:
+            parents.append(-1 if raw[k + 1] == 0xFF else raw[k + 1])
+        wides.append(wide)
+        bodies.append(body)
+        p = body + tail
+    out.names, out.parents, out.parent_wide = names, parents, wides
+    if tail:
+        rec = np.array(bodies, np.int64)[:, None] + np.arange(tail)
+        recs = np.frombuffer(raw, np.uint8)[rec]
+        out.matrices = recs[:, :48].copy().view("<f4").reshape(n, 12)
+        if extra:
+            out.extra = recs[:, 48:52].copy().view("<f4").reshape(n)
+    r.seek(s0 + p)
     return True
 
 
@@ -419,8 +461,13 @@ def _read_mesh(r: Reader, version: tuple[int, int], mpet: bool) -> MeshSection:
     head = 16 if mpet else 12
     buf = np.frombuffer(r._view, np.uint8)
     with r.field("vertices"):
-        starts = _vertex_starts(r, buf, nvert, head)
-        verts = _parse_vertices(buf, starts, head)
+        small = (_vertices_small(r._view, buf, r.tell(), r.end, nvert, head)
+                 if 0 < nvert <= _SMALL else None)
+        if small is not None:
+            starts, verts = small
+        else:
+            starts = _vertex_starts(r, buf, nvert, head)
+            verts = _parse_vertices(buf, starts, head)
     r.seek(int(starts[-1]))
     npoly = r.count(r.u32("npoly"), 3 * (17 if version >= (1, 2) else 24), "npoly")
     with r.field("polygons"):
@@ -567,6 +614,61 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
                           actual="the section ended first", field=f"[{v}].weights",
                           offset=int(s0 + 2 * chain[v]))
     return s0 + 2 * chain
+
+
+def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nvert: int,
+                    head: int) -> tuple[npt.NDArray[np.int64], dict[str, Any]] | None:
+    """:func:`_vertex_starts` and :func:`_parse_vertices` of a small vertex list (``_SMALL``
+    records at most), walked record by record. None when a record runs past the section or
+    has more than ``_FAST_PAIRS`` pairs: the general search then decides (and reports)."""
+    starts = [s0]
+    rows: list[list[tuple[int, int, bool]]] = []
+    pads: list[int] = []
+    s = s0
+    for _ in range(nvert):
+        cur = s + head
+        total = 0
+        row: list[tuple[int, int, bool]] = []
+        while total < 255:
+            if cur + 2 > end or len(row) == _FAST_PAIRS:
+                return None
+            w, hb = view[cur], view[cur + 1]
+            total += w
+            if hb == 0xFE:
+                if cur + 4 > end:
+                    return None
+                row.append((w, int.from_bytes(view[cur + 2:cur + 4], "little", signed=True),
+                            True))
+                cur += 4
+            else:
+                row.append((w, -1 if hb == 0xFF else hb, False))
+                cur += 2
+        if len(row) == 1:
+            pads.append(cur)
+            cur += 2  # the pad after a single pair
+        if cur > end:
+            return None
+        rows.append(row)
+        s = cur
+        starts.append(s)
+    st = np.array(starts, np.int64)
+    out: dict[str, Any] = {
+        "positions": buf[st[:-1, None] + np.arange(12)].view("<f4")}
+    if head == 16:
+        out["global"] = buf[st[:-1, None] + np.arange(12, 16)].view("<f4").reshape(nvert)
+    width = max(len(row) for row in rows)
+    fill = (0, -1, False)
+    flat = [p for row in rows for p in (*row, *(fill,) * (width - len(row)))]
+    cols = list(zip(*flat, strict=True))
+    count = np.array([len(row) for row in rows], np.int32)
+    pad = np.zeros((nvert, 2), np.uint8)
+    if pads:
+        single = np.flatnonzero(count == 1)
+        pad[single] = buf[np.array(pads, np.int64)[:, None] + np.arange(2)]
+    out.update(count=count, weight=np.array(cols[0], np.uint8).reshape(nvert, width),
+               bone=np.array(cols[1], np.int32).reshape(nvert, width),
+               wide=np.array(cols[2], np.bool_).reshape(nvert, width), pad=pad)
+    return st, out
 
 
 def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
