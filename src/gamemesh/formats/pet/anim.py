@@ -195,7 +195,7 @@ def _interp_at(t: F64, v: F64, starts: I64, ends: I64, x: float) -> F64:
     np.cumsum(t <= x, out=le[1:])
     count = le[ends] - le[starts]
     j = starts + np.maximum(count - 1, 0)
-    out = v[j].copy()
+    out: F64 = v[j].copy()
     mid = np.flatnonzero((count > 0) & (starts + count < ends))
     if len(mid):
         jm = j[mid]
