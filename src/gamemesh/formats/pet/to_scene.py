@@ -120,10 +120,12 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     depth = _depths(np.asarray(par, np.int64)) if n else np.zeros(0, np.int64)
     levels = int(depth.max()) if n else 0
     if 2 * levels > n:
-        for i in order:  # per bone: a chain
+        # Per bone (a chain): views of the rows made once, each product written in place.
+        rows, lrows = list(world), list(local)
+        for i in order:
             p = par[i]
             if p >= 0:
-                world[i] = world[p] @ local[i]
+                np.matmul(rows[p], lrows[i], out=rows[i])
         return world
     parent = np.asarray(par, np.int64)
     by_depth = np.argsort(depth, kind="stable")
@@ -197,16 +199,16 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
     err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
     exact = (err <= tol[:, None, None]).all(axis=(1, 2))
-    tl, rl, sl = t.tolist(), r.tolist(), s.tolist()
+    tl, rl, sl = map(tuple, t.tolist()), map(tuple, r.tolist()), map(tuple, s.tolist())
     extra = bs.extra.tolist() if bs.extra is not None else None
     nodes = scene.nodes
-    for i, (name, ok) in enumerate(zip(sk.names, exact.tolist(), strict=True)):  # per bone
+    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact.tolist(), tl, rl, sl,
+                                                   strict=True)):  # per bone
         extras: dict[str, Any] = {"pet_bone": i}
         if extra is not None:
             extras["pet_bone_extra"] = float(extra[i])
         if ok:
-            nodes.append(Node(name=name, translation=tuple(tl[i]), rotation=tuple(rl[i]),
-                              scale=tuple(sl[i]), extras=extras))
+            nodes.append(Node(name=name, translation=ti, rotation=ri, scale=si, extras=extras))
         else:
             nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
     sheared = int(np.count_nonzero(~exact))
@@ -722,7 +724,8 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
             ctx.note("pet.anim_no_bones", f"{unit.stem}: ANIM without bones is left out")
         return
     bs = unit.doc.bones
-    names = [b.decode("cp949", errors="replace") for b in bs.names] if bs is not None else []
+    names = ([b.decode("cp949", errors="replace") for b in bs.names]
+             if bs is not None and sk.unit is not unit else [])
     flags: dict[str, list[list[float]]] = {}
     skipped = 0
     matched: list[tuple[Any, int, str]] = []
