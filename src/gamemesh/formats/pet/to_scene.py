@@ -693,13 +693,14 @@ def dense(a: Any) -> npt.NDArray[Any]:
     row), several times faster than numpy's item-by-item copy of unaligned values."""
     a = np.asarray(a)
     if a.flags.c_contiguous or a.ndim == 0 or a.size == 0 or a.dtype.hasobject:
-        return a
+        return np.ascontiguousarray(a)
     inner = np.empty((1, *a.shape[1:]), a.dtype).strides[1:]
     if a.strides[1:] != inner:
         return np.ascontiguousarray(a)
     row = a.dtype.itemsize * (a.size // len(a))
     raw = a.reshape(len(a), -1).view(np.uint8)
-    return raw.view(np.dtype((np.void, row))).copy().view(a.dtype).reshape(a.shape)
+    out: npt.NDArray[Any] = raw.view(np.dtype((np.void, row))).copy().view(a.dtype)
+    return out.reshape(a.shape)
 
 
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
