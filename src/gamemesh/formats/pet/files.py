@@ -27,7 +27,8 @@ _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 
 # Folder listings shared by every load: (the folder's mtime, its files by lower-case name, its
 # sub-folders), as path strings (a Path is made only for a file that is used: a big folder
-# such as /tmp, met walking up the tree, would otherwise cost a Path per entry per load). A listing is reused while the folder's mtime is unchanged, and kept only when
+# such as /tmp, met walking up the tree, would otherwise cost a Path per entry per load).
+# A listing is reused while the folder's mtime is unchanged, and kept only when
 # that mtime was over 2 s old when listed (a folder changed again within its timestamp's
 # granularity would look unchanged: the rule git uses for its index).
 _LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str]]] = {}
