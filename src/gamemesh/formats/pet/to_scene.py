@@ -458,7 +458,7 @@ class _MeshBuilder:
             first, nrm64 = first[order], nrm64[order]
         rows = np.empty(nc, np.int64)
         rows[first] = np.arange(len(first))
-        row = rows[row]
+        row = np.take(rows, row)
         nrm = _finite32(nrm64 * FLIP)
         uv = _finite32(np.take(uv_raw, first, axis=0))
         if varying:
@@ -486,7 +486,7 @@ class _MeshBuilder:
         if not npoly:
             return []
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        corner_class = cls[row]
+        corner_class = np.take(cls, row)
         cv = self._corner_vertex(m)
         gpos = _finite32(pos * FLIP)
         nuv = uv.shape[1]
@@ -501,10 +501,10 @@ class _MeshBuilder:
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
             # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(corner_class[corners], len(first))
-            src = corners[firsts]
-            verts = cv[src]
-            r = row[src]
+            firsts, inverse = first_occurrences(np.take(corner_class, corners), len(first))
+            src = np.take(corners, firsts)
+            verts = np.take(cv, src)
+            r = np.take(row, src)
             prim = Primitive(positions=np.take(gpos, verts, axis=0),
                              normals=np.take(nrm, r, axis=0),
                              texcoords=[np.take(u, r, axis=0) for u in uv_sets],
@@ -602,14 +602,14 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
     head = np.full(int(idx.max()) + 1, n, it)
     np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
-    rep = head[idx].astype(np.int64)
+    rep = np.take(head, idx).astype(np.int64)
     parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
     same = np.ones(n, bool)
     for p in parts:
         q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
-        for k in range(q.shape[1]):
-            col = q[:, k]
-            same &= col[rep] == col
+        # Columns made contiguous once: np.take of a contiguous column is the fast gather.
+        for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, n)):
+            same &= np.take(col, rep) == col
     odd = np.flatnonzero(~same)
     if len(odd):
         # A row unlike its index's first row is like any earlier equal row in that: all
@@ -630,11 +630,11 @@ def first_occurrences(ids: npt.NDArray[np.int64], bound: int
     pos = np.arange(n, dtype=it)
     head = np.full(max(bound, 1), n, it)
     np.minimum.at(head, ids.astype(it), pos)
-    at = head[ids]
+    at = np.take(head, ids)
     is_first = at == pos
     firsts = np.flatnonzero(is_first)
     rank = np.cumsum(is_first, dtype=np.int64) - 1
-    return firsts, rank[at]
+    return firsts, np.take(rank, at)
 
 
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
