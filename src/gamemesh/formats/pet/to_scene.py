@@ -276,6 +276,7 @@ class _MeshBuilder:
         self.finders: dict[Path | None, TextureFinder] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
         self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
+        self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
         dirs = ctx.opt("texture_dir", []) or []
         self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
 
@@ -392,7 +393,9 @@ class _MeshBuilder:
         cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
         if unit.doc.version < (1, 1) and nb:
             # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
-            rot_bone = _fake_body_substitute(unit, main, nb)
+            if self._fake is None or self._fake[0] is not main:  # once per mesh
+                self._fake = (main, _fake_body_substitute(unit, main, nb))
+            rot_bone = self._fake[1]
             b = rot_bone[np.maximum(cmain, 0)]
             r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
@@ -705,8 +708,12 @@ def dense(a: Any) -> npt.NDArray[Any]:
 
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
     """float32 without NaN or infinity (hostile files): clipped to a large finite range."""
-    with np.errstate(all="ignore"):
-        out = np.nan_to_num(np.clip(np.asarray(a, np.float64), -1e30, 1e30))
+    # np.clip then np.nan_to_num, by their ufuncs (the wrappers cost more than the work on
+    # small arrays): NaN passes the clip and becomes 0.0.
+    out = np.minimum(np.maximum(np.asarray(a, np.float64), -1e30), 1e30)
+    nan = np.isnan(out)
+    if nan.any():
+        out[nan] = 0.0
     return out.astype(np.float32)
 
 
