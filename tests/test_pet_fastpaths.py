@@ -211,3 +211,67 @@ def test_folder_listings_follow_changes(tmp_path: Path) -> None:
     assert not any(n.code == "pet.texture_missing" and "item1_01" in n.message
                    for n in s2.notes)
     assert files_mod._LISTINGS.get((folder, str(folder))) is None  # changed just now: not kept
+
+
+def test_dense_copies_record_fields_exactly() -> None:
+    """The raw-row copy of strided record fields gives np.ascontiguousarray's array."""
+    rng = np.random.default_rng(7)
+    for nuv in (0, 1, 2, 3):
+        dt = np.dtype([("vertex", "<u4"), ("normal", "<f4", (3,)), ("nuv", "u1"),
+                       ("uv", "<f4", (nuv, 2))])
+        raw = rng.integers(0, 256, 50 * dt.itemsize + 3, dtype=np.uint8).tobytes()
+        recs = np.frombuffer(raw, dt, count=50, offset=3)
+        for name in ("vertex", "normal", "nuv", "uv"):
+            got, want = ts.dense(recs[name]), np.ascontiguousarray(recs[name])
+            assert got.flags.c_contiguous and got.dtype == want.dtype
+            assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def _reference_cut(ch: Any, t0: float, t1: float) -> tuple[bytes, bytes]:
+    """A motion's part of a channel as it was computed channel by channel (np.interp)."""
+    t = ch.times.astype(np.float64)
+    v = ch.values.astype(np.float64)
+    if ch.path == "rotation" and len(v) > 1:
+        d = np.sum(v[1:] * v[:-1], axis=1)
+        v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
+    t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
+    inside = (t > t0) & (t < t1)
+    times = np.concatenate([[t0], t[inside], [t1]]) if t1 > t0 else np.array([t0])
+    vals = np.stack([np.interp(times, t, v[:, c]) for c in range(v.shape[1])], axis=1)
+    if ch.path == "rotation":
+        vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
+    return (times - t0).astype(np.float32).tobytes(), vals.astype(np.float32).tobytes()
+
+
+def test_motion_clips_of_all_channels_match_np_interp_per_channel() -> None:
+    """Clips are cut for all channels at once with np.interp's rule written out: the same
+    bits as np.interp channel by channel (keys near the bounds, one-key channels, empty
+    and reversed frame ranges, large and tiny values, unsorted and repeated times)."""
+    anim = importlib.import_module("gamemesh.formats.pet.anim")
+    from gamemesh.formats.pet.document import Track
+
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        tracks = []
+        for bone in range(int(rng.integers(1, 5))):
+            keys = []
+            for width in (3, 4, 3):
+                n = int(rng.integers(0, 7))
+                t = np.sort(rng.integers(0, 40, n) / 30.0
+                            + rng.choice([0.0, 1e-5, -3e-5, 0.01], n)).astype(np.float32)
+                if n and rng.random() < 0.2:
+                    t = rng.permutation(t)
+                v = rng.normal(size=(n, width)) * rng.choice([1.0, 1e30, 1e-20])
+                keys.append(np.concatenate([t[:, None], v], 1).astype(np.float32))
+            tracks.append(Track(bone=bone, pos=keys[0], rot=keys[1], scale=keys[2]))
+        channels = anim.track_channels(tracks, list(range(len(tracks))),
+                                       [str(i) for i in range(len(tracks))], Context(None))
+        clipper = anim.Clipper(channels)
+        for _ in range(3):
+            f0, f1 = int(rng.integers(0, 40)), int(rng.integers(0, 45))
+            t0, t1 = f0 / 30.0, max(f0, f1) / 30.0
+            got = clipper.cut(t0, t1)
+            assert len(got) == len(channels)
+            for ch, cut in zip(channels, got, strict=True):
+                assert (cut.node, cut.path) == (ch.node, ch.path)
+                assert (cut.times.tobytes(), cut.values.tobytes()) == _reference_cut(ch, t0, t1)
