@@ -247,7 +247,6 @@ def test_motion_clips_of_all_channels_match_np_interp_per_channel() -> None:
     """Clips are cut for all channels at once with np.interp's rule written out: the same
     bits as np.interp channel by channel (keys near the bounds, one-key channels, empty
     and reversed frame ranges, large and tiny values, unsorted and repeated times)."""
-    anim = importlib.import_module("gamemesh.formats.pet.anim")
     from gamemesh.formats.pet.document import Track
 
     rng = np.random.default_rng(9)
@@ -264,9 +263,9 @@ def test_motion_clips_of_all_channels_match_np_interp_per_channel() -> None:
                 v = rng.normal(size=(n, width)) * rng.choice([1.0, 1e30, 1e-20])
                 keys.append(np.concatenate([t[:, None], v], 1).astype(np.float32))
             tracks.append(Track(bone=bone, pos=keys[0], rot=keys[1], scale=keys[2]))
-        channels = anim.track_channels(tracks, list(range(len(tracks))),
+        channels = ts.track_channels(tracks, list(range(len(tracks))),
                                        [str(i) for i in range(len(tracks))], Context(None))
-        clipper = anim.Clipper(channels)
+        clipper = ts.Clipper(channels)
         for _ in range(3):
             f0, f1 = int(rng.integers(0, 40)), int(rng.integers(0, 45))
             t0, t1 = f0 / 30.0, max(f0, f1) / 30.0

@@ -562,7 +562,7 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
             if not len(left):
                 break
-            short = np.take(csum, left + (h2 + r)) < np.take(target, left)
+            short = csum.take(left + (h2 + r)) < target.take(left)
             left = left[short]
             k[left] += 1
     # The word after the last pair (at most nw - 2: k <= _FAST_PAIRS + 1).
@@ -573,7 +573,7 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     np.add(out, np.int32(2), out=out, where=k == 1)  # the pad after a single pair
     out[out > end] = -1
     out[k > _FAST_PAIRS] = -2
-    esc = (np.flatnonzero(np.take(fe, stop_w) - fe[h2:h2 + m] > 0) if fe[-1]
+    esc = (np.flatnonzero(fe.take(stop_w) - fe[h2:h2 + m] > 0) if fe[-1]
            else np.zeros(0, np.int64))
     if len(esc):
         out[esc] = _vertex_next(buf, s0 + 2 * esc.astype(np.int32), end, head, _FAST_PAIRS)
@@ -703,7 +703,7 @@ def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     block = 1 << m
     jump = jn
     for _ in range(m):
-        jump = np.take(jump, jump)  # np.take: faster than fancy indexing for a 1-D gather
+        jump = jump.take(jump)  # take: faster than fancy indexing for a 1-D gather
     blocks = -(-count // block)
     coarse = [0] * blocks
     j = 0
@@ -714,7 +714,7 @@ def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     grid = np.empty((block, blocks), jn.dtype)
     grid[0] = coarse
     for k in range(1, block):
-        np.take(jn, grid[k - 1], out=grid[k])
+        jn.take(grid[k - 1], out=grid[k])
     return grid.T.reshape(-1)[:count]
 
 
@@ -729,10 +729,10 @@ def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     words.view(np.uint8)[:e - s0] = buf[s0:e]
     ws = (starts[:-1] - s0) >> 1
     # np.take: several times faster than fancy indexing for these gathers.
-    pos = np.take(words, ws[:, None] + np.arange(6)).view("<f4")
+    pos = words.take(ws[:, None] + np.arange(6)).view("<f4")
     out: dict[str, Any] = {"positions": pos}
     if head == 16:
-        out["global"] = np.take(words, ws[:, None] + np.arange(6, 8)).view("<f4").reshape(n)
+        out["global"] = words.take(ws[:, None] + np.arange(6, 8)).view("<f4").reshape(n)
     weights: list[npt.NDArray[np.uint8]] = []
     bones: list[npt.NDArray[np.int32]] = []
     wides: list[npt.NDArray[np.bool_]] = []
@@ -742,14 +742,14 @@ def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     active = np.arange(n)
     while len(active):
         every = len(active) == n  # rank 0 (and any rank all vertices reach)
-        c = cur if every else np.take(cur, active)
-        wd = np.take(words, c)
+        c = cur if every else cur.take(active)
+        wd = words.take(c)
         lo = wd & 0xFF
         hi = (wd >> 8).astype(np.int32)
         wide = hi == 0xFE
         hi[hi == 0xFF] = -1
         if wide.any():
-            hi[wide] = np.take(words, c[wide] + 1).view(np.int16)
+            hi[wide] = words.take(c[wide] + 1).view(np.int16)
         if every:
             rank_w, rank_b, rank_x = lo.astype(np.uint8), hi, wide
             count += 1
@@ -764,7 +764,7 @@ def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
             count[active] += 1
             cur[active] = c + 1 + wide
             total[active] += lo
-            active = active[np.take(total, active) < 255]
+            active = active[total.take(active) < 255]
         weights.append(rank_w)
         bones.append(rank_b)
         wides.append(rank_x)

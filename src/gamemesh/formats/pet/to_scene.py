@@ -8,6 +8,7 @@ Vertices are stored in their main (first) bone's rest space and normals per corn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from ...registry import Context
 from ...safeio import read_regular
 from ...scene import (
     Animation,
+    Channel,
     Material,
     Mesh,
     Node,
@@ -30,7 +32,6 @@ from ...scene import (
 )
 from ...scene.math import matrices_to_trs, trs_to_matrices
 from ...scene.skinning import limit_influences, safe_inverse
-from .anim import Clipper, track_channels
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
 from .files import TextureFinder, part_paths
@@ -39,6 +40,7 @@ from .read import check_corner_range, read
 from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
 FLIP = np.array([1.0, 1.0, -1.0])
 
@@ -351,7 +353,7 @@ class _MeshBuilder:
         if nb:
             # Each vertex's main bone matrix (identity for none): the 3x4 part only.
             ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
-            wmain = np.take(ext, np.where(main >= 0, main, nb), axis=0)
+            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
             pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
         total = w.sum(axis=1)
         empty = total <= 0
@@ -384,7 +386,7 @@ class _MeshBuilder:
         """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
         zero (each corner's normal depends only on its own record, its vertex and, for a
         zero normal, its face)."""
-        nrm = np.take(normal, sel, axis=0).astype(np.float64)
+        nrm = normal.take(sel, axis=0).astype(np.float64)
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
@@ -461,9 +463,9 @@ class _MeshBuilder:
             first, nrm64 = first[order], nrm64[order]
         rows = np.empty(nc, np.int64)
         rows[first] = np.arange(len(first))
-        row = np.take(rows, row)
+        row = rows.take(row)
         nrm = _finite32(nrm64 * FLIP)
-        uv = _finite32(np.take(uv_raw, first, axis=0))
+        uv = _finite32(uv_raw.take(first, axis=0))
         if varying:
             assert nuv_c is not None
             self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
@@ -489,7 +491,7 @@ class _MeshBuilder:
         if not npoly:
             return []
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        corner_class = np.take(cls, row)
+        corner_class = cls.take(row)
         cv = self._corner_vertex(m)
         gpos = _finite32(pos * FLIP)
         nuv = uv.shape[1]
@@ -504,13 +506,13 @@ class _MeshBuilder:
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
             # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(np.take(corner_class, corners), len(first))
-            src = np.take(corners, firsts)
-            verts = np.take(cv, src)
-            r = np.take(row, src)
-            prim = Primitive(positions=np.take(gpos, verts, axis=0),
-                             normals=np.take(nrm, r, axis=0),
-                             texcoords=[np.take(u, r, axis=0) for u in uv_sets],
+            firsts, inverse = first_occurrences(corner_class.take(corners), len(first))
+            src = corners.take(firsts)
+            verts = cv.take(src)
+            r = row.take(src)
+            prim = Primitive(positions=gpos.take(verts, axis=0),
+                             normals=nrm.take(r, axis=0),
+                             texcoords=[u.take(r, axis=0) for u in uv_sets],
                              indices=inverse.astype(np.uint32),
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
             if joints is not None:
@@ -605,14 +607,14 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
     head = np.full(int(idx.max()) + 1, n, it)
     np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
-    rep = np.take(head, idx).astype(np.int64)
+    rep = head.take(idx).astype(np.int64)
     parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
     same = np.ones(n, bool)
     for p in parts:
         q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
         # Columns made contiguous once: np.take of a contiguous column is the fast gather.
         for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, n)):
-            same &= np.take(col, rep) == col
+            same &= col.take(rep) == col
     odd = np.flatnonzero(~same)
     if len(odd):
         # A row unlike its index's first row is like any earlier equal row in that: all
@@ -631,13 +633,13 @@ def first_occurrences(ids: npt.NDArray[np.int64], bound: int
     n = len(ids)
     it = np.int32 if max(n, bound) < 2**31 else np.int64
     pos = np.arange(n, dtype=it)
-    head = np.full(max(bound, 1), n, it)
+    head: npt.NDArray[np.signedinteger[Any]] = np.full(max(bound, 1), n, it)
     np.minimum.at(head, ids.astype(it), pos)
-    at = np.take(head, ids)
+    at = head.take(ids)
     is_first = at == pos
     firsts = np.flatnonzero(is_first)
     rank = np.cumsum(is_first, dtype=np.int64) - 1
-    return firsts, np.take(rank, at)
+    return firsts, rank.take(at)
 
 
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
@@ -686,7 +688,7 @@ def _unique_words(rows: npt.NDArray[np.uint32]
 
 def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
     """``a[idx, :width]`` as a new contiguous array, gathered by np.take."""
-    out = np.take(a, idx, axis=0)
+    out = a.take(idx, axis=0)
     return out if width >= a.shape[1] else np.ascontiguousarray(out[:, :width])
 
 
@@ -756,6 +758,208 @@ def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any
 
 
 # -- animation ------------------------------------------------------------------------------------
+# ANIM tracks -> glTF channels, and the motion clips cut from them (spec §B.7, §B.11).
+#
+# Every step runs on all channels of a file at once: their keys are concatenated (one segment
+# per channel) and each operation is one numpy call over all of them. A file has a few keys per
+# channel and tens of channels, so per-channel numpy calls cost far more than the arithmetic.
+# Each value is computed by the same floating-point operations, in the same order, as the
+# per-channel way (``np.interp``'s formula, ``np.argsort(kind="stable")`` per channel), so the
+# results are bit for bit the same.
+
+_PATHS = (("pos", "translation"), ("rot", "rotation"), ("scale", "scale"))
+_FLIP3 = np.array([1.0, 1.0, -1.0])
+_FLIP4 = np.array([1.0, 1.0, -1.0, 1.0])
+_UNIT_Q = np.array([0.0, 0.0, 0.0, 1.0])
+
+
+def _segments(lengths: Sequence[int]) -> tuple[I64, I64]:
+    """(start of each segment, segment id of each row) for rows concatenated by segment."""
+    n = np.asarray(lengths, np.int64)
+    starts = np.zeros(len(n), np.int64)
+    np.cumsum(n[:-1], out=starts[1:])
+    return starts, np.repeat(np.arange(len(n), dtype=np.int64), n)
+
+
+def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence[str],
+                   ctx: Context) -> list[Channel]:
+    """The channels of ``tracks`` (translation, rotation, scale per track, in track order)
+    targeting ``nodes``: keys with non-finite values or negative times dropped, sorted by time
+    (stably), repeated times dropped, z mirrored, quaternions normalized. A (track, path) that
+    lost keys gets a note with its label."""
+    per_path: list[dict[int, Channel]] = []
+    bad: set[tuple[int, int]] = set()
+    for p, (attr, path) in enumerate(_PATHS):
+        arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
+        used = [i for i, a in enumerate(arrays) if len(a)]
+        out: dict[int, Channel] = {}
+        per_path.append(out)
+        if not used:
+            continue
+        a = np.concatenate([arrays[i] for i in used]).astype(np.float64)
+        lens = [len(arrays[i]) for i in used]
+        _, seg0 = _segments(lens)
+        t, v = a[:, 0], a[:, 1:]
+        ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
+        t, v, seg = t[ok], v[ok], seg0[ok]
+        # Stable by time within each channel: the segments are already in order.
+        order = np.lexsort((t, seg))
+        t, v, seg = t[order], v[order], seg[order]
+        keep = np.ones(len(t), bool)
+        keep[1:] = (np.diff(t) > 0) | (seg[1:] != seg[:-1])
+        lost = (np.bincount(seg[~keep], minlength=len(used))
+                + np.bincount(seg0[~ok], minlength=len(used)))
+        for k in np.flatnonzero(lost).tolist():
+            bad.add((used[k], p))
+        t, v, seg = t[keep], v[keep], seg[keep]
+        if path == "translation":
+            v = v * _FLIP3
+        elif path == "rotation":
+            v = v * _FLIP4
+            length = np.linalg.norm(v, axis=1, keepdims=True)
+            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0), _UNIT_Q)
+        t32, v32 = t.astype(np.float32), v.astype(np.float32)
+        counts = np.bincount(seg, minlength=len(used)).tolist()
+        s = 0
+        for k, c in enumerate(counts):
+            if c:
+                i = used[k]
+                out[i] = Channel(nodes[i], path, t32[s:s + c], v32[s:s + c])  # type: ignore[arg-type]
+            s += c
+    channels: list[Channel] = []
+    for i in range(len(tracks)):
+        for p in range(3):
+            if (i, p) in bad:
+                ctx.note("pet.anim_keys_fixed",
+                         f"{labels[i]}: keys with bad or repeated times dropped")
+            ch = per_path[p].get(i)
+            if ch is not None:
+                channels.append(ch)
+    return channels
+
+
+@dataclass
+class _Group:
+    """Channels of one width: their keys concatenated (rotations in one hemisphere key to
+    key, so interpolation takes the short way)."""
+
+    index: list[int]  # positions in the channel list
+    times: F64
+    values: F64
+    starts: I64
+    ends: I64
+    seg: I64
+    rotation: bool
+
+
+class Clipper:
+    """Cuts motions (frame ranges) out of a file's channels."""
+
+    def __init__(self, channels: Sequence[Channel]) -> None:
+        self.channels = list(channels)
+        self.groups: list[_Group] = []
+        for rotation in (False, True):
+            index = [i for i, c in enumerate(self.channels) if (c.path == "rotation") == rotation]
+            if index:
+                self.groups.append(self._group(index, rotation))
+
+    def _group(self, index: list[int], rotation: bool) -> _Group:
+        chs = [self.channels[i] for i in index]
+        lens = [len(c.times) for c in chs]
+        starts, seg = _segments(lens)
+        t = np.concatenate([c.times for c in chs]).astype(np.float64)
+        v = np.concatenate([c.values for c in chs]).astype(np.float64)
+        if rotation and len(v) > 1:
+            # Per channel: v * cumprod(sign of each key's dot with the one before), the
+            # product of signs being the parity of the negative dots so far.
+            d = np.sum(v[1:] * v[:-1], axis=1)
+            neg = np.zeros(len(v), np.int64)
+            neg[1:] = (d < 0) & (seg[1:] == seg[:-1])
+            cnt = np.cumsum(neg)
+            flips = cnt - cnt[starts][seg]
+            v = v * np.where(flips % 2 == 1, -1.0, 1.0)[:, None]
+        ends = starts + np.asarray(lens, np.int64)
+        return _Group(index, t, v, starts, ends, seg, rotation)
+
+    def cut(self, t0: float, t1: float) -> list[Channel]:
+        """Each channel's part in [t0, t1], boundary values interpolated, times from 0."""
+        out: list[Channel | None] = [None] * len(self.channels)
+        for g in self.groups:
+            for i, ch in zip(g.index, self._cut_group(g, t0, t1), strict=True):
+                out[i] = ch
+        return [c for c in out if c is not None]
+
+    def _cut_group(self, g: _Group, t0: float, t1: float) -> list[Channel]:
+        # Key times are float32 seconds and the bounds whole frames: a key within a tenth of
+        # a millisecond of a bound is that bound's key.
+        t = g.times
+        t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
+        nch = len(g.index)
+        first = _interp_at(t, g.values, g.starts, g.ends, t0)
+        if t1 > t0:
+            last = _interp_at(t, g.values, g.starts, g.ends, t1)
+            ins = np.flatnonzero((t > t0) & (t < t1))
+            nin = np.bincount(g.seg[ins], minlength=nch)
+            size = nin + 2
+            ostart = np.zeros(nch, np.int64)
+            np.cumsum(size[:-1], out=ostart[1:])
+            total = int(ostart[-1] + size[-1])
+            times = np.empty(total)
+            vals = np.empty((total, g.values.shape[1]))
+            times[ostart], times[ostart + size - 1] = t0, t1
+            vals[ostart], vals[ostart + size - 1] = first, last
+            instart = np.zeros(nch, np.int64)
+            np.cumsum(nin[:-1], out=instart[1:])
+            seg = g.seg[ins]
+            at = ostart[seg] + 1 + (np.arange(len(ins)) - instart[seg])
+            times[at] = t[ins]
+            vals[at] = g.values[ins]
+        else:
+            size = np.ones(nch, np.int64)
+            ostart = np.arange(nch, dtype=np.int64)
+            times = np.full(nch, t0)
+            vals = first
+        if g.rotation:
+            vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
+        t32 = (times - t0).astype(np.float32)
+        v32 = vals.astype(np.float32)
+        res: list[Channel] = []
+        for i, s, n in zip(g.index, ostart.tolist(), size.tolist(), strict=True):
+            ch = self.channels[i]
+            res.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
+        return res
+
+
+def _interp_at(t: F64, v: F64, starts: I64, ends: I64, x: float) -> F64:
+    """``np.interp(x, t[s:e], v[s:e, c])`` for every segment and column, by numpy's own rule:
+    ``j`` the last key with ``t[j] <= x``; before the first key its value, at or past the last
+    key the last value, on a key that key's value, else ``slope * (x - t[j]) + v[j]`` (and,
+    when that is NaN, from the right end; equal ends give their value)."""
+    le = np.zeros(len(t) + 1, np.int64)
+    np.cumsum(t <= x, out=le[1:])
+    count = le[ends] - le[starts]
+    j = starts + np.maximum(count - 1, 0)
+    out: F64 = v[j].copy()
+    mid = np.flatnonzero((count > 0) & (starts + count < ends))
+    if len(mid):
+        jm = j[mid]
+        tj = t[jm]
+        between = tj != x
+        jm, tj = jm[between], tj[between]
+        mid = mid[between]
+        if len(mid):
+            slope = (v[jm + 1] - v[jm]) / (t[jm + 1] - tj)[:, None]
+            res = slope * (x - tj)[:, None] + v[jm]
+            nan = np.isnan(res)
+            if nan.any():
+                right = slope * (x - t[jm + 1])[:, None] + v[jm + 1]
+                res = np.where(nan, right, res)
+                same = np.isnan(res) & (v[jm] == v[jm + 1])
+                res = np.where(same, v[jm], res)
+            out[mid] = res
+    return out
+
+
 def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) -> None:
     anim = unit.doc.anim
     if anim is None or sk is None:
