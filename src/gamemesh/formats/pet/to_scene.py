@@ -881,62 +881,85 @@ class Clipper:
         ends = starts + np.asarray(lens, np.int64)
         return _Group(index, t, v, starts, ends, seg, rotation)
 
-    def cut(self, t0: float, t1: float) -> list[Channel]:
-        """Each channel's part in [t0, t1], boundary values interpolated, times from 0."""
-        out: list[Channel | None] = [None] * len(self.channels)
+    def cut(self, bounds: Sequence[tuple[float, float]]) -> list[list[Channel]]:
+        """For each (t0, t1): each channel's part in [t0, t1], boundary values interpolated,
+        times from t0. All motions of a group are cut at once (in chunks of a bounded number
+        of keys: each motion works on its own copy of the keys)."""
+        out: list[list[Channel | None]] = [[None] * len(self.channels) for _ in bounds]
         for g in self.groups:
-            for i, ch in zip(g.index, self._cut_group(g, t0, t1), strict=True):
-                out[i] = ch
-        return [c for c in out if c is not None]
+            step = max(1, _CUT_ROWS // max(1, len(g.times)))
+            for c0 in range(0, len(bounds), step):
+                for m, chans in enumerate(self._cut_group(g, bounds[c0:c0 + step]), c0):
+                    for i, ch in zip(g.index, chans, strict=True):
+                        out[m][i] = ch
+        return [[c for c in o if c is not None] for o in out]
 
-    def _cut_group(self, g: _Group, t0: float, t1: float) -> list[Channel]:
+    def _cut_group(self, g: _Group, bounds: Sequence[tuple[float, float]]
+                   ) -> list[list[Channel]]:
+        """:meth:`cut` of one group for a few motions: the keys repeated once per motion,
+        segment ``m * nch + c`` being channel ``c`` in motion ``m``."""
+        nm, nk, nch = len(bounds), len(g.times), len(g.index)
+        t0s = np.array([b[0] for b in bounds], np.float64)
+        t1s = np.array([b[1] for b in bounds], np.float64)
+        x0, x1 = np.repeat(t0s, nk), np.repeat(t1s, nk)  # per key row
         # Key times are float32 seconds and the bounds whole frames: a key within a tenth of
         # a millisecond of a bound is that bound's key.
-        t = g.times
-        t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
-        nch = len(g.index)
-        first = _interp_at(t, g.values, g.starts, g.ends, t0)
-        if t1 > t0:
-            last = _interp_at(t, g.values, g.starts, g.ends, t1)
-            ins = np.flatnonzero((t > t0) & (t < t1))
-            nin = np.bincount(g.seg[ins], minlength=nch)
-            size = nin + 2
-            ostart = np.zeros(nch, np.int64)
-            np.cumsum(size[:-1], out=ostart[1:])
-            total = int(ostart[-1] + size[-1])
-            times = np.empty(total)
-            vals = np.empty((total, g.values.shape[1]))
-            times[ostart], times[ostart + size - 1] = t0, t1
-            vals[ostart], vals[ostart + size - 1] = first, last
-            instart = np.zeros(nch, np.int64)
-            np.cumsum(nin[:-1], out=instart[1:])
-            seg = g.seg[ins]
-            at = ostart[seg] + 1 + (np.arange(len(ins)) - instart[seg])
-            times[at] = t[ins]
-            vals[at] = g.values[ins]
-        else:
-            size = np.ones(nch, np.int64)
-            ostart = np.arange(nch, dtype=np.int64)
-            times = np.full(nch, t0)
-            vals = first
+        t = np.tile(g.times, nm)
+        t = np.where(np.abs(t - x0) < 1e-4, x0, np.where(np.abs(t - x1) < 1e-4, x1, t))
+        v = np.tile(g.values, (nm, 1))
+        shift = (np.arange(nm, dtype=np.int64) * nk)[:, None]
+        starts = (shift + g.starts).reshape(-1)
+        ends = (shift + g.ends).reshape(-1)
+        segrow = ((np.arange(nm, dtype=np.int64) * nch)[:, None] + g.seg).reshape(-1)
+        s0, s1 = np.repeat(t0s, nch), np.repeat(t1s, nch)  # per segment
+        two = s1 > s0  # else the clip is the one key at t0
+        first = _interp_at(t, v, starts, ends, x0, s0)
+        last = _interp_at(t, v, starts, ends, x1, s1)[two]
+        ins = np.flatnonzero((t > x0) & (t < x1))
+        nseg = nm * nch
+        nin = np.bincount(segrow[ins], minlength=nseg)
+        size = np.where(two, nin + 2, 1)
+        ostart = np.zeros(nseg, np.int64)
+        np.cumsum(size[:-1], out=ostart[1:])
+        total = int(ostart[-1] + size[-1])
+        times = np.empty(total)
+        vals = np.empty((total, v.shape[1]))
+        times[ostart], vals[ostart] = s0, first
+        end = (ostart + size - 1)[two]
+        times[end], vals[end] = s1[two], last
+        instart = np.zeros(nseg, np.int64)
+        np.cumsum(nin[:-1], out=instart[1:])
+        seg = segrow[ins]
+        at = ostart[seg] + 1 + (np.arange(len(ins)) - instart[seg])
+        times[at] = t[ins]
+        vals[at] = v[ins]
         if g.rotation:
             vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
-        t32 = (times - t0).astype(np.float32)
+        t32 = (times - np.repeat(s0, size)).astype(np.float32)
         v32 = vals.astype(np.float32)
-        res: list[Channel] = []
-        for i, s, n in zip(g.index, ostart.tolist(), size.tolist(), strict=True):
-            ch = self.channels[i]
-            res.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
+        res: list[list[Channel]] = []
+        spans = list(zip(ostart.tolist(), size.tolist(), strict=True))
+        for m in range(nm):
+            row: list[Channel] = []
+            for i, (s, n) in zip(g.index, spans[m * nch:(m + 1) * nch], strict=True):
+                ch = self.channels[i]
+                row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
+            res.append(row)
         return res
 
 
-def _interp_at(t: F64, v: F64, starts: I64, ends: I64, x: float) -> F64:
-    """``np.interp(x, t[s:e], v[s:e, c])`` for every segment and column, by numpy's own rule:
-    ``j`` the last key with ``t[j] <= x``; before the first key its value, at or past the last
-    key the last value, on a key that key's value, else ``slope * (x - t[j]) + v[j]`` (and,
-    when that is NaN, from the right end; equal ends give their value)."""
+# Keys (times the motions cut at once) per chunk of :meth:`Clipper.cut`.
+_CUT_ROWS = 1 << 20
+
+
+def _interp_at(t: F64, v: F64, starts: I64, ends: I64, xrow: F64, x: F64) -> F64:
+    """``np.interp(x[s], t[a:b], v[a:b, c])`` for every segment ``s`` (rows ``a:b``) and
+    column ``c`` (``xrow``: each row's segment's ``x``), by numpy's own rule: ``j`` the last
+    key with ``t[j] <= x``; before the first key its value, at or past the last key the last
+    value, on a key that key's value, else ``slope * (x - t[j]) + v[j]`` (and, when that is
+    NaN, from the right end; equal ends give their value)."""
     le = np.zeros(len(t) + 1, np.int64)
-    np.cumsum(t <= x, out=le[1:])
+    np.cumsum(t <= xrow, out=le[1:])
     count = le[ends] - le[starts]
     j = starts + np.maximum(count - 1, 0)
     out: F64 = v[j].copy()
@@ -944,15 +967,16 @@ def _interp_at(t: F64, v: F64, starts: I64, ends: I64, x: float) -> F64:
     if len(mid):
         jm = j[mid]
         tj = t[jm]
-        between = tj != x
-        jm, tj = jm[between], tj[between]
+        xm = x[mid]
+        between = tj != xm
+        jm, tj, xm = jm[between], tj[between], xm[between]
         mid = mid[between]
         if len(mid):
             slope = (v[jm + 1] - v[jm]) / (t[jm + 1] - tj)[:, None]
-            res = slope * (x - tj)[:, None] + v[jm]
+            res = slope * (xm - tj)[:, None] + v[jm]
             nan = np.isnan(res)
             if nan.any():
-                right = slope * (x - t[jm + 1])[:, None] + v[jm + 1]
+                right = slope * (xm - t[jm + 1])[:, None] + v[jm + 1]
                 res = np.where(nan, right, res)
                 same = np.isnan(res) & (v[jm] == v[jm + 1])
                 res = np.where(same, v[jm], res)
@@ -993,10 +1017,10 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
     if isinstance(moti, MotiSection) and moti.motions:
-        clipper = Clipper(channels)
-        for mo in moti.motions:
-            t0, t1 = mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS
-            clip = clipper.cut(t0, t1)
+        clips = Clipper(channels).cut([
+            (mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS)
+            for mo in moti.motions])
+        for mo, clip in zip(moti.motions, clips, strict=True):
             extras: dict[str, Any] = {"pet_motion": {
                 "name": text_value(mo.name), "frame_start": mo.frame_start,
                 "frame_end": mo.frame_end, "next_move": text_value(mo.next_move),
