@@ -276,3 +276,15 @@ def test_motion_clips_of_all_channels_match_np_interp_per_channel(
             for ch, cut in zip(channels, got, strict=True):
                 assert (cut.node, cut.path) == (ch.node, ch.path)
                 assert (cut.times.tobytes(), cut.values.tobytes()) == _reference_cut(ch, *motion)
+
+
+def test_few_rows_dedup_by_dict_matches_the_hash_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(13)
+    cases = [rng.integers(0, 3, (int(rng.integers(1, 300)), int(rng.integers(1, 9))))
+             .astype(np.uint32) for _ in range(200)]
+    small = [ts._unique_words(rows) for rows in cases]
+    monkeypatch.setattr(ts, "_SMALL_ROWS", -1)
+    for rows, (first, inverse) in zip(cases, small, strict=True):
+        want_first, want_inverse = ts._unique_words(rows)
+        assert first.dtype == want_first.dtype and np.array_equal(first, want_first)
+        assert inverse.dtype == want_inverse.dtype and np.array_equal(inverse, want_inverse)
