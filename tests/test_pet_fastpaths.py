@@ -288,3 +288,14 @@ def test_few_rows_dedup_by_dict_matches_the_hash_sort(monkeypatch: pytest.Monkey
         want_first, want_inverse = ts._unique_words(rows)
         assert first.dtype == want_first.dtype and np.array_equal(first, want_first)
         assert inverse.dtype == want_inverse.dtype and np.array_equal(inverse, want_inverse)
+
+
+def test_positive_weight_counts_by_word_match_count_nonzero() -> None:
+    rng = np.random.default_rng(17)
+    for k in (1, 4, 8, 12):
+        w = rng.random((500, k))
+        w[rng.random((500, k)) < 0.5] = 0.0
+        w[:5, 0] = [-1.0, 0.0, np.nan, 1.0, 5e-324]
+        w[6] = 1.0
+        want = np.count_nonzero(np.ascontiguousarray(w.T) > 0, axis=0)
+        assert np.array_equal(ts._count_positive(w), want)

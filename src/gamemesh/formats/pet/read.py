@@ -842,10 +842,12 @@ def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8],
     return vert, normal, uv, nuv
 
 
-def check_corner_range(mesh: MeshSection) -> None:
-    """Corner vertex indices must name a vertex (used by to_scene)."""
-    if len(mesh.corner_vertex) and int(mesh.corner_vertex.max()) >= mesh.vertex_count:
-        bad = int(np.argmax(mesh.corner_vertex >= mesh.vertex_count))
+def check_corner_range(mesh: MeshSection, vertex: npt.NDArray[Any] | None = None) -> None:
+    """Corner vertex indices (``vertex``: the same, already converted) must name a vertex
+    (used by to_scene)."""
+    cv = mesh.corner_vertex if vertex is None else vertex
+    if len(cv) and int(cv.max()) >= mesh.vertex_count:
+        bad = int(np.argmax(cv >= mesh.vertex_count))
         raise CorruptDataError(FMT, "corner vertex index out of range",
                                field=f"MESH.corners[{bad}].vertex",
                                expected=f"< {mesh.vertex_count}",

@@ -285,7 +285,7 @@ class _MeshBuilder:
     def add(self, unit: Unit) -> None:
         m = unit.doc.mesh
         assert m is not None
-        check_corner_range(m)
+        check_corner_range(m, self._corner_vertex(m))
         sk = self.sk
         bs = unit.doc.bones
         nb = bs.count if bs is not None else 0
@@ -411,7 +411,7 @@ class _MeshBuilder:
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
             tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
             nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
-            length = np.linalg.norm(nrm, axis=1)
+            length[zero] = np.linalg.norm(nrm[zero], axis=1)  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
             return nrm / length[:, None], zero
@@ -499,7 +499,7 @@ class _MeshBuilder:
         uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
         if joints is not None:
             # Per vertex, before the primitives gather them.
-            nused = np.count_nonzero(np.ascontiguousarray(weights.T) > 0, axis=0)
+            nused = _count_positive(weights)
             joints, weights = joints.astype(np.uint16), weights.astype(np.float32)
         prims: list[Primitive] = []
         for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
@@ -709,6 +709,21 @@ def _unique_words(rows: npt.NDArray[np.uint32]
     pos = np.empty(n, np.int64)
     pos[first] = np.arange(len(first))
     return first.astype(np.int64), pos[rep]
+
+
+def _count_positive(w: F64) -> npt.NDArray[np.integer[Any]]:
+    """Each row's count of weights > 0. Rows of 4 or 8 (the padded widths): the row's flags
+    as one 32- or 64-bit word, whose bytes a multiply sums into its top byte."""
+    k = w.shape[1] if w.ndim == 2 else 0
+    if k not in (4, 8) or not len(w):
+        out: npt.NDArray[np.integer[Any]] = np.count_nonzero(
+            np.ascontiguousarray(w.T) > 0, axis=0)
+        return out
+    word = np.dtype(np.uint64 if k == 8 else np.uint32)
+    flags = np.ascontiguousarray(w > 0).view(np.uint8).view(word)[:, 0]
+    ones = np.array(0x0101010101010101 if k == 8 else 0x01010101, word)
+    total: npt.NDArray[np.integer[Any]] = np.multiply(flags, ones)  # wraps: no overflow check
+    return total >> np.array(8 * (k - 1), word)
 
 
 def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
