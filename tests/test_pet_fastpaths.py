@@ -175,9 +175,9 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int]) -
         assert np.array_equal(p.indices, indices)
 
 
-def test_first_equal_and_first_occurrences() -> None:
+@pytest.mark.parametrize("n", [3000, 200, 1])  # the vectorized and the dict (few rows) ways
+def test_first_equal_and_first_occurrences(n: int) -> None:
     rng = np.random.default_rng(9)
-    n = 3000
     idx = rng.integers(0, 200, n)
     cols = rng.integers(0, 3, (n, 3)).astype(np.float32)
     cols[::5] *= -0.0  # bitwise: -0.0 is not 0.0 here
@@ -186,11 +186,12 @@ def test_first_equal_and_first_occurrences() -> None:
     seen: dict[tuple[int, bytes], int] = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
     assert rep.tolist() == want
-    ids = rng.integers(0, 50, 1000)
+    ids = rng.integers(0, 50, n)
     firsts, inverse = ts.first_occurrences(ids, 50)
     _, f = np.unique(ids, return_index=True)
     assert firsts.tolist() == sorted(f.tolist())
     assert np.array_equal(ids[firsts][inverse], ids)
+    assert firsts.dtype == inverse.dtype == np.int64
 
 
 def test_folder_listings_follow_changes(tmp_path: Path) -> None:

@@ -577,6 +577,9 @@ class _MeshBuilder:
         return self.finders[d]
 
 
+# Up to this many rows, dedups go through a dict (a Python loop costs less than a dozen
+# fixed-cost numpy passes).
+_SMALL_ROWS = 256
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
@@ -601,6 +604,8 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     if n == 0:
         return np.zeros(0, np.int64)
     idx = np.asarray(index, np.int64)
+    if n <= _SMALL_ROWS:
+        return _first_equal_small(idx, [_words32(np.asarray(c).reshape(n, -1)) for c in cols])
     low = int(idx.min())
     if low < 0:
         idx = idx - low
@@ -626,11 +631,33 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     return rep
 
 
+def _first_equal_small(idx: npt.NDArray[np.int64], parts: list[npt.NDArray[np.uint32]]
+                       ) -> npt.NDArray[np.int64]:
+    """:func:`first_equal` of a few rows: the first row of each distinct (index, bits) byte
+    string, by a dict (a row unlike its index's first row is like no earlier row that is)."""
+    n = len(idx)
+    rows = np.concatenate([idx[:, None].view(np.uint32), *parts], axis=1)
+    raw = rows.tobytes()
+    size = len(raw) // n
+    seen: dict[bytes, int] = {}
+    rep = [seen.setdefault(raw[i * size:(i + 1) * size], i) for i in range(n)]
+    return np.array(rep, np.int64)
+
+
 def first_occurrences(ids: npt.NDArray[np.int64], bound: int
                       ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """For integer ids in [0, ``bound``): the positions of first occurrences (ascending) and
-    each element's position among them."""
+    each element's position among them (a few ids: by a dict)."""
     n = len(ids)
+    if n <= _SMALL_ROWS:
+        seen: dict[int, int] = {}
+        order: list[int] = []
+        for i, v in enumerate(ids.tolist()):
+            if v not in seen:
+                seen[v] = len(order)
+                order.append(i)
+        inverse = [seen[v] for v in ids.tolist()]
+        return np.array(order, np.int64), np.array(inverse, np.int64)
     it = np.int32 if max(n, bound) < 2**31 else np.int64
     pos = np.arange(n, dtype=it)
     head: npt.NDArray[np.signedinteger[Any]] = np.full(max(bound, 1), n, it)
@@ -654,9 +681,6 @@ def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
     words += [(np.asarray(f, np.float32).reshape(n, -1) + np.float32(0.0)).view(np.uint32)
               for f in floats]
     return _unique_words(np.concatenate(words, axis=1))
-
-
-_SMALL_ROWS = 256
 
 
 def _unique_words_small(rows: npt.NDArray[np.uint32]
