@@ -565,6 +565,7 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
             short = csum.take(left + (h2 + r)) < target.take(left)
             left = left[short]
             k[left] += 1
+    del target, short
     # The word after the last pair (at most nw - 2: k <= _FAST_PAIRS + 1).
     stop_w = np.arange(h2, h2 + m, dtype=np.int32)
     stop_w += k

@@ -285,7 +285,9 @@ class _MeshBuilder:
     def add(self, unit: Unit) -> None:
         m = unit.doc.mesh
         assert m is not None
-        check_corner_range(m, self._corner_vertex(m))
+        # On a contiguous copy (a pass over the strided view is slower), not kept: the int64
+        # indices are made when the corners are converted (not held through the skinning).
+        check_corner_range(m, dense(m.corner_vertex))
         sk = self.sk
         bs = unit.doc.bones
         nb = bs.count if bs is not None else 0
@@ -297,6 +299,7 @@ class _MeshBuilder:
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
+        self._cv = self._fake = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -497,6 +500,7 @@ class _MeshBuilder:
         nuv = uv.shape[1]
         # Row gathers by np.take (several times faster than fancy indexing for 2-D rows).
         uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
+        del uv  # the sets replace it (peak memory)
         if joints is not None:
             # Per vertex, before the primitives gather them.
             nused = _count_positive(weights)
