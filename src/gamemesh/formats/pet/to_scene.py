@@ -279,6 +279,7 @@ class _MeshBuilder:
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
         self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
         self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
+        self._bind: tuple[F64, F64] | None = None
         dirs = ctx.opt("texture_dir", []) or []
         self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
 
@@ -299,7 +300,7 @@ class _MeshBuilder:
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
-        self._cv = self._fake = None  # per mesh
+        self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -309,6 +310,14 @@ class _MeshBuilder:
             vals = np.unique(m.global_weight)
             node.extras["pet_global_weight"] = float(vals[0]) if len(vals) == 1 else None
         self.mesh_nodes.append(self.scene.add_node(node))
+
+    def _rebind(self, wm: F64, bone_map: npt.NDArray[np.int64]) -> F64:
+        """Another file's bind pose onto the skeleton, per bone of the file (once per mesh:
+        the skinning and both normal passes use it)."""
+        assert self.sk is not None
+        if self._bind is None or self._bind[0] is not wm:
+            self._bind = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+        return self._bind[1]
 
     def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
         """The corners' vertex indices as int64, converted once per mesh."""
@@ -372,7 +381,7 @@ class _MeshBuilder:
             return pos, None, None, main
         if self.sk.world is not wm and len(bone_map) == nb:
             # Another file's bind pose onto the skeleton: p = sum w_i Wb(b_i) Wm(b_i)^-1 p.
-            a = self.sk.world[bone_map] @ safe_inverse(wm)
+            a = self._rebind(wm, bone_map)
             acc = np.zeros_like(pos)
             for k in range(p):  # per influence rank
                 ak = a[joints[:, k]]
@@ -405,7 +414,7 @@ class _MeshBuilder:
             r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
         if self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb:
-            a = self.sk.world[bone_map] @ safe_inverse(wm)
+            a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
         length = np.linalg.norm(nrm, axis=1)
