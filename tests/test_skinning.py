@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gamemesh.scene.skinning import fold_repeated_joints, limit_influences, safe_inverse
@@ -40,3 +42,48 @@ def test_safe_inverse_gives_identity_for_singular_and_non_finite() -> None:
     np.testing.assert_array_equal(inv[1], np.eye(4))
     np.testing.assert_array_equal(inv[2], np.eye(4))
     np.testing.assert_allclose(safe_inverse(np.diag([2.0, 2.0, 2.0])), np.eye(3) / 2)
+
+
+def _reference_limit(joints: Any, weights: Any, keep: int | None,
+                     width: int | None) -> tuple[Any, Any, int, int]:
+    """limit_influences as it was before the column-wise fold and sort (per-row argsort)."""
+    j = np.asarray(joints, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
+    w = fold_repeated_joints(j, w)
+    order = np.argsort(-w, axis=1, kind="stable")
+    w = np.take_along_axis(w, order, axis=1)
+    j = np.take_along_axis(j, order, axis=1)
+    counts = np.count_nonzero(w, axis=1)
+    used = int(counts.max()) if len(w) else 0
+    n = max(1, used) if keep is None else max(1, min(int(keep), w.shape[1]))
+    over = int(np.count_nonzero(counts > n))
+    w, j = w[:, :n], j[:, :n]
+    total = w.sum(axis=1, keepdims=True)
+    w = w / np.where(total > 0, total, 1.0)
+    cols = width if width is not None else max(4, -(-n // 4) * 4)
+    wp = np.zeros((len(w), cols))
+    jp = np.zeros((len(w), cols), dtype=np.int64)
+    wp[:, :n], jp[:, :n] = w, j
+    jp[wp == 0] = 0
+    return jp, wp, used, over
+
+
+def test_column_fold_and_sort_match_the_per_row_sort() -> None:
+    """Up to 8 slots are folded and sorted column by column: the same bits as the per-row
+    stable argsort, with repeats, ties, zeros, negatives and NaN."""
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        k = int(rng.integers(1, 9))
+        n = int(rng.integers(0, 60))
+        j = rng.integers(0, 4 if trial % 2 else 40, (n, k))
+        w = rng.choice([0.0, 0.25, 0.5, 1 / 3, 1 / 255, 7 / 255, -1.0, np.nan, np.inf, 0.1],
+                       (n, k)) if trial % 3 else rng.random((n, k))
+        keep = [None, 1, 2, 4, 8][trial % 5]
+        width = [None, 4, 8][trial % 3]
+        if keep is None or (width is not None and keep > width):
+            width = None  # a width below the kept count is the caller's error
+        inf = limit_influences(j, w, keep, width)
+        rj, rw, used, over = _reference_limit(j, w, keep, width)
+        assert inf.joints.tobytes() == rj.tobytes() and inf.weights.tobytes() == rw.tobytes()
+        assert (inf.used, inf.over) == (used, over)

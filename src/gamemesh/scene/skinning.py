@@ -44,6 +44,42 @@ def fold_repeated_joints(joints: npt.ArrayLike, weights: npt.ArrayLike) -> F64:
     return w
 
 
+# Up to this many slots, repeats fold and slots sort column by column (a few comparisons of
+# whole columns instead of numpy's per-row sort of a handful of items, ~10x faster).
+_COLUMN_SLOTS = 8
+
+
+def _fold_sort_columns(j: I64, w: F64) -> tuple[I64, F64, I64]:
+    """:func:`fold_repeated_joints` then the stable sort by descending weight, on columns:
+    the same folds in the same order, and each slot's place in the sorted row is the number
+    of slots that sort before it (a larger weight, or an equal one further left). Also each
+    row's count of non-zero weights."""
+    n, k = w.shape
+    jc = [np.ascontiguousarray(j[:, i]) for i in range(k)]
+    wc = [np.ascontiguousarray(w[:, i]) for i in range(k)]
+    for a in range(k):
+        for b in range(a + 1, k):
+            same = np.flatnonzero((jc[b] == jc[a]) & (wc[a] > 0) & (wc[b] > 0))
+            if len(same):
+                wc[a][same] += wc[b][same]
+                wc[b][same] = 0.0
+    base = np.arange(n, dtype=np.int64) * k
+    ws = np.empty(n * k)
+    js = np.empty(n * k, np.int64)
+    for a in range(k):
+        rank = np.zeros(n, np.int8)
+        for b in range(k):
+            if b != a:
+                rank += (wc[b] >= wc[a]) if b < a else (wc[b] > wc[a])
+        at = base + rank
+        ws[at] = wc[a]
+        js[at] = jc[a]
+    counts = np.zeros(n, np.int64)
+    for c in wc:
+        counts += c != 0
+    return js.reshape(n, k), ws.reshape(n, k), counts
+
+
 def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | None = None,
                      width: int | None = None) -> Influences:
     """Clean influences: negative and non-finite weights become 0, repeated joints fold
@@ -55,12 +91,15 @@ def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | 
     w = np.asarray(weights, dtype=np.float64)
     w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
     merged = w.shape[1] <= MAX_MERGE_SLOTS
-    if merged:
-        w = fold_repeated_joints(j, w)
-    order = np.argsort(-w, axis=1, kind="stable")
-    w = np.take_along_axis(w, order, axis=1)
-    j = np.take_along_axis(j, order, axis=1)
-    counts = np.count_nonzero(w, axis=1)
+    if w.ndim == 2 and 0 < w.shape[1] <= _COLUMN_SLOTS and j.shape == w.shape:
+        j, w, counts = _fold_sort_columns(j, w)
+    else:
+        if merged:
+            w = fold_repeated_joints(j, w)
+        order = np.argsort(-w, axis=1, kind="stable")
+        w = np.take_along_axis(w, order, axis=1)
+        j = np.take_along_axis(j, order, axis=1)
+        counts = np.count_nonzero(w, axis=1)
     used = int(counts.max()) if len(w) else 0
     n = max(1, used) if keep is None else max(1, min(int(keep), w.shape[1]))
     over = int(np.count_nonzero(counts > n))

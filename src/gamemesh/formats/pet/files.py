@@ -26,15 +26,17 @@ _WALK_UP = 6
 _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 
 # Folder listings shared by every load: (the folder's mtime, its files by lower-case name, its
-# sub-folders). A listing is reused while the folder's mtime is unchanged, and kept only when
+# sub-folders), as path strings (a Path is made only for a file that is used: a big folder
+# such as /tmp, met walking up the tree, would otherwise cost a Path per entry per load).
+# A listing is reused while the folder's mtime is unchanged, and kept only when
 # that mtime was over 2 s old when listed (a folder changed again within its timestamp's
 # granularity would look unchanged: the rule git uses for its index).
-_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, Path], list[Path]]] = {}
+_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str]]] = {}
 _MAX_LISTINGS = 4096
 _RACY_NS = 2_000_000_000
 
 
-def _scan(folder: Path) -> tuple[dict[str, Path], list[Path]]:
+def _scan(folder: Path) -> tuple[dict[str, str], list[str]]:
     """The files (by lower-case name, first wins) and sub-folders of ``folder``."""
     try:
         mtime = os.stat(folder).st_mtime_ns
@@ -48,15 +50,15 @@ def _scan(folder: Path) -> tuple[dict[str, Path], list[Path]]:
         if hit[0] == mtime:
             return hit[1], hit[2]
         _LISTINGS.pop(key, None)
-    files: dict[str, Path] = {}
-    subs: list[Path] = []
+    files: dict[str, str] = {}
+    subs: list[str] = []
     try:
         with os.scandir(folder) as it:
             for e in it:
                 if e.is_file():
-                    files.setdefault(e.name.lower(), Path(e.path))
+                    files.setdefault(e.name.lower(), e.path)
                 elif e.is_dir():
-                    subs.append(Path(e.path))
+                    subs.append(e.path)
     except OSError:
         return {}, []
     if time.time_ns() - mtime > _RACY_NS:
@@ -72,20 +74,20 @@ class TextureFinder:
 
     model_dir: Path | None
     extra_dirs: list[Path] = field(default_factory=list)
-    _listing: dict[Path, dict[str, Path]] = field(default_factory=dict)
-    _trees: dict[Path, dict[str, Path]] = field(default_factory=dict)
+    _listing: dict[Path, dict[str, str]] = field(default_factory=dict)
+    _trees: dict[Path, dict[str, str]] = field(default_factory=dict)
     _roots: list[Path] | None = None
 
-    def _list(self, folder: Path) -> dict[str, Path]:
+    def _list(self, folder: Path) -> dict[str, str]:
         if folder not in self._listing:
             self._listing[folder] = _scan(folder)[0]
         return self._listing[folder]
 
-    def _tree(self, root: Path) -> dict[str, Path]:
+    def _tree(self, root: Path) -> dict[str, str]:
         """Every file under ``root`` by lower-case name (first found wins), bounded."""
         if root not in self._trees:
-            found: dict[str, Path] = {}
-            stack = [root]
+            found: dict[str, str] = {}
+            stack: list[str | Path] = [root]
             seen = 0
             while stack and seen < _MAX_ENTRIES:
                 d = stack.pop()
@@ -94,9 +96,9 @@ class TextureFinder:
                         for e in it:
                             seen += 1
                             if e.is_dir(follow_symlinks=False):
-                                stack.append(Path(e.path))
+                                stack.append(e.path)
                             elif e.is_file():
-                                found.setdefault(e.name.lower(), Path(e.path))
+                                found.setdefault(e.name.lower(), e.path)
                 except OSError:
                     continue
             self._trees[root] = found
@@ -108,7 +110,8 @@ class TextureFinder:
             d = self.model_dir
             for _ in range(_WALK_UP if d is not None else 0):
                 assert d is not None
-                self._roots += sorted(p for p in _scan(d)[1] if p.name.lower() in SHARED_DIRS)
+                self._roots += sorted(Path(p) for p in _scan(d)[1]
+                                      if os.path.basename(p).lower() in SHARED_DIRS)
                 if d.parent == d:
                     break
                 d = d.parent
@@ -143,14 +146,14 @@ class TextureFinder:
         for ext in dict.fromkeys((tex.suffix.lower(), ".jpg", ".png", ".bmp", ".tga", ".dds")):
             hit = listing.get(f"{stem}_mask{ext}")
             if hit is not None:
-                return hit
+                return Path(hit)
         return None
 
 
-def _pick(listing: dict[str, Path], names: list[str]) -> Path | None:
+def _pick(listing: dict[str, str], names: list[str]) -> Path | None:
     for n in names:
         if n in listing:
-            return listing[n]
+            return Path(listing[n])
     return None
 
 

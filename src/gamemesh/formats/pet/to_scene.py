@@ -8,6 +8,7 @@ Vertices are stored in their main (first) bone's rest space and normals per corn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from .read import check_corner_range, read
 from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
 FLIP = np.array([1.0, 1.0, -1.0])
 
@@ -120,10 +122,12 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     depth = _depths(np.asarray(par, np.int64)) if n else np.zeros(0, np.int64)
     levels = int(depth.max()) if n else 0
     if 2 * levels > n:
-        for i in order:  # per bone: a chain
+        # Per bone (a chain): views of the rows made once, each product written in place.
+        rows, lrows = list(world), list(local)
+        for i in order:
             p = par[i]
             if p >= 0:
-                world[i] = world[p] @ local[i]
+                np.matmul(rows[p], lrows[i], out=rows[i])
         return world
     parent = np.asarray(par, np.int64)
     by_depth = np.argsort(depth, kind="stable")
@@ -197,16 +201,16 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
     err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
     exact = (err <= tol[:, None, None]).all(axis=(1, 2))
-    tl, rl, sl = t.tolist(), r.tolist(), s.tolist()
+    tl, rl, sl = map(tuple, t.tolist()), map(tuple, r.tolist()), map(tuple, s.tolist())
     extra = bs.extra.tolist() if bs.extra is not None else None
     nodes = scene.nodes
-    for i, (name, ok) in enumerate(zip(sk.names, exact.tolist(), strict=True)):  # per bone
+    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact.tolist(), tl, rl, sl,
+                                                   strict=True)):  # per bone
         extras: dict[str, Any] = {"pet_bone": i}
         if extra is not None:
             extras["pet_bone_extra"] = float(extra[i])
         if ok:
-            nodes.append(Node(name=name, translation=tuple(tl[i]), rotation=tuple(rl[i]),
-                              scale=tuple(sl[i]), extras=extras))
+            nodes.append(Node(name=name, translation=ti, rotation=ri, scale=si, extras=extras))
         else:
             nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
     sheared = int(np.count_nonzero(~exact))
@@ -273,13 +277,18 @@ class _MeshBuilder:
         self.mesh_nodes: list[int] = []
         self.finders: dict[Path | None, TextureFinder] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
+        self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
+        self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
+        self._bind: tuple[F64, F64] | None = None
         dirs = ctx.opt("texture_dir", []) or []
         self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
 
     def add(self, unit: Unit) -> None:
         m = unit.doc.mesh
         assert m is not None
-        check_corner_range(m)
+        # On a contiguous copy (a pass over the strided view is slower), not kept: the int64
+        # indices are made when the corners are converted (not held through the skinning).
+        check_corner_range(m, dense(m.corner_vertex))
         sk = self.sk
         bs = unit.doc.bones
         nb = bs.count if bs is not None else 0
@@ -291,6 +300,7 @@ class _MeshBuilder:
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
+        self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -300,6 +310,20 @@ class _MeshBuilder:
             vals = np.unique(m.global_weight)
             node.extras["pet_global_weight"] = float(vals[0]) if len(vals) == 1 else None
         self.mesh_nodes.append(self.scene.add_node(node))
+
+    def _rebind(self, wm: F64, bone_map: npt.NDArray[np.int64]) -> F64:
+        """Another file's bind pose onto the skeleton, per bone of the file (once per mesh:
+        the skinning and both normal passes use it)."""
+        assert self.sk is not None
+        if self._bind is None or self._bind[0] is not wm:
+            self._bind = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+        return self._bind[1]
+
+    def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
+        """The corners' vertex indices as int64, converted once per mesh."""
+        if self._cv is None or self._cv[0] is not m:
+            self._cv = (m, dense(m.corner_vertex).astype(np.int64))
+        return self._cv[1]
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
         """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
@@ -341,7 +365,7 @@ class _MeshBuilder:
         if nb:
             # Each vertex's main bone matrix (identity for none): the 3x4 part only.
             ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
-            wmain = ext[np.where(main >= 0, main, nb)]
+            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
             pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
         total = w.sum(axis=1)
         empty = total <= 0
@@ -357,7 +381,7 @@ class _MeshBuilder:
             return pos, None, None, main
         if self.sk.world is not wm and len(bone_map) == nb:
             # Another file's bind pose onto the skeleton: p = sum w_i Wb(b_i) Wm(b_i)^-1 p.
-            a = self.sk.world[bone_map] @ safe_inverse(wm)
+            a = self._rebind(wm, bone_map)
             acc = np.zeros_like(pos)
             for k in range(p):  # per influence rank
                 ak = a[joints[:, k]]
@@ -374,21 +398,23 @@ class _MeshBuilder:
         """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
         zero (each corner's normal depends only on its own record, its vertex and, for a
         zero normal, its face)."""
-        nrm = np.asarray(normal[sel], np.float64)
+        nrm = normal.take(sel, axis=0).astype(np.float64)
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
-        cv_all = np.asarray(m.corner_vertex, np.int64)
+        cv_all = self._corner_vertex(m)
         cv = cv_all[sel]
         nb = len(wm)
         cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
         if unit.doc.version < (1, 1) and nb:
             # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
-            rot_bone = _fake_body_substitute(unit, main, nb)
+            if self._fake is None or self._fake[0] is not main:  # once per mesh
+                self._fake = (main, _fake_body_substitute(unit, main, nb))
+            rot_bone = self._fake[1]
             b = rot_bone[np.maximum(cmain, 0)]
             r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
         if self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb:
-            a = self.sk.world[bone_map] @ safe_inverse(wm)
+            a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
         length = np.linalg.norm(nrm, axis=1)
@@ -397,7 +423,7 @@ class _MeshBuilder:
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
             tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
             nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
-            length = np.linalg.norm(nrm, axis=1)
+            length[zero] = np.linalg.norm(nrm[zero], axis=1)  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
             return nrm / length[:, None], zero
@@ -416,14 +442,14 @@ class _MeshBuilder:
         so only one of each is converted; rows whose conversions come out equal share a
         class (the first such row). A zero normal takes its face's normal, so each corner
         that has one is a row of its own."""
-        cv = np.asarray(m.corner_vertex, np.int64)
+        cv = self._corner_vertex(m)
         nc = len(cv)
         # Contiguous copies (the reader leaves the corner fields as views of the input's
         # records: strided, unaligned and several times slower to compare and gather).
-        cuv = np.ascontiguousarray(m.corner_uv, np.float32)
+        cuv = np.ascontiguousarray(dense(m.corner_uv), np.float32)
         nsets = cuv.shape[1] if cuv.ndim == 3 else 1
         uv_raw = cuv.reshape(nc, nsets, 2)
-        normal = np.ascontiguousarray(m.corner_normal)
+        normal = dense(m.corner_normal)
         nuv_c = m.corner_nuv
         varying = nuv_c is not None and len(nuv_c) > 0 and bool(np.any(nuv_c != nsets))
         # The normals as stored (they convert in float64), the UV sets as float32 (as used).
@@ -449,9 +475,9 @@ class _MeshBuilder:
             first, nrm64 = first[order], nrm64[order]
         rows = np.empty(nc, np.int64)
         rows[first] = np.arange(len(first))
-        row = rows[row]
+        row = rows.take(row)
         nrm = _finite32(nrm64 * FLIP)
-        uv = _finite32(uv_raw[first])
+        uv = _finite32(uv_raw.take(first, axis=0))
         if varying:
             assert nuv_c is not None
             self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
@@ -477,33 +503,37 @@ class _MeshBuilder:
         if not npoly:
             return []
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        corner_class = cls[row]
-        cv = np.asarray(m.corner_vertex, np.int64)
+        corner_class = cls.take(row)
+        cv = self._corner_vertex(m)
         gpos = _finite32(pos * FLIP)
         nuv = uv.shape[1]
+        # Row gathers by np.take (several times faster than fancy indexing for 2-D rows).
+        uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
+        del uv  # the sets replace it (peak memory)
         if joints is not None:
             # Per vertex, before the primitives gather them.
-            nused = np.count_nonzero(np.ascontiguousarray(weights.T) > 0, axis=0)
+            nused = _count_positive(weights)
             joints, weights = joints.astype(np.uint16), weights.astype(np.float32)
         prims: list[Primitive] = []
         for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
             faces = np.flatnonzero(key == k)
             corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
             # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(corner_class[corners], len(first))
-            src = corners[firsts]
-            verts = cv[src]
-            r = row[src]
-            prim = Primitive(positions=gpos[verts], normals=nrm[r],
-                             texcoords=[uv[r, s] for s in range(nuv)],
+            firsts, inverse = first_occurrences(corner_class.take(corners), len(first))
+            src = corners.take(firsts)
+            verts = cv.take(src)
+            r = row.take(src)
+            prim = Primitive(positions=gpos.take(verts, axis=0),
+                             normals=nrm.take(r, axis=0),
+                             texcoords=[u.take(r, axis=0) for u in uv_sets],
                              indices=inverse.astype(np.uint32),
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
             if joints is not None:
                 # Only as many sets of 4 as this primitive's vertices use.
                 used = int(nused[verts].max()) if len(verts) else 1
                 width = max(4, -(-used // 4) * 4)
-                prim.joints = joints[verts, :width]
-                prim.weights = weights[verts, :width]
+                prim.joints = _rows(joints, verts, width)
+                prim.weights = _rows(weights, verts, width)
             prims.append(prim)
         return prims
 
@@ -560,6 +590,9 @@ class _MeshBuilder:
         return self.finders[d]
 
 
+# Up to this many rows, dedups go through a dict (a Python loop costs less than a dozen
+# fixed-cost numpy passes).
+_SMALL_ROWS = 256
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
@@ -584,20 +617,22 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     if n == 0:
         return np.zeros(0, np.int64)
     idx = np.asarray(index, np.int64)
+    if n <= _SMALL_ROWS:
+        return _first_equal_small(idx, [_words32(np.asarray(c).reshape(n, -1)) for c in cols])
     low = int(idx.min())
     if low < 0:
         idx = idx - low
     it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
     head = np.full(int(idx.max()) + 1, n, it)
     np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
-    rep = head[idx].astype(np.int64)
+    rep = head.take(idx).astype(np.int64)
     parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
     same = np.ones(n, bool)
     for p in parts:
         q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
-        for k in range(q.shape[1]):
-            col = q[:, k]
-            same &= col[rep] == col
+        # Columns made contiguous once: np.take of a contiguous column is the fast gather.
+        for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, n)):
+            same &= col.take(rep) == col
     odd = np.flatnonzero(~same)
     if len(odd):
         # A row unlike its index's first row is like any earlier equal row in that: all
@@ -609,20 +644,42 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     return rep
 
 
+def _first_equal_small(idx: npt.NDArray[np.int64], parts: list[npt.NDArray[np.uint32]]
+                       ) -> npt.NDArray[np.int64]:
+    """:func:`first_equal` of a few rows: the first row of each distinct (index, bits) byte
+    string, by a dict (a row unlike its index's first row is like no earlier row that is)."""
+    n = len(idx)
+    rows = np.concatenate([idx[:, None].view(np.uint32), *parts], axis=1)
+    raw = rows.tobytes()
+    size = len(raw) // n
+    seen: dict[bytes, int] = {}
+    rep = [seen.setdefault(raw[i * size:(i + 1) * size], i) for i in range(n)]
+    return np.array(rep, np.int64)
+
+
 def first_occurrences(ids: npt.NDArray[np.int64], bound: int
                       ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """For integer ids in [0, ``bound``): the positions of first occurrences (ascending) and
-    each element's position among them."""
+    each element's position among them (a few ids: by a dict)."""
     n = len(ids)
+    if n <= _SMALL_ROWS:
+        seen: dict[int, int] = {}
+        order: list[int] = []
+        for i, v in enumerate(ids.tolist()):
+            if v not in seen:
+                seen[v] = len(order)
+                order.append(i)
+        inverse = [seen[v] for v in ids.tolist()]
+        return np.array(order, np.int64), np.array(inverse, np.int64)
     it = np.int32 if max(n, bound) < 2**31 else np.int64
     pos = np.arange(n, dtype=it)
-    head = np.full(max(bound, 1), n, it)
+    head: npt.NDArray[np.signedinteger[Any]] = np.full(max(bound, 1), n, it)
     np.minimum.at(head, ids.astype(it), pos)
-    at = head[ids]
+    at = head.take(ids)
     is_first = at == pos
     firsts = np.flatnonzero(is_first)
     rank = np.cumsum(is_first, dtype=np.int64) - 1
-    return firsts, rank[at]
+    return firsts, rank.take(at)
 
 
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
@@ -639,6 +696,25 @@ def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
     return _unique_words(np.concatenate(words, axis=1))
 
 
+def _unique_words_small(rows: npt.NDArray[np.uint32]
+                        ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`_unique_words` of a few rows: the first row of each distinct byte string."""
+    n = len(rows)
+    raw = np.ascontiguousarray(rows).tobytes()
+    size = len(raw) // n if n else 0
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse: list[int] = []
+    for i in range(n):
+        key = raw[i * size:(i + 1) * size]
+        k = seen.get(key)
+        if k is None:  # distinct rows are numbered in order of first occurrence
+            k = seen[key] = len(first)
+            first.append(i)
+        inverse.append(k)
+    return np.array(first, np.int64), np.array(inverse, np.int64)
+
+
 def _unique_words(rows: npt.NDArray[np.uint32]
                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """:func:`unique_rows` of rows of 32-bit words, compared exactly.
@@ -646,8 +722,11 @@ def _unique_words(rows: npt.NDArray[np.uint32]
     ``np.unique(axis=0)`` sorted the rows as structured records (a slow generic compare);
     here the words are hashed into one uint64, the hashes sorted, and every row is checked
     word for word against its group's first row, so a hash collision can never merge two
-    different rows (it falls back to the exact sort)."""
+    different rows (it falls back to the exact sort). A few rows go through a dict of their
+    bytes instead (the same answer without the fixed cost of a dozen numpy passes)."""
     n = len(rows)
+    if n <= _SMALL_ROWS:
+        return _unique_words_small(rows)
     h = np.full(n, _FNV_OFFSET, np.uint64)
     with np.errstate(over="ignore"):
         for col in rows.T:
@@ -669,10 +748,51 @@ def _unique_words(rows: npt.NDArray[np.uint32]
     return first.astype(np.int64), pos[rep]
 
 
+def _count_positive(w: F64) -> npt.NDArray[np.integer[Any]]:
+    """Each row's count of weights > 0. Rows of 4 or 8 (the padded widths): the row's flags
+    as one 32- or 64-bit word, whose bytes a multiply sums into its top byte."""
+    k = w.shape[1] if w.ndim == 2 else 0
+    if k not in (4, 8) or not len(w):
+        out: npt.NDArray[np.integer[Any]] = np.count_nonzero(
+            np.ascontiguousarray(w.T) > 0, axis=0)
+        return out
+    word = np.dtype(np.uint64 if k == 8 else np.uint32)
+    flags = np.ascontiguousarray(w > 0).view(np.uint8).view(word)[:, 0]
+    ones = np.array(0x0101010101010101 if k == 8 else 0x01010101, word)
+    total: npt.NDArray[np.integer[Any]] = np.multiply(flags, ones)  # wraps: no overflow check
+    return total >> np.array(8 * (k - 1), word)
+
+
+def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
+    """``a[idx, :width]`` as a new contiguous array, gathered by np.take."""
+    out = a.take(idx, axis=0)
+    return out if width >= a.shape[1] else np.ascontiguousarray(out[:, :width])
+
+
+def dense(a: Any) -> npt.NDArray[Any]:
+    """``a`` as a C-contiguous array. The reader leaves the corner fields as views of the
+    input's records (strided, unaligned): whole rows are copied as raw bytes (one void item a
+    row), several times faster than numpy's item-by-item copy of unaligned values."""
+    a = np.asarray(a)
+    if a.flags.c_contiguous or a.ndim == 0 or a.size == 0 or a.dtype.hasobject:
+        return np.ascontiguousarray(a)
+    inner = np.empty((1, *a.shape[1:]), a.dtype).strides[1:]
+    if a.strides[1:] != inner:
+        return np.ascontiguousarray(a)
+    row = a.dtype.itemsize * (a.size // len(a))
+    raw = a.reshape(len(a), -1).view(np.uint8)
+    out: npt.NDArray[Any] = raw.view(np.dtype((np.void, row))).copy().view(a.dtype)
+    return out.reshape(a.shape)
+
+
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
     """float32 without NaN or infinity (hostile files): clipped to a large finite range."""
-    with np.errstate(all="ignore"):
-        out = np.nan_to_num(np.clip(np.asarray(a, np.float64), -1e30, 1e30))
+    # np.clip then np.nan_to_num, by their ufuncs (the wrappers cost more than the work on
+    # small arrays): NaN passes the clip and becomes 0.0.
+    out = np.minimum(np.maximum(np.asarray(a, np.float64), -1e30), 1e30)
+    nan = np.isnan(out)
+    if nan.any():
+        out[nan] = 0.0
     return out.astype(np.float32)
 
 
@@ -715,39 +835,229 @@ def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any
 
 
 # -- animation ------------------------------------------------------------------------------------
-def _clean(times: Any, values: Any, ctx: Context, what: str) -> tuple[Any, Any]:
-    """Finite, non-negative, strictly increasing key times (glTF needs them)."""
-    t = np.asarray(times, np.float64)
-    v = np.asarray(values, np.float64)
-    ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
-    t, v = t[ok], v[ok]
-    order = np.argsort(t, kind="stable")
-    t, v = t[order], v[order]
-    keep = np.ones(len(t), bool)
-    keep[1:] = np.diff(t) > 0
-    if not np.all(ok) or not np.all(keep):
-        ctx.note("pet.anim_keys_fixed", f"{what}: keys with bad or repeated times dropped")
-    return t[keep], v[keep]
+# ANIM tracks -> glTF channels, and the motion clips cut from them (spec §B.7, §B.11).
+#
+# Every step runs on all channels of a file at once: their keys are concatenated (one segment
+# per channel) and each operation is one numpy call over all of them. A file has a few keys per
+# channel and tens of channels, so per-channel numpy calls cost far more than the arithmetic.
+# Each value is computed by the same floating-point operations, in the same order, as the
+# per-channel way (``np.interp``'s formula, ``np.argsort(kind="stable")`` per channel), so the
+# results are bit for bit the same.
+
+_PATHS = (("pos", "translation"), ("rot", "rotation"), ("scale", "scale"))
+_FLIP3 = np.array([1.0, 1.0, -1.0])
+_FLIP4 = np.array([1.0, 1.0, -1.0, 1.0])
+_UNIT_Q = np.array([0.0, 0.0, 0.0, 1.0])
 
 
-def _track_channels(track: Any, node: int, ctx: Context, label: str) -> list[Channel]:
-    out: list[Channel] = []
-    for arr, path in ((track.pos, "translation"), (track.rot, "rotation"),
-                      (track.scale, "scale")):
-        a = np.asarray(arr, np.float64)
-        if not len(a):
+def _segments(lengths: Sequence[int]) -> tuple[I64, I64]:
+    """(start of each segment, segment id of each row) for rows concatenated by segment."""
+    n = np.asarray(lengths, np.int64)
+    starts = np.zeros(len(n), np.int64)
+    np.cumsum(n[:-1], out=starts[1:])
+    return starts, np.repeat(np.arange(len(n), dtype=np.int64), n)
+
+
+def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence[str],
+                   ctx: Context) -> list[Channel]:
+    """The channels of ``tracks`` (translation, rotation, scale per track, in track order)
+    targeting ``nodes``: keys with non-finite values or negative times dropped, sorted by time
+    (stably), repeated times dropped, z mirrored, quaternions normalized. A (track, path) that
+    lost keys gets a note with its label."""
+    per_path: list[dict[int, Channel]] = []
+    bad: set[tuple[int, int]] = set()
+    for p, (attr, path) in enumerate(_PATHS):
+        arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
+        used = [i for i, a in enumerate(arrays) if len(a)]
+        out: dict[int, Channel] = {}
+        per_path.append(out)
+        if not used:
             continue
-        t, v = _clean(a[:, 0], a[:, 1:], ctx, label)
-        if not len(t):
-            continue
+        a = np.concatenate([arrays[i] for i in used]).astype(np.float64)
+        lens = [len(arrays[i]) for i in used]
+        _, seg0 = _segments(lens)
+        t, v = a[:, 0], a[:, 1:]
+        ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
+        t, v, seg = t[ok], v[ok], seg0[ok]
+        # Stable by time within each channel: the segments are already in order.
+        order = np.lexsort((t, seg))
+        t, v, seg = t[order], v[order], seg[order]
+        keep = np.ones(len(t), bool)
+        keep[1:] = (np.diff(t) > 0) | (seg[1:] != seg[:-1])
+        lost = (np.bincount(seg[~keep], minlength=len(used))
+                + np.bincount(seg0[~ok], minlength=len(used)))
+        for k in np.flatnonzero(lost).tolist():
+            bad.add((used[k], p))
+        t, v, seg = t[keep], v[keep], seg[keep]
         if path == "translation":
-            v = v * FLIP
+            v = v * _FLIP3
         elif path == "rotation":
-            v = v * np.array([1.0, 1.0, -1.0, 1.0])
+            v = v * _FLIP4
             length = np.linalg.norm(v, axis=1, keepdims=True)
-            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
-                         [0.0, 0.0, 0.0, 1.0])
-        out.append(Channel(node, path, t.astype(np.float32), v.astype(np.float32)))  # type: ignore[arg-type]
+            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0), _UNIT_Q)
+        t32, v32 = t.astype(np.float32), v.astype(np.float32)
+        counts = np.bincount(seg, minlength=len(used)).tolist()
+        s = 0
+        for k, c in enumerate(counts):
+            if c:
+                i = used[k]
+                out[i] = Channel(nodes[i], path, t32[s:s + c], v32[s:s + c])  # type: ignore[arg-type]
+            s += c
+    channels: list[Channel] = []
+    for i in range(len(tracks)):
+        for p in range(3):
+            if (i, p) in bad:
+                ctx.note("pet.anim_keys_fixed",
+                         f"{labels[i]}: keys with bad or repeated times dropped")
+            ch = per_path[p].get(i)
+            if ch is not None:
+                channels.append(ch)
+    return channels
+
+
+@dataclass
+class _Group:
+    """Channels of one width: their keys concatenated (rotations in one hemisphere key to
+    key, so interpolation takes the short way)."""
+
+    index: list[int]  # positions in the channel list
+    times: F64
+    values: F64
+    starts: I64
+    ends: I64
+    seg: I64
+    rotation: bool
+
+
+class Clipper:
+    """Cuts motions (frame ranges) out of a file's channels."""
+
+    def __init__(self, channels: Sequence[Channel]) -> None:
+        self.channels = list(channels)
+        self.groups: list[_Group] = []
+        for rotation in (False, True):
+            index = [i for i, c in enumerate(self.channels) if (c.path == "rotation") == rotation]
+            if index:
+                self.groups.append(self._group(index, rotation))
+
+    def _group(self, index: list[int], rotation: bool) -> _Group:
+        chs = [self.channels[i] for i in index]
+        lens = [len(c.times) for c in chs]
+        starts, seg = _segments(lens)
+        t = np.concatenate([c.times for c in chs]).astype(np.float64)
+        v = np.concatenate([c.values for c in chs]).astype(np.float64)
+        if rotation and len(v) > 1:
+            # Per channel: v * cumprod(sign of each key's dot with the one before), the
+            # product of signs being the parity of the negative dots so far.
+            d = np.sum(v[1:] * v[:-1], axis=1)
+            neg = np.zeros(len(v), np.int64)
+            neg[1:] = (d < 0) & (seg[1:] == seg[:-1])
+            cnt = np.cumsum(neg)
+            flips = cnt - cnt[starts][seg]
+            v = v * np.where(flips % 2 == 1, -1.0, 1.0)[:, None]
+        ends = starts + np.asarray(lens, np.int64)
+        return _Group(index, t, v, starts, ends, seg, rotation)
+
+    def cut(self, bounds: Sequence[tuple[float, float]]) -> list[list[Channel]]:
+        """For each (t0, t1): each channel's part in [t0, t1], boundary values interpolated,
+        times from t0. All motions of a group are cut at once (in chunks of a bounded number
+        of keys: each motion works on its own copy of the keys)."""
+        out: list[list[Channel | None]] = [[None] * len(self.channels) for _ in bounds]
+        for g in self.groups:
+            step = max(1, _CUT_ROWS // max(1, len(g.times)))
+            for c0 in range(0, len(bounds), step):
+                for m, chans in enumerate(self._cut_group(g, bounds[c0:c0 + step]), c0):
+                    for i, ch in zip(g.index, chans, strict=True):
+                        out[m][i] = ch
+        return [[c for c in o if c is not None] for o in out]
+
+    def _cut_group(self, g: _Group, bounds: Sequence[tuple[float, float]]
+                   ) -> list[list[Channel]]:
+        """:meth:`cut` of one group for a few motions: the keys repeated once per motion,
+        segment ``m * nch + c`` being channel ``c`` in motion ``m``."""
+        nm, nk, nch = len(bounds), len(g.times), len(g.index)
+        t0s = np.array([b[0] for b in bounds], np.float64)
+        t1s = np.array([b[1] for b in bounds], np.float64)
+        x0, x1 = np.repeat(t0s, nk), np.repeat(t1s, nk)  # per key row
+        # Key times are float32 seconds and the bounds whole frames: a key within a tenth of
+        # a millisecond of a bound is that bound's key.
+        t = np.tile(g.times, nm)
+        t = np.where(np.abs(t - x0) < 1e-4, x0, np.where(np.abs(t - x1) < 1e-4, x1, t))
+        v = np.tile(g.values, (nm, 1))
+        shift = (np.arange(nm, dtype=np.int64) * nk)[:, None]
+        starts = (shift + g.starts).reshape(-1)
+        ends = (shift + g.ends).reshape(-1)
+        segrow = ((np.arange(nm, dtype=np.int64) * nch)[:, None] + g.seg).reshape(-1)
+        s0, s1 = np.repeat(t0s, nch), np.repeat(t1s, nch)  # per segment
+        two = s1 > s0  # else the clip is the one key at t0
+        first = _interp_at(t, v, starts, ends, x0, s0)
+        last = _interp_at(t, v, starts, ends, x1, s1)[two]
+        ins = np.flatnonzero((t > x0) & (t < x1))
+        nseg = nm * nch
+        nin = np.bincount(segrow[ins], minlength=nseg)
+        size = np.where(two, nin + 2, 1)
+        ostart = np.zeros(nseg, np.int64)
+        np.cumsum(size[:-1], out=ostart[1:])
+        total = int(ostart[-1] + size[-1])
+        times = np.empty(total)
+        vals = np.empty((total, v.shape[1]))
+        times[ostart], vals[ostart] = s0, first
+        end = (ostart + size - 1)[two]
+        times[end], vals[end] = s1[two], last
+        instart = np.zeros(nseg, np.int64)
+        np.cumsum(nin[:-1], out=instart[1:])
+        seg = segrow[ins]
+        at = ostart[seg] + 1 + (np.arange(len(ins)) - instart[seg])
+        times[at] = t[ins]
+        vals[at] = v[ins]
+        if g.rotation:
+            vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
+        t32 = (times - np.repeat(s0, size)).astype(np.float32)
+        v32 = vals.astype(np.float32)
+        res: list[list[Channel]] = []
+        spans = list(zip(ostart.tolist(), size.tolist(), strict=True))
+        for m in range(nm):
+            row: list[Channel] = []
+            for i, (s, n) in zip(g.index, spans[m * nch:(m + 1) * nch], strict=True):
+                ch = self.channels[i]
+                row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
+            res.append(row)
+        return res
+
+
+# Keys (times the motions cut at once) per chunk of :meth:`Clipper.cut`.
+_CUT_ROWS = 1 << 20
+
+
+def _interp_at(t: F64, v: F64, starts: I64, ends: I64, xrow: F64, x: F64) -> F64:
+    """``np.interp(x[s], t[a:b], v[a:b, c])`` for every segment ``s`` (rows ``a:b``) and
+    column ``c`` (``xrow``: each row's segment's ``x``), by numpy's own rule: ``j`` the last
+    key with ``t[j] <= x``; before the first key its value, at or past the last key the last
+    value, on a key that key's value, else ``slope * (x - t[j]) + v[j]`` (and, when that is
+    NaN, from the right end; equal ends give their value)."""
+    le = np.zeros(len(t) + 1, np.int64)
+    np.cumsum(t <= xrow, out=le[1:])
+    count = le[ends] - le[starts]
+    j = starts + np.maximum(count - 1, 0)
+    out: F64 = v[j].copy()
+    mid = np.flatnonzero((count > 0) & (starts + count < ends))
+    if len(mid):
+        jm = j[mid]
+        tj = t[jm]
+        xm = x[mid]
+        between = tj != xm
+        jm, tj, xm = jm[between], tj[between], xm[between]
+        mid = mid[between]
+        if len(mid):
+            slope = (v[jm + 1] - v[jm]) / (t[jm + 1] - tj)[:, None]
+            res = slope * (xm - tj)[:, None] + v[jm]
+            nan = np.isnan(res)
+            if nan.any():
+                right = slope * (xm - t[jm + 1])[:, None] + v[jm + 1]
+                res = np.where(nan, right, res)
+                same = np.isnan(res) & (v[jm] == v[jm + 1])
+                res = np.where(same, v[jm], res)
+            out[mid] = res
     return out
 
 
@@ -758,10 +1068,11 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
             ctx.note("pet.anim_no_bones", f"{unit.stem}: ANIM without bones is left out")
         return
     bs = unit.doc.bones
-    names = [b.decode("cp949", errors="replace") for b in bs.names] if bs is not None else []
-    channels: list[Channel] = []
+    names = ([b.decode("cp949", errors="replace") for b in bs.names]
+             if bs is not None and sk.unit is not unit else [])
     flags: dict[str, list[list[float]]] = {}
     skipped = 0
+    matched: list[tuple[Any, int, str]] = []
     for i, tr in enumerate(anim.tracks):
         j: int | None
         if sk.unit is unit:
@@ -771,9 +1082,11 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         if j is None:
             skipped += 1
             continue
-        channels += _track_channels(tr, sk.nodes[j], ctx, f"{unit.stem} track {i}")
+        matched.append((tr, sk.nodes[j], f"{unit.stem} track {i}"))
         if tr.flags is not None and len(tr.flags):
             flags[sk.names[j]] = np.asarray(tr.flags, np.float64).tolist()
+    channels = track_channels([m[0] for m in matched], [m[1] for m in matched],
+                              [m[2] for m in matched], ctx)
     if skipped:
         ctx.note("pet.anim_track_unmatched", f"{unit.stem}: {skipped} track(s) name no bone")
     moti = unit.doc.get(b"MOTI")
@@ -781,9 +1094,10 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
     if isinstance(moti, MotiSection) and moti.motions:
-        for mo in moti.motions:
-            t0, t1 = mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS
-            clip = [c for c in (_cut(ch, t0, t1) for ch in channels) if c is not None]
+        clips = Clipper(channels).cut([
+            (mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS)
+            for mo in moti.motions])
+        for mo, clip in zip(moti.motions, clips, strict=True):
             extras: dict[str, Any] = {"pet_motion": {
                 "name": text_value(mo.name), "frame_start": mo.frame_start,
                 "frame_end": mo.frame_end, "next_move": text_value(mo.next_move),
@@ -794,26 +1108,6 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
                                               channels=clip, extras=extras))
     elif channels:
         scene.animations.append(Animation(name=unit.stem, channels=channels, extras=base))
-
-
-def _cut(ch: Channel, t0: float, t1: float) -> Channel | None:
-    """The part of a channel in [t0, t1], boundary values interpolated, times from 0."""
-    t = ch.times.astype(np.float64)
-    v = ch.values.astype(np.float64)
-    if ch.path == "rotation" and len(v) > 1:
-        # Same hemisphere key to key so the interpolation takes the short way.
-        d = np.sum(v[1:] * v[:-1], axis=1)
-        v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
-    # Key times are float32 seconds and the bounds whole frames: a key within a tenth of a
-    # millisecond of a bound is that bound's key (taken as it is, not blended with its
-    # neighbour), not another one beside it.
-    t = np.where(np.abs(t - t0) < 1e-4, t0, np.where(np.abs(t - t1) < 1e-4, t1, t))
-    inside = (t > t0) & (t < t1)
-    times = np.concatenate([[t0], t[inside], [t1]]) if t1 > t0 else np.array([t0])
-    vals = np.stack([np.interp(times, t, v[:, c]) for c in range(v.shape[1])], axis=1)
-    if ch.path == "rotation":
-        vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
-    return Channel(ch.node, ch.path, (times - t0).astype(np.float32), vals.astype(np.float32))
 
 
 def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
