@@ -25,7 +25,7 @@ from . import modern_layout as ml
 from .conventions import AXES, bone_to_matrix, track_to_quat
 from .document import SplashpackDocument
 from .modern_document import ModernDocument, Sequence, SkinnedMesh
-from .to_scene import _lua_extras, _primitive, _rotation, _Textures
+from .to_scene import _lua_extras, _primitive, _rotations, _Textures
 from .to_scene import to_scene as to_scene_v1
 
 FMT = "splashpack"
@@ -94,19 +94,25 @@ class _Builder:
 def _objects(b: _Builder) -> None:
     doc = b.doc
     skinned = {sk.go_index: sk for sk in doc.skins}
-    for i, obj in enumerate(doc.objects):
-        rot, err = _rotation(obj["rot"])
-        if err > 0.01:
+    objs = doc.objects
+    n = len(objs)
+    # Every object's fields as Python values in one pass each (not record by record), and
+    # every rotation through one batched SVD.
+    rots, errs = _rotations(objs["rot"]) if n else ([], [])
+    pos_list = (objs["pos"].astype(np.float64) * AXES * b.s).tolist()
+    rot_raw, pos_raw = objs["rot"].tolist(), objs["pos"].tolist()
+    lua, flags, inter = (objs[k].tolist() for k in ("lua_index", "flags", "interactable_index"))
+    for i in range(n):
+        if errs[i] > 0.01:
             b.ctx.note("splashpack.rotation_not_orthonormal", f"object {i}: the stored matrix is "
-                       f"{err:.3f} off a rotation; its nearest rotation is used")
-        pos = obj["pos"].astype(np.float64) * AXES * b.s
-        extras: dict[str, Any] = {"object": i, "rotation_raw": [int(x) for x in obj["rot"]],
-                                  "position_raw": [int(x) for x in obj["pos"]],
-                                  "lua_index": int(obj["lua_index"]), "flags": int(obj["flags"]),
-                                  "interactable_index": int(obj["interactable_index"])}
+                       f"{errs[i]:.3f} off a rotation; its nearest rotation is used")
+        extras: dict[str, Any] = {"object": i, "rotation_raw": rot_raw[i],
+                                  "position_raw": pos_raw[i], "lua_index": lua[i],
+                                  "flags": flags[i], "interactable_index": inter[i]}
         name = _text(doc.names[i]) if i < len(doc.names) else ""
-        node = Node(name=name or f"object_{i}", translation=tuple(float(x) for x in pos),  # type: ignore[arg-type]
-                    rotation=rot, extras={FMT: extras})
+        x, y, z = pos_list[i]
+        node = Node(name=name or f"object_{i}", translation=(x, y, z), rotation=rots[i],
+                    extras={FMT: extras})
         tris = doc.meshes[i]
         sk = skinned.get(i)
         mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None) if len(tris) else None

@@ -78,19 +78,51 @@ def _lua_extras(doc: SplashpackDocument) -> list[dict[str, Any]]:
     return out
 
 
-def _rotation(raw: npt.NDArray[Any]) -> tuple[tuple[float, float, float, float], float]:
-    """The stored 4.12 row-major matrix as a glTF quaternion, and how far it was from a
-    rotation (the fixed-point rounding makes it a few 1e-4 off)."""
-    r = np.asarray(raw, dtype=np.float64).reshape(3, 3) / 4096.0
-    r = AXES[:, None] * r * AXES[None, :]
+Quat = tuple[float, float, float, float]
+
+
+def _rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
+    """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
+    and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
+    One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
+    stack, so the bits are those of one call per matrix; the quaternions are
+    :func:`rotation_to_quat`'s, row by row."""
+    r = np.asarray(raw, dtype=np.float64).reshape(-1, 3, 3) / 4096.0
+    r = AXES[None, :, None] * r * AXES[None, None, :]
     u, _, vt = np.linalg.svd(r)
     rot = u @ vt
-    if np.linalg.det(rot) < 0:
-        u[:, -1] = -u[:, -1]
-        rot = u @ vt
-    err = float(np.abs(rot - r).max())
-    q = rotation_to_quat(rot)
-    return (float(q[0]), float(q[1]), float(q[2]), float(q[3])), err
+    neg = np.flatnonzero(np.linalg.det(rot) < 0)
+    if neg.size:
+        u[neg, :, -1] = -u[neg, :, -1]
+        rot[neg] = u[neg] @ vt[neg]
+    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
+    return _quats(rot), err.tolist()
+
+
+def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
+    """:func:`rotation_to_quat` of an (N, 3, 3) stack, the same operations in the same order
+    (so the same bits), each branch computed for every row and the row's branch picked."""
+    d0, d1, d2 = m[:, 0, 0], m[:, 1, 1], m[:, 2, 2]
+    tr = (d0 + d1) + d2  # np.trace's order
+    k = np.argmax(np.stack([tr, d0, d1, d2], axis=1), axis=1)
+    s = 2.0 * np.sqrt(np.maximum(np.choose(k, [1.0 + tr, 1.0 + d0 - d1 - d2,
+                                               1.0 + d1 - d0 - d2, 1.0 + d2 - d0 - d1]), 1e-300))
+    m01, m02, m10, m12, m20, m21 = (m[:, 0, 1], m[:, 0, 2], m[:, 1, 0], m[:, 1, 2], m[:, 2, 0],
+                                    m[:, 2, 1])
+    quarter = s / 4
+    cands = np.array([
+        [(m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, quarter],
+        [quarter, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s],
+        [(m01 + m10) / s, quarter, (m12 + m21) / s, (m02 - m20) / s],
+        [(m02 + m20) / s, (m12 + m21) / s, quarter, (m10 - m01) / s],
+    ])  # (branch, component, row)
+    q = cands[k, :, np.arange(len(k))]  # (row, component)
+    # np.linalg.norm of a 4-vector is sqrt(q . q), summed in this order.
+    norm = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2])
+                   + q[:, 3] * q[:, 3])
+    q /= norm[:, None]
+    q = np.where(q[:, 3:4] >= 0, q, -q)
+    return [(a, b, c, d) for a, b, c, d in q.tolist()]
 
 
 def rotation_to_quat(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -206,10 +238,10 @@ class _Textures:
 
 
 def _object_node(doc: SplashpackDocument, i: int, s: float, tex: _Textures, scene: Scene,
-                 ctx: Context) -> None:
+                 ctx: Context, rotation: tuple[Quat, float]) -> None:
     obj = doc.objects[i]
     tris = tris52(doc, i)
-    rot, err = _rotation(obj["rot"])
+    rot, err = rotation
     if err > 0.01:
         ctx.note("splashpack.rotation_not_orthonormal",
                  f"object {i}: the stored matrix is {err:.3f} off a rotation; its nearest "
@@ -288,8 +320,10 @@ def to_scene(doc: SplashpackDocument, ctx: Context) -> Scene:
     s = gte / 4096.0
     scene = Scene(name=f"splashpack_v1_{doc.layout}")
     tex = _Textures(doc, scene)
-    for i in range(len(doc.meshes)):
-        _object_node(doc, i, s, tex, scene, ctx)
+    n = len(doc.meshes)
+    rots, errs = _rotations(doc.objects["rot"][:n]) if n else ([], [])
+    for i in range(n):
+        _object_node(doc, i, s, tex, scene, ctx, (rots[i], errs[i]))
     _navmesh_nodes(doc, s, scene)
     _player_node(doc, s, scene)
     info: dict[str, Any] = {"layout": doc.layout, "version": doc.version, "gte_scaling": gte,
