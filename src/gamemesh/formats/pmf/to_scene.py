@@ -187,8 +187,9 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
         # Pre-order: a piece's parent always comes first, so the node exists already.
         scene.add_node(node, None if p.parent < 0 else p.parent)
     _attach_texture(scene, ctx)
+    quats = _clip_quats(doc, unit, conv)
     for ai in range(len(doc.animations)):
-        anim = _animation(doc, ai, unit, conv, ctx)
+        anim = _animation(doc, ai, unit, conv, ctx, quats[ai])
         if anim is not None:
             scene.animations.append(anim)
     ctx.note("pmf.angle_unit", f"Euler angles read as {unit}: {why}",
@@ -233,8 +234,21 @@ def _attach_texture(scene: Scene, ctx: Context) -> None:
              f"UVs {'flipped' if ctx.opt('flip_v', False) else 'as stored'}", "info")
 
 
+def _clip_quats(doc: PmfDocument, unit: str, conv: Conventions) -> list[Arr]:
+    """Every clip's (F, P, 4) quaternions from one conversion of all their frames together
+    (the same per-row arithmetic as clip by clip, for a fraction of the calls); non-finite
+    angles count as 0, as ``_finite`` makes them (it still notes them clip by clip)."""
+    rots = [np.asarray(a.frames["rot"], dtype=np.float64) for a in doc.animations]
+    if not rots:
+        return []
+    joined = np.concatenate(rots)
+    joined[~np.isfinite(joined)] = 0.0
+    quats = euler_to_quats(joined, conv.euler_order, unit, conv.handedness == "left")
+    return np.split(quats, np.cumsum([len(r) for r in rots])[:-1])
+
+
 def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
-               ctx: Context) -> Animation | None:
+               ctx: Context, clip_quats: Arr) -> Animation | None:
     a = doc.animations[ai]
     name = a.text
     frames = a.frames
@@ -249,8 +263,8 @@ def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
     left = conv.handedness == "left"
     n_frames = len(frames)
     times = (np.arange(n_frames, dtype=np.float64) / fps).astype(np.float32)
-    rot = _finite(frames["rot"], f"animation {ai} rotations", ctx)
-    quats = hemisphere_continuous(euler_to_quats(rot, conv.euler_order, unit, left))
+    _finite(frames["rot"], f"animation {ai} rotations", ctx)  # for its note
+    quats = hemisphere_continuous(clip_quats)
     channels: list[Channel] = []
     for pi in range(len(doc.pieces)):
         channels.append(Channel(pi, "rotation", times, quats[:, pi].astype(np.float32)))
