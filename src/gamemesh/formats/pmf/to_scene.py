@@ -77,8 +77,9 @@ def all_vertices(doc: PmfDocument) -> tuple[Arr, npt.NDArray[np.int64]]:
     runs = [_usable_vertices(p) for p in doc.pieces]
     counts = np.fromiter((len(r) for r in runs), dtype=np.int64, count=len(runs))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    # Joining the raw records is much cheaper than concatenating 10^5 structured arrays.
-    joined = b"".join(np.ascontiguousarray(r, dtype=VERTEX).tobytes() for r in runs)
+    # Joining the raw records is much cheaper than concatenating 10^5 structured arrays
+    # (pieces without vertices, common in skeleton-like trees, add nothing).
+    joined = b"".join(np.ascontiguousarray(r, dtype=VERTEX).tobytes() for r in runs if len(r))
     return np.frombuffer(joined, dtype=VERTEX), offsets
 
 
@@ -130,7 +131,8 @@ def _winding(doc: PmfDocument, conv: Conventions, ctx: Context, pos: Arr, nrm: A
     return (conv.winding == "cw") != left
 
 
-def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mesh | None], bool]:
+def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context, names: list[str]
+            ) -> tuple[list[Mesh | None], bool]:
     """One mesh per piece with whole triangles (None for the others), converted in bulk."""
     for i, p in enumerate(doc.pieces):
         if len(p.vertices) % 3:
@@ -152,13 +154,14 @@ def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mes
         pos, nrm32, uv = (_swap_corners(a) for a in (pos, nrm32, uv))
     pos32, uv32 = pos, uv
     out: list[Mesh | None] = []
-    for i, p in enumerate(doc.pieces):
-        a, b = int(offsets[i]), int(offsets[i + 1])
+    bounds = offsets.tolist()
+    for i in range(len(doc.pieces)):
+        a, b = bounds[i], bounds[i + 1]
         if a == b:
             out.append(None)
             continue
         prim = Primitive(positions=pos32[a:b], normals=nrm32[a:b], texcoords=[uv32[a:b]])
-        out.append(Mesh(name=p.text, primitives=[prim]))
+        out.append(Mesh(name=names[i], primitives=[prim]))
     return out, flip
 
 
@@ -174,13 +177,14 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
     left = conv.handedness == "left"
     unit, why, certain = resolve_unit(conv, doc)
     scene = Scene(name="pmf")
-    meshes, flip = _meshes(doc, conv, ctx)
+    names = [p.text for p in doc.pieces]
+    meshes, flip = _meshes(doc, conv, ctx, names)
     trans = np.array([p.translation for p in doc.pieces], dtype=np.float32).reshape(-1, 3)
     trans = _mirror(_finite(trans, "piece translations", ctx), left)
     trans_list: list[list[float]] = trans.tolist()
     for i, p in enumerate(doc.pieces):
         x, y, z = trans_list[i]
-        node = Node(name=p.text, translation=(x, y, z), extras={"pmf_piece": i})
+        node = Node(name=names[i], translation=(x, y, z), extras={"pmf_piece": i})
         mesh = meshes[i]
         if mesh is not None:
             node.mesh = scene.add_mesh(mesh)
@@ -264,10 +268,10 @@ def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
     n_frames = len(frames)
     times = (np.arange(n_frames, dtype=np.float64) / fps).astype(np.float32)
     _finite(frames["rot"], f"animation {ai} rotations", ctx)  # for its note
-    quats = hemisphere_continuous(clip_quats)
-    channels: list[Channel] = []
-    for pi in range(len(doc.pieces)):
-        channels.append(Channel(pi, "rotation", times, quats[:, pi].astype(np.float32)))
+    # (piece, frame, xyzw) float32 in one conversion: each piece's keys a contiguous row.
+    quats = np.ascontiguousarray(hemisphere_continuous(clip_quats).transpose(1, 0, 2),
+                                 dtype=np.float32)
+    channels = [Channel(pi, "rotation", times, quats[pi]) for pi in range(len(doc.pieces))]
     root = _mirror(_finite(frames["root"], f"animation {ai} root positions", ctx), left)
     if conv.root_position == "add":
         base = _mirror(np.nan_to_num(np.asarray(doc.pieces[0].translation, np.float64)), left)
