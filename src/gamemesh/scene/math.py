@@ -51,15 +51,13 @@ def matrix_to_quat(m: npt.ArrayLike) -> F64:
     sq = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22,
                    1 - m00 - m11 + m22], axis=-1)
     big = np.argmax(sq, axis=-1)
-    r = np.sqrt(np.maximum(np.take_along_axis(sq, big[..., None], -1)[..., 0], 1e-300))
-    # Candidate (x, y, z, w) * r for each choice of the largest component.
-    cands = np.stack([
-        np.stack([d21, d02, d10, r * r], -1),
-        np.stack([r * r, s10, s02, d21], -1),
-        np.stack([s10, r * r, s21, d02], -1),
-        np.stack([s02, s21, r * r, d10], -1),
-    ], axis=-2)
-    q = np.take_along_axis(cands, big[..., None, None], -2)[..., 0, :] / (2 * r[..., None])
+    r = np.sqrt(np.maximum(np.choose(big, np.moveaxis(sq, -1, 0)), 1e-300))
+    # (x, y, z, w) * r for the largest component's choice, picked component by component
+    # (np.choose: a handful of calls where stacking every candidate took many).
+    rr = r * r
+    picked = [np.choose(big, c) for c in ((d21, rr, s10, s02), (d02, s10, rr, s21),
+                                           (d10, s02, s21, rr), (rr, d21, d02, d10))]
+    q = np.stack(picked, axis=-1) / (2 * r[..., None])
     q = np.where(q[..., 3:4] < 0, -q, q)
     return quat_normalize(q)
 
