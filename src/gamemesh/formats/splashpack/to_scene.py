@@ -9,6 +9,7 @@ swap to give counter-clockwise front faces.
 from __future__ import annotations
 
 import base64
+import math
 from pathlib import Path
 from typing import Any
 
@@ -100,29 +101,33 @@ def _rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
 
 
 def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
-    """:func:`rotation_to_quat` of an (N, 3, 3) stack, the same operations in the same order
-    (so the same bits), each branch computed for every row and the row's branch picked."""
-    d0, d1, d2 = m[:, 0, 0], m[:, 1, 1], m[:, 2, 2]
+    """:func:`rotation_to_quat` of each matrix of an (N, 3, 3) stack, in Python floats: the
+    same IEEE operations in the same order (so the same bits) without numpy's per-call cost
+    on nine numbers; one call per object, never per vertex."""
+    return [_quat(a) for a in m.tolist()]
+
+
+def _quat(m: list[list[float]]) -> Quat:
+    d0, d1, d2 = m[0][0], m[1][1], m[2][2]
     tr = (d0 + d1) + d2  # np.trace's order
-    k = np.argmax(np.stack([tr, d0, d1, d2], axis=1), axis=1)
-    s = 2.0 * np.sqrt(np.maximum(np.choose(k, [1.0 + tr, 1.0 + d0 - d1 - d2,
-                                               1.0 + d1 - d0 - d2, 1.0 + d2 - d0 - d1]), 1e-300))
-    m01, m02, m10, m12, m20, m21 = (m[:, 0, 1], m[:, 0, 2], m[:, 1, 0], m[:, 1, 2], m[:, 2, 0],
-                                    m[:, 2, 1])
-    quarter = s / 4
-    cands = np.array([
-        [(m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, quarter],
-        [quarter, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s],
-        [(m01 + m10) / s, quarter, (m12 + m21) / s, (m02 - m20) / s],
-        [(m02 + m20) / s, (m12 + m21) / s, quarter, (m10 - m01) / s],
-    ])  # (branch, component, row)
-    q = cands[k, :, np.arange(len(k))]  # (row, component)
+    cand = [tr, d0, d1, d2]
+    k = cand.index(max(cand))  # the first largest, as np.argmax
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
+        q = [(m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + d0 - d1 - d2, 1e-300))
+        q = [s / 4, (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s, (m[2][1] - m[1][2]) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 + d1 - d0 - d2, 1e-300))
+        q = [(m[0][1] + m[1][0]) / s, s / 4, (m[1][2] + m[2][1]) / s, (m[0][2] - m[2][0]) / s]
+    else:
+        s = 2.0 * math.sqrt(max(1.0 + d2 - d0 - d1, 1e-300))
+        q = [(m[0][2] + m[2][0]) / s, (m[1][2] + m[2][1]) / s, s / 4, (m[1][0] - m[0][1]) / s]
     # np.linalg.norm of a 4-vector is sqrt(q . q), summed in this order.
-    norm = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2])
-                   + q[:, 3] * q[:, 3])
-    q /= norm[:, None]
-    q = np.where(q[:, 3:4] >= 0, q, -q)
-    return [(a, b, c, d) for a, b, c, d in q.tolist()]
+    n = math.sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
+    x, y, z, w = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    return (x, y, z, w) if w >= 0 else (-x, -y, -z, -w)
 
 
 def rotation_to_quat(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
