@@ -25,7 +25,7 @@ from . import modern_layout as ml
 from .conventions import AXES, bone_to_matrix, track_to_quat
 from .document import SplashpackDocument
 from .modern_document import ModernDocument, Sequence, SkinnedMesh
-from .to_scene import _lua_extras, _primitive, _rotations, _Textures
+from .to_scene import _lua_extras, _primitive, _rotations, _Textures, material_keys
 from .to_scene import to_scene as to_scene_v1
 
 FMT = "splashpack"
@@ -69,15 +69,12 @@ class _Builder:
     def mesh(self, i: int, tris: npt.NDArray[np.void], bones: npt.NDArray[np.uint8] | None
              ) -> int:
         mesh = Mesh(name=_text(self.doc.names[i]) or f"object_{i}")
-        keys = (tris["tpage"].astype(np.int64) << 32) | (tris["clut_x"].astype(np.int64) << 16) \
-            | tris["clut_y"].astype(np.int64)
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        for k, key in enumerate(uniq.tolist()):
+        keys, inverse = material_keys(tris)
+        for k, t in enumerate(keys):
             # One material (the common case): no mask and no copy of the records.
-            sel = slice(None) if len(uniq) == 1 else inverse.reshape(-1) == k
+            sel = slice(None) if inverse is None else inverse == k
             part = tris[sel]
             prim = _primitive(part, self.s)
-            t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
             prim.material = self.material(t, part)
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []

@@ -195,6 +195,22 @@ def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
                      texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
 
 
+def material_keys(tris: npt.NDArray[np.void]
+                  ) -> tuple[list[tuple[int, int, int]], npt.NDArray[np.intp] | None]:
+    """The (tpage, clutX, clutY) keys of non-empty triangles in ascending order, and which one
+    each triangle has (None when they all share the first: the common case, told by three
+    comparisons instead of a sort)."""
+    tp, cx, cy = tris["tpage"], tris["clut_x"], tris["clut_y"]
+    first = (int(tp[0]), int(cx[0]), int(cy[0]))
+    if (tp == first[0]).all() and (cx == first[1]).all() and (cy == first[2]).all():
+        return [first], None
+    # One 48-bit key per triangle: a 1-D unique is far cheaper than a row-wise one.
+    keys = (tp.astype(np.int64) << 32) | (cx.astype(np.int64) << 16) | cy.astype(np.int64)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    out = [(k >> 32, (k >> 16) & 0xFFFF, k & 0xFFFF) for k in uniq.tolist()]
+    return out, inverse.reshape(-1)
+
+
 class _Textures:
     """One image and material per (tpage, clutX, clutY), decoded from VRAM on first use."""
 
@@ -265,14 +281,10 @@ def _object_node(doc: SplashpackDocument, i: int, s: float, tex: _Textures, scen
                 rotation=rot, extras={FMT: extras})
     if len(tris):
         mesh = Mesh(name=f"object_{i}")
-        # One 48-bit key per triangle: a 1-D unique is far cheaper than a row-wise one.
-        keys = (tris["tpage"].astype(np.int64) << 32) | (tris["clut_x"].astype(np.int64) << 16) \
-            | tris["clut_y"].astype(np.int64)
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        for k, key in enumerate(uniq.tolist()):
-            sel = tris if len(uniq) == 1 else tris[inverse.reshape(-1) == k]
+        keys, inverse = material_keys(tris)
+        for k, t in enumerate(keys):
+            sel = tris if inverse is None else tris[inverse == k]
             prim = _primitive(sel, s)
-            t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
             prim.material = tex.material(t, sel["uv"])
             mesh.primitives.append(prim)
         node.mesh = scene.add_mesh(mesh)
