@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ class GltfDocument:
 MAX_JSON_DEPTH = 64
 
 
+@lru_cache(maxsize=4096)
 def pointer(where: str) -> str:
     """``accessors[3].count`` as the JSON pointer ``/accessors/3/count`` (as glTF-Validator
     reports places); GLB container fields (``header.version``) stay as they are."""
@@ -138,15 +140,19 @@ def _json(js: bytes) -> Any:
 
 def _depth(doc: Any) -> int:
     """The deepest nesting of arrays and objects, walked without recursion."""
+    if not isinstance(doc, dict | list):
+        return 1  # a bare value is one level, as the walk below would count it
     deepest, level = 0, [doc]
     while level and deepest <= MAX_JSON_DEPTH:
         deepest += 1
         nxt: list[Any] = []
+        push = nxt.append
+        # Only containers are ever queued, so each is a dict or a list (plain loops: a
+        # generator per container cost more than the walk).
         for v in level:
-            if isinstance(v, dict):
-                nxt.extend(x for x in v.values() if isinstance(x, dict | list))
-            elif isinstance(v, list):
-                nxt.extend(x for x in v if isinstance(x, dict | list))
+            for x in v.values() if isinstance(v, dict) else v:
+                if isinstance(x, dict | list):
+                    push(x)
         level = nxt
     return deepest
 
