@@ -46,10 +46,12 @@ def is_modern(prefix: bytes) -> bool:
 
 
 def _copy(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return np.array(a, copy=True)
+    return a.copy()
 
 
 def _table(r: Reader, name: str, dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:
+    if n == 0:
+        return np.zeros(0, dt)  # nothing to check or copy (most tables of a small scene)
     with r.field(name):
         return _copy(r.array(dt, n))
 

@@ -266,11 +266,11 @@ def _native(doc: ModernDocument) -> dict[str, Any]:
 
 def _header_fields(doc: ModernDocument) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in doc.header.dtype.names or ():
+    # The record's values in one tolist (a field lookup per name cost more than the rest).
+    for name, v in zip(doc.header.dtype.names or (), doc.header[0].tolist(), strict=True):
         if name in ("magic",) or name.endswith(("_count", "_offset")):
             continue
-        v = doc.header[name][0]
-        out[name] = [int(x) for x in v] if np.ndim(v) else int(v)
+        out[name] = v.tolist() if isinstance(v, np.ndarray) else int(v)
     return out
 
 
