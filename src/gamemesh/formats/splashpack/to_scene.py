@@ -247,7 +247,7 @@ class _Textures:
         if bpp < 16:
             n = min(count if count is not None else 1 << bpp, 1 << bpp)
             pal = self.vram[cy % psx.VRAM_H, (cx * 16 + np.arange(n)) % psx.VRAM_W]
-            info["palette"] = [int(w) for w in pal]
+            info["palette"] = pal.tolist()  # Python ints, in one call
         name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
         sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
         img = self.scene.add_image(Image(name=name, pixels=page, sampler=sampler,
