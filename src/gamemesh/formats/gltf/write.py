@@ -7,6 +7,7 @@ aligns to 4 bytes, writes equal data once, and records min/max where the spec as
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -135,6 +136,10 @@ class _Out:
     mesh_map: dict[int, int] = field(default_factory=dict)
 
 
+# Values _clean_extras passes through unchanged (exact types: a subclass may need converting).
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
     """Extras must be JSON: numpy values become lists and numbers, bytes become hex."""
 
@@ -142,6 +147,10 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict):
             return {str(k): conv(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
+            # Lists of plain values (palettes, raw fields) stay as they are: one check per
+            # item instead of a call.
+            if all(type(x) in _PLAIN for x in v):
+                return list(v)
             return [conv(x) for x in v]
         if isinstance(v, np.ndarray):
             return conv(v.tolist())
@@ -149,7 +158,7 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
             return v.item()
         if isinstance(v, bytes | bytearray):
             return bytes(v).hex()
-        if isinstance(v, float) and not np.isfinite(v):
+        if isinstance(v, float) and not math.isfinite(v):
             return None
         return v
 
