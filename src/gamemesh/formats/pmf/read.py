@@ -124,8 +124,12 @@ def _pieces_fast(r: Reader) -> list[Piece] | None:
     r.seek(pos)
     # One writable array of every translation (float32 bits as stored); each piece a row.
     rows = np.frombuffer(b"".join(trans), dtype="<f4").reshape(-1, 3).copy()
+    # Pieces without vertices (joints of a skeleton-like tree) share one empty read-only
+    # view, as read-only as the views over the file the others get.
+    empty = np.frombuffer(b"", VERTEX)
     pieces = [Piece(name=name, translation=rows[i],
-                    vertices=np.frombuffer(view, VERTEX, nv, vpos), parent=parent)
+                    vertices=np.frombuffer(view, VERTEX, nv, vpos) if nv else empty,
+                    parent=parent)
               for i, (name, parent, vpos, nv) in enumerate(found)]
     for i, piece in enumerate(pieces):
         if piece.parent >= 0:
