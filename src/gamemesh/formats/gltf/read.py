@@ -721,10 +721,12 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
         require_finite(m[None], FMT, pointer(f"{where}.matrix"), "matrix values")
         node.matrix = m.reshape(4, 4).T.astype(np.float32)
     node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), f"{where}.translation")  # type: ignore[assignment]
-    rotation = _vec(n.get("rotation"), 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
-    q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
-                         lambda m: ctx.note("gltf.rotation_normalized", m))
-    node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    if n.get("rotation") is not None:
+        rotation = _vec(n["rotation"], 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
+        q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
+                             lambda m: ctx.note("gltf.rotation_normalized", m))
+        node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    # else the default identity, which normalising leaves as it is
     node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), f"{where}.scale")  # type: ignore[assignment]
     node.mesh = _index(n, "mesh", n_meshes, where)
     node.skin = _index(n, "skin", n_skins, where)
