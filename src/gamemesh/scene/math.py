@@ -67,16 +67,30 @@ def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
     R = Rx @ Ry @ Rz), to (..., 4) xyzw quaternions."""
     a = np.asarray(angles, dtype=np.float64)
     axes = {"X": 0, "Y": 1, "Z": 2}
-    q = np.zeros((*a.shape[:-1], 4))
-    q[..., 3] = 1.0
+    shape = a.shape[:-1]
+    # The running product as four contiguous component arrays: quat_multiply's arithmetic,
+    # term for term (so the same bits), without its strided (..., 4) columns.
+    q = [np.zeros(shape), np.zeros(shape), np.zeros(shape), np.ones(shape)]
     for ch in order.upper():
         k = axes[ch]
         half = a[..., k] / 2
-        r = np.zeros_like(q)
-        r[..., k] = np.sin(half)
-        r[..., 3] = np.cos(half)
-        q = quat_multiply(q, r)
-    return q
+        r = [np.zeros(shape), np.zeros(shape), np.zeros(shape), np.cos(half)]
+        r[k] = np.sin(half)
+        q = _multiply_components(q, r)
+    out = np.empty((*shape, 4))
+    for c in range(4):
+        out[..., c] = q[c]
+    return out
+
+
+def _multiply_components(p: list[F64], q: list[F64]) -> list[F64]:
+    """:func:`quat_multiply` of quaternions given as (x, y, z, w) component arrays."""
+    x1, y1, z1, w1 = p
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
 
 
 def quat_to_euler(q: npt.ArrayLike, order: str = "XYZ") -> F64:
