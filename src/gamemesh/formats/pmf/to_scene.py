@@ -74,8 +74,9 @@ def all_vertices(doc: PmfDocument) -> tuple[Arr, npt.NDArray[np.int64]]:
     """Every piece's whole triangles in one VERTEX array, and the (P + 1,) offsets of each
     piece's run in it: geometry is converted in bulk, not piece by piece, so a model of a
     hundred thousand small pieces costs one numpy pass."""
-    runs = [_usable_vertices(p) for p in doc.pieces]
-    counts = np.fromiter((len(r) for r in runs), dtype=np.int64, count=len(runs))
+    runs = [p.vertices if len(p.vertices) % 3 == 0 else _usable_vertices(p)
+            for p in doc.pieces]  # a slice only where a partial triangle must go
+    counts = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     # Joining the raw records is much cheaper than concatenating 10^5 structured arrays
     # (pieces without vertices, common in skeleton-like trees, add nothing).
