@@ -38,6 +38,13 @@ def quat_to_matrix(q: npt.ArrayLike) -> F64:
     return m
 
 
+_DIAG = np.arange(3)
+_OFF_R, _OFF_C = np.array([2, 0, 1]), np.array([1, 2, 0])
+_SQ_SIGNS = np.array([[1.0, 1.0, -1.0, -1.0], [1.0, -1.0, 1.0, -1.0], [1.0, -1.0, -1.0, 1.0]])
+# Per largest component (w, x, y, z): where x, y, z, w * r sit among the candidates.
+_PICK = np.array([[0, 1, 2, 6], [6, 5, 4, 0], [5, 6, 3, 1], [4, 3, 6, 2]])
+
+
 def matrix_to_quat(m: npt.ArrayLike) -> F64:
     """(..., 3, 3) rotation matrices (orthonormal) to (..., 4) xyzw quaternions, w >= 0.
 
@@ -45,22 +52,26 @@ def matrix_to_quat(m: npt.ArrayLike) -> F64:
     turns (w = 0) keep the relative signs of x, y and z that the diagonal alone cannot give.
     """
     a = np.asarray(m, dtype=np.float64)
-    m00, m11, m22 = a[..., 0, 0], a[..., 1, 1], a[..., 2, 2]
-    d21, s21 = a[..., 2, 1] - a[..., 1, 2], a[..., 2, 1] + a[..., 1, 2]
-    d02, s02 = a[..., 0, 2] - a[..., 2, 0], a[..., 0, 2] + a[..., 2, 0]
-    d10, s10 = a[..., 1, 0] - a[..., 0, 1], a[..., 1, 0] + a[..., 0, 1]
-    # 4 * (component)^2 for w, x, y, z.
-    sq = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22,
-                   1 - m00 - m11 + m22], axis=-1)
+    lead = a.shape[:-2]
+    flat = a.reshape(-1, 3, 3)
+    # The diagonal, and the off-diagonal pairs (m21, m12), (m02, m20), (m10, m01), each as
+    # one gather: a few whole-array operations rather than one per element.
+    diag = flat[:, _DIAG, _DIAG]
+    upper, lower = flat[:, _OFF_R, _OFF_C], flat[:, _OFF_C, _OFF_R]
+    diff, summ = upper - lower, upper + lower  # (d21, d02, d10), (s21, s02, s10)
+    # 4 * (component)^2 for w, x, y, z: 1 +- m00 +- m11 +- m22 summed left to right (x - y
+    # is x + (-y) exactly, so the signed terms give the written sums' bits).
+    sq = 1 + diag[:, 0:1] * _SQ_SIGNS[0]
+    sq = sq + diag[:, 1:2] * _SQ_SIGNS[1]
+    sq = sq + diag[:, 2:3] * _SQ_SIGNS[2]
     big = np.argmax(sq, axis=-1)
-    r = np.sqrt(np.maximum(np.choose(big, np.moveaxis(sq, -1, 0)), 1e-300))
-    # (x, y, z, w) * r for the largest component's choice, picked component by component
-    # (np.choose: a handful of calls where stacking every candidate took many).
-    rr = r * r
-    picked = [np.choose(big, c) for c in ((d21, rr, s10, s02), (d02, s10, rr, s21),
-                                           (d10, s02, s21, rr), (rr, d21, d02, d10))]
-    q = np.stack(picked, axis=-1) / (2 * r[..., None])
-    q = np.where(q[..., 3:4] < 0, -q, q)
+    rows = np.arange(len(sq))
+    r = np.sqrt(np.maximum(sq[rows, big], 1e-300))
+    # (x, y, z, w) * r for the largest component's choice, gathered from the candidates
+    # (d21, d02, d10, s21, s02, s10, r * r).
+    cands = np.concatenate([diff, summ, (r * r)[:, None]], axis=1)
+    q = cands[rows[:, None], _PICK[big]] / (2 * r[:, None])
+    q = np.where(q[:, 3:4] < 0, -q, q).reshape(*lead, 4)
     return quat_normalize(q)
 
 
