@@ -272,8 +272,9 @@ def _lights(r: Reader, doc: ModernDocument, floor: int) -> None:
 def _opaque(r: Reader, doc: ModernDocument, floor: int) -> None:
     """Blocks gamemesh does not model, each up to the next block the header points at."""
     names = doc.header.dtype.names or ()
-    starts = {n: int(doc.header[n][0]) for n in names if n.endswith(("_offset",)) and
-              n != "pixel_data_offset" and int(doc.header[n][0])}
+    values = doc.header[0].tolist()  # every field at once, not one lookup per name
+    starts = {n: v for n, v in zip(names, values, strict=True)
+              if n.endswith("_offset") and n != "pixel_data_offset" and v}
     bounds = sorted({*starts.values(), r.end})
     for name in ml.OPAQUE_FIELDS:
         off = starts.get(name)

@@ -277,8 +277,8 @@ def _header_fields(doc: ModernDocument) -> dict[str, Any]:
 def _notes(doc: ModernDocument, ctx: Context, gte: float) -> None:
     ctx.note("splashpack.gte_scaling", f"GTEScaling is not stored in the file; {gte:g} assumed "
              "(raw / 4096 x GTEScaling = units)", "info")
-    textured = any(bool(np.any(m["tpage"] != UNTEXTURED)) for m in doc.meshes if len(m))
-    if doc.vram is None and textured:
+    if doc.vram is None and any(bool(np.any(m["tpage"] != UNTEXTURED))
+                                for m in doc.meshes if len(m)):
         ctx.note("splashpack.vram_missing", "no .vram sidecar beside the file (scene.vram): the "
                  "textured triangles get a vertex-colour material")
     kept = [k for k in ("colliders", "triggers", "interactables", "agents", "rooms",
