@@ -16,7 +16,7 @@ import gamemesh
 from gamemesh.errors import LimitError
 from gamemesh.formats.splashpack import SPEC
 from gamemesh.formats.splashpack.document import SplashpackDocument
-from gamemesh.formats.splashpack.to_scene import tris52
+from gamemesh.formats.splashpack.to_scene import _rotations, rotation_to_quat, tris52
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
@@ -152,6 +152,28 @@ def test_object_nodes_carry_position_rotation_and_raw_units() -> None:
     nav = next(n for n in scene.nodes if n.name == "navmesh_0")
     assert nav.extras["splashpack"]["navmesh"] == 0
     assert scene.materials[scene.meshes[nav.mesh or 0].primitives[0].material or 0].unlit
+
+
+def test_batched_object_rotations_match_one_matrix_at_a_time() -> None:
+    """The objects' rotations go through one stacked SVD; each must have the bits the
+    per-matrix path (SVD, reflection fix, rotation_to_quat) gives, half turns included."""
+    rng = np.random.default_rng(7)
+    turns = [np.diag(d) * 4096 for d in ((1, 1, 1), (-1, -1, 1), (1, -1, -1), (-1, 1, -1))]
+    perm = np.array([[0, 1, 0], [0, 0, -1], [-1, 0, 0]]) * 4096
+    raw = np.concatenate([np.array([*turns, perm, -perm]).reshape(-1, 9),
+                          rng.integers(-4200, 4200, (200, 9)),
+                          np.zeros((1, 9))]).astype(np.int32)
+    quats, errs = _rotations(raw)
+    for k, m in enumerate(raw):
+        r = AXES[:, None] * (m.astype(np.float64).reshape(3, 3) / 4096.0) * AXES[None, :]
+        u, _, vt = np.linalg.svd(r)
+        rot = u @ vt
+        if np.linalg.det(rot) < 0:
+            u[:, -1] = -u[:, -1]
+            rot = u @ vt
+        want = tuple(float(x) for x in rotation_to_quat(rot))
+        assert repr(quats[k]) == repr(want), k
+        assert errs[k] == float(np.abs(rot - r).max())
 
 
 # -- glTF ----------------------------------------------------------------------------------------

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import builtins
 import struct
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -52,6 +50,12 @@ class Reader:
         self.end = len(self._view) if end is None else end
         self.pos = start
         self._fields: list[str] = []
+
+    @property
+    def data(self) -> memoryview:
+        """The whole buffer (read-only), for a format's own fast scan of simple records; the
+        window is ``start``..``end``."""
+        return self._view
 
     # -- position ---------------------------------------------------------------------------
     def tell(self) -> int:
@@ -97,13 +101,11 @@ class Reader:
         return child
 
     # -- field paths -------------------------------------------------------------------------
-    @contextmanager
-    def field(self, name: str) -> Iterator[None]:
-        self._fields.append(name)
-        try:
-            yield
-        finally:
-            self._fields.pop()
+    def field(self, name: str) -> _Field:
+        """``with r.field("bones[3]"):`` names what is read inside in error messages. A plain
+        class, not a generator context manager: readers enter one per record, and this is
+        several times cheaper."""
+        return _Field(self._fields, name)
 
     def path(self, leaf: str | None = None) -> str:
         parts = [*self._fields, leaf] if leaf else self._fields
@@ -235,6 +237,19 @@ class Reader:
         """A fixed-size NUL-padded string."""
         raw = self.bytes(size, field)
         return raw.split(b"\0", 1)[0].decode(encoding, errors="replace")
+
+
+class _Field:
+    __slots__ = ("fields", "name")
+
+    def __init__(self, fields: list[str], name: str) -> None:
+        self.fields, self.name = fields, name
+
+    def __enter__(self) -> None:
+        self.fields.append(self.name)
+
+    def __exit__(self, *exc: object) -> None:
+        self.fields.pop()
 
 
 class _NullContext:

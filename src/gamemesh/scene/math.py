@@ -18,8 +18,10 @@ def row_lengths(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """``np.linalg.norm(a, axis=-1)`` with the same bits (the same sum x*x + y*y + ..., in
     order, in ``a``'s type), column by column: numpy reduces a narrow last axis several times
     slower than it adds whole columns."""
-    if a.ndim < 2 or a.shape[-1] == 0:
-        return np.asarray(np.linalg.norm(a, axis=-1))
+    if a.ndim < 2 or a.shape[-1] == 0 or a.size <= 256:
+        # What norm computes for real input, without its argument handling (a large share
+        # of the call on a few rows).
+        return np.asarray(np.sqrt(np.add.reduce(a * a, axis=-1)))
     s: npt.NDArray[Any] = a[..., 0] * a[..., 0]
     for k in range(1, a.shape[-1]):
         s += a[..., k] * a[..., k]
@@ -67,6 +69,13 @@ def _quat_to_matrix1(q: list[float]) -> list[list[float]]:
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
 
 
+_DIAG = np.arange(3)
+_OFF_R, _OFF_C = np.array([2, 0, 1]), np.array([1, 2, 0])
+_SQ_SIGNS = np.array([[1.0, 1.0, -1.0, -1.0], [1.0, -1.0, 1.0, -1.0], [1.0, -1.0, -1.0, 1.0]])
+# Per largest component (w, x, y, z): where x, y, z, w * r sit among the candidates.
+_PICK = np.array([[0, 1, 2, 6], [6, 5, 4, 0], [5, 6, 3, 1], [4, 3, 6, 2]])
+
+
 def matrix_to_quat(m: npt.ArrayLike) -> F64:
     """(..., 3, 3) rotation matrices (orthonormal) to (..., 4) xyzw quaternions, w >= 0.
 
@@ -78,24 +87,26 @@ def matrix_to_quat(m: npt.ArrayLike) -> F64:
         rows = a.tolist()
         if all(math.isfinite(x) for row in rows for x in row):
             return np.array(_matrix_to_quat1(rows))
-    m00, m11, m22 = a[..., 0, 0], a[..., 1, 1], a[..., 2, 2]
-    d21, s21 = a[..., 2, 1] - a[..., 1, 2], a[..., 2, 1] + a[..., 1, 2]
-    d02, s02 = a[..., 0, 2] - a[..., 2, 0], a[..., 0, 2] + a[..., 2, 0]
-    d10, s10 = a[..., 1, 0] - a[..., 0, 1], a[..., 1, 0] + a[..., 0, 1]
-    # 4 * (component)^2 for w, x, y, z.
-    sq = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22,
-                   1 - m00 - m11 + m22], axis=-1)
+    lead = a.shape[:-2]
+    flat = a.reshape(-1, 3, 3)
+    # The diagonal, and the off-diagonal pairs (m21, m12), (m02, m20), (m10, m01), each as
+    # one gather: a few whole-array operations rather than one per element.
+    diag = flat[:, _DIAG, _DIAG]
+    upper, lower = flat[:, _OFF_R, _OFF_C], flat[:, _OFF_C, _OFF_R]
+    diff, summ = upper - lower, upper + lower  # (d21, d02, d10), (s21, s02, s10)
+    # 4 * (component)^2 for w, x, y, z: 1 +- m00 +- m11 +- m22 summed left to right (x - y
+    # is x + (-y) exactly, so the signed terms give the written sums' bits).
+    sq = 1 + diag[:, 0:1] * _SQ_SIGNS[0]
+    sq = sq + diag[:, 1:2] * _SQ_SIGNS[1]
+    sq = sq + diag[:, 2:3] * _SQ_SIGNS[2]
     big = np.argmax(sq, axis=-1)
-    r = np.sqrt(np.maximum(np.take_along_axis(sq, big[..., None], -1)[..., 0], 1e-300))
-    # Candidate (x, y, z, w) * r for each choice of the largest component.
-    cands = np.stack([
-        np.stack([d21, d02, d10, r * r], -1),
-        np.stack([r * r, s10, s02, d21], -1),
-        np.stack([s10, r * r, s21, d02], -1),
-        np.stack([s02, s21, r * r, d10], -1),
-    ], axis=-2)
-    q = np.take_along_axis(cands, big[..., None, None], -2)[..., 0, :] / (2 * r[..., None])
-    q = np.where(q[..., 3:4] < 0, -q, q)
+    rows = np.arange(len(sq))
+    r = np.sqrt(np.maximum(sq[rows, big], 1e-300))
+    # (x, y, z, w) * r for the largest component's choice, gathered from the candidates
+    # (d21, d02, d10, s21, s02, s10, r * r).
+    cands = np.concatenate([diff, summ, (r * r)[:, None]], axis=1)
+    q = cands[rows[:, None], _PICK[big]] / (2 * r[:, None])
+    q = np.where(q[:, 3:4] < 0, -q, q).reshape(*lead, 4)
     return quat_normalize(q)
 
 
@@ -127,16 +138,30 @@ def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
     R = Rx @ Ry @ Rz), to (..., 4) xyzw quaternions."""
     a = np.asarray(angles, dtype=np.float64)
     axes = {"X": 0, "Y": 1, "Z": 2}
-    q = np.zeros((*a.shape[:-1], 4))
-    q[..., 3] = 1.0
+    shape = a.shape[:-1]
+    # The running product as four contiguous component arrays: quat_multiply's arithmetic,
+    # term for term (so the same bits), without its strided (..., 4) columns.
+    q = [np.zeros(shape), np.zeros(shape), np.zeros(shape), np.ones(shape)]
     for ch in order.upper():
         k = axes[ch]
         half = a[..., k] / 2
-        r = np.zeros_like(q)
-        r[..., k] = np.sin(half)
-        r[..., 3] = np.cos(half)
-        q = quat_multiply(q, r)
-    return q
+        r = [np.zeros(shape), np.zeros(shape), np.zeros(shape), np.cos(half)]
+        r[k] = np.sin(half)
+        q = _multiply_components(q, r)
+    out = np.empty((*shape, 4))
+    for c in range(4):
+        out[..., c] = q[c]
+    return out
+
+
+def _multiply_components(p: list[F64], q: list[F64]) -> list[F64]:
+    """:func:`quat_multiply` of quaternions given as (x, y, z, w) component arrays."""
+    x1, y1, z1, w1 = p
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
 
 
 def quat_to_euler(q: npt.ArrayLike, order: str = "XYZ") -> F64:
@@ -309,7 +334,7 @@ def matrices_to_trs(m: F64) -> tuple[F64, F64, F64]:
     m = np.asarray(m, dtype=np.float64)
     t = m[:, :3, 3]
     basis = m[:, :3, :3]
-    s = np.linalg.norm(basis, axis=1)
+    s = np.sqrt(np.add.reduce(basis * basis, axis=1))  # np.linalg.norm(basis, axis=1)
     neg = np.linalg.det(basis) < 0
     s[neg, 0] *= -1
     safe = np.where(s == 0, 1.0, s)

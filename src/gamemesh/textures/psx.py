@@ -127,20 +127,38 @@ def decode_page(vram: U16, tpage: int, clut_x: int, clut_y: int,
     bpp = tpage_depth(tpage)
     band = vram[py0:py0 + PAGE]  # py0 is 0 or 256: rows never wrap
     n_words = PAGE * bpp // 16
-    raw = np.take(band, np.arange(px0, px0 + n_words) % VRAM_W, axis=1)
+    if px0 + n_words <= VRAM_W:
+        raw = np.ascontiguousarray(band[:, px0:px0 + n_words])  # a slice: no index array
+    else:
+        raw = np.take(band, np.arange(px0, px0 + n_words) % VRAM_W, axis=1)
     if bpp == 16:
-        return words_to_rgba(raw)
-    idx = unpack_indices(raw, bpp)
-    palette = vram[clut_y % VRAM_H, (clut_x + np.arange(1 << bpp)) % VRAM_W].copy()
+        return _gather_rgba(_all_words(), raw)
+    palette = vram[clut_y % VRAM_H, (clut_x + np.arange(1 << bpp)) % VRAM_W]
     if clut_count is not None:
         palette[min(clut_count, len(palette)):] = TRANSPARENT
-    # Decode the palette once, then gather one 32-bit RGBA per texel.
-    return _gather_rgba(_expand(palette), idx)
+    # Decode the palette once, then gather RGBA straight from the page's bytes: a 4 bpp byte
+    # is two texels (low nibble leftmost), so its table entry is the two texels' RGBA side
+    # by side (8 bytes) and the gather is half the texels' count.
+    table = _expand(palette)
+    if bpp == 4:
+        rgba = table.view(np.uint32).reshape(16)
+        pairs = np.empty((16, 16, 2), np.uint32)  # [high nibble, low nibble] -> (low, high)
+        pairs[:, :, 0] = rgba[None, :]
+        pairs[:, :, 1] = rgba[:, None]
+        table = pairs.view(np.uint8).reshape(256, 8)
+    b = raw.astype("<u2", copy=False).view(np.uint8)  # little-endian: texels left to right
+    return _gather_rgba(table, b).reshape(PAGE, PAGE, 4)
 
 
 def _gather_rgba(table: U8, idx: npt.NDArray[np.integer]) -> U8:
-    packed = np.ascontiguousarray(table).view(np.uint32).reshape(-1)
-    out: U8 = packed[idx].view(np.uint8).reshape(*idx.shape, 4)
+    """``table[idx]`` for a (K, n) table of n-byte entries (n = 4 or 8), gathered as whole
+    words instead of byte by byte."""
+    size = table.shape[-1]
+    packed = np.ascontiguousarray(table).view(np.uint32 if size == 4 else np.uint64).reshape(-1)
+    # Fancy indexing casts the small indices in buffered chunks; np.take makes a whole intp
+    # copy of them first (8 bytes per texel), which costs more than the gather once the heap
+    # has been through a few conversions.
+    out: U8 = packed[idx].view(np.uint8).reshape(*idx.shape, size)
     return out
 
 

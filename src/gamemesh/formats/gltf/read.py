@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ class GltfDocument:
 MAX_JSON_DEPTH = 64
 
 
+@lru_cache(maxsize=4096)
 def pointer(where: str) -> str:
     """``accessors[3].count`` as the JSON pointer ``/accessors/3/count`` (as glTF-Validator
     reports places); GLB container fields (``header.version``) stay as they are."""
@@ -138,15 +140,19 @@ def _json(js: bytes) -> Any:
 
 def _depth(doc: Any) -> int:
     """The deepest nesting of arrays and objects, walked without recursion."""
+    if not isinstance(doc, dict | list):
+        return 1  # a bare value is one level, as the walk below would count it
     deepest, level = 0, [doc]
     while level and deepest <= MAX_JSON_DEPTH:
         deepest += 1
         nxt: list[Any] = []
+        push = nxt.append
+        # Only containers are ever queued, so each is a dict or a list (plain loops: a
+        # generator per container cost more than the walk).
         for v in level:
-            if isinstance(v, dict):
-                nxt.extend(x for x in v.values() if isinstance(x, dict | list))
-            elif isinstance(v, list):
-                nxt.extend(x for x in v if isinstance(x, dict | list))
+            for x in v.values() if isinstance(v, dict) else v:
+                if isinstance(x, dict | list):
+                    push(x)
         level = nxt
     return deepest
 
@@ -715,10 +721,12 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
         require_finite(m[None], FMT, pointer(f"{where}.matrix"), "matrix values")
         node.matrix = m.reshape(4, 4).T.astype(np.float32)
     node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), f"{where}.translation")  # type: ignore[assignment]
-    rotation = _vec(n.get("rotation"), 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
-    q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
-                         lambda m: ctx.note("gltf.rotation_normalized", m))
-    node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    if n.get("rotation") is not None:
+        rotation = _vec(n["rotation"], 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
+        q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
+                             lambda m: ctx.note("gltf.rotation_normalized", m))
+        node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    # else the default identity, which normalising leaves as it is
     node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), f"{where}.scale")  # type: ignore[assignment]
     node.mesh = _index(n, "mesh", n_meshes, where)
     node.skin = _index(n, "skin", n_skins, where)

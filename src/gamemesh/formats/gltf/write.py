@@ -176,8 +176,10 @@ class _Out:
     mesh_map: dict[int, int] = field(default_factory=dict)
 
 
-_PLAIN = {int, str, bool}
-_FLOAT = {float}
+# Values _clean_extras passes through unchanged (exact types: a subclass may need converting);
+# floats too, when finite.
+_PLAIN = frozenset({int, str, bool, type(None)})
+_FLOAT = frozenset({float})
 
 
 def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
@@ -192,9 +194,11 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict):
             return {str(k): conv(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
+            # Lists of plain values (a matrix, a colour, a palette) stay as they are: one
+            # check of the item types instead of a call per item.
             kinds = set(map(type, v))
             if kinds <= _PLAIN or (kinds == _FLOAT and math.isfinite(sum(v))):
-                return list(v)  # a matrix, a colour, a name list: nothing to convert
+                return list(v)
             return [conv(x) for x in v]
         if isinstance(v, np.ndarray):
             return conv(v.tolist())
@@ -202,7 +206,7 @@ def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
             return v.item()
         if isinstance(v, bytes | bytearray):
             return bytes(v).hex()
-        if isinstance(v, float) and not np.isfinite(v):
+        if isinstance(v, float) and not math.isfinite(v):
             return None
         return v
 

@@ -179,17 +179,20 @@ def _hierarchical(doc: PbaDocument) -> bool:
 
 
 def _acyclic(parents: npt.NDArray[np.int64]) -> bool:
-    state = np.zeros(len(parents), dtype=np.int8)  # 0 new, 1 on the current path, 2 done
-    for start in range(len(parents)):
+    # Python lists: this walks bone by bone, where numpy's per-item indexing costs most.
+    par: list[int] = parents.tolist()
+    state = [0] * len(par)  # 0 new, 1 on the current path, 2 done
+    for start in range(len(par)):
         path = []
         i = start
         while i >= 0 and state[i] == 0:
             state[i] = 1
             path.append(i)
-            i = int(parents[i])
+            i = par[i]
         if i >= 0 and state[i] == 1:
             return False
-        state[path] = 2
+        for j in path:
+            state[j] = 2
     return True
 
 

@@ -74,11 +74,13 @@ def all_vertices(doc: PmfDocument) -> tuple[Arr, npt.NDArray[np.int64]]:
     """Every piece's whole triangles in one VERTEX array, and the (P + 1,) offsets of each
     piece's run in it: geometry is converted in bulk, not piece by piece, so a model of a
     hundred thousand small pieces costs one numpy pass."""
-    runs = [_usable_vertices(p) for p in doc.pieces]
-    counts = np.fromiter((len(r) for r in runs), dtype=np.int64, count=len(runs))
+    runs = [p.vertices if len(p.vertices) % 3 == 0 else _usable_vertices(p)
+            for p in doc.pieces]  # a slice only where a partial triangle must go
+    counts = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    # Joining the raw records is much cheaper than concatenating 10^5 structured arrays.
-    joined = b"".join(np.ascontiguousarray(r, dtype=VERTEX).tobytes() for r in runs)
+    # Joining the raw records is much cheaper than concatenating 10^5 structured arrays
+    # (pieces without vertices, common in skeleton-like trees, add nothing).
+    joined = b"".join(np.ascontiguousarray(r, dtype=VERTEX).tobytes() for r in runs if len(r))
     return np.frombuffer(joined, dtype=VERTEX), offsets
 
 
@@ -130,7 +132,8 @@ def _winding(doc: PmfDocument, conv: Conventions, ctx: Context, pos: Arr, nrm: A
     return (conv.winding == "cw") != left
 
 
-def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mesh | None], bool]:
+def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context, names: list[str]
+            ) -> tuple[list[Mesh | None], bool]:
     """One mesh per piece with whole triangles (None for the others), converted in bulk."""
     for i, p in enumerate(doc.pieces):
         if len(p.vertices) % 3:
@@ -152,13 +155,14 @@ def _meshes(doc: PmfDocument, conv: Conventions, ctx: Context) -> tuple[list[Mes
         pos, nrm32, uv = (_swap_corners(a) for a in (pos, nrm32, uv))
     pos32, uv32 = pos, uv
     out: list[Mesh | None] = []
-    for i, p in enumerate(doc.pieces):
-        a, b = int(offsets[i]), int(offsets[i + 1])
+    bounds = offsets.tolist()
+    for i in range(len(doc.pieces)):
+        a, b = bounds[i], bounds[i + 1]
         if a == b:
             out.append(None)
             continue
         prim = Primitive(positions=pos32[a:b], normals=nrm32[a:b], texcoords=[uv32[a:b]])
-        out.append(Mesh(name=p.text, primitives=[prim]))
+        out.append(Mesh(name=names[i], primitives=[prim]))
     return out, flip
 
 
@@ -174,21 +178,23 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
     left = conv.handedness == "left"
     unit, why, certain = resolve_unit(conv, doc)
     scene = Scene(name="pmf")
-    meshes, flip = _meshes(doc, conv, ctx)
+    names = [p.text for p in doc.pieces]
+    meshes, flip = _meshes(doc, conv, ctx, names)
     trans = np.array([p.translation for p in doc.pieces], dtype=np.float32).reshape(-1, 3)
     trans = _mirror(_finite(trans, "piece translations", ctx), left)
     trans_list: list[list[float]] = trans.tolist()
     for i, p in enumerate(doc.pieces):
         x, y, z = trans_list[i]
-        node = Node(name=p.text, translation=(x, y, z), extras={"pmf_piece": i})
+        node = Node(name=names[i], translation=(x, y, z), extras={"pmf_piece": i})
         mesh = meshes[i]
         if mesh is not None:
             node.mesh = scene.add_mesh(mesh)
         # Pre-order: a piece's parent always comes first, so the node exists already.
         scene.add_node(node, None if p.parent < 0 else p.parent)
     _attach_texture(scene, ctx)
+    quats = _clip_quats(doc, unit, conv)
     for ai in range(len(doc.animations)):
-        anim = _animation(doc, ai, unit, conv, ctx)
+        anim = _animation(doc, ai, unit, conv, ctx, quats[ai])
         if anim is not None:
             scene.animations.append(anim)
     ctx.note("pmf.angle_unit", f"Euler angles read as {unit}: {why}",
@@ -233,8 +239,21 @@ def _attach_texture(scene: Scene, ctx: Context) -> None:
              f"UVs {'flipped' if ctx.opt('flip_v', False) else 'as stored'}", "info")
 
 
+def _clip_quats(doc: PmfDocument, unit: str, conv: Conventions) -> list[Arr]:
+    """Every clip's (F, P, 4) quaternions from one conversion of all their frames together
+    (the same per-row arithmetic as clip by clip, for a fraction of the calls); non-finite
+    angles count as 0, as ``_finite`` makes them (it still notes them clip by clip)."""
+    rots = [np.asarray(a.frames["rot"], dtype=np.float64) for a in doc.animations]
+    if not rots:
+        return []
+    joined = np.concatenate(rots)
+    joined[~np.isfinite(joined)] = 0.0
+    quats = euler_to_quats(joined, conv.euler_order, unit, conv.handedness == "left")
+    return np.split(quats, np.cumsum([len(r) for r in rots])[:-1])
+
+
 def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
-               ctx: Context) -> Animation | None:
+               ctx: Context, clip_quats: Arr) -> Animation | None:
     a = doc.animations[ai]
     name = a.text
     frames = a.frames
@@ -249,11 +268,11 @@ def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
     left = conv.handedness == "left"
     n_frames = len(frames)
     times = (np.arange(n_frames, dtype=np.float64) / fps).astype(np.float32)
-    rot = _finite(frames["rot"], f"animation {ai} rotations", ctx)
-    quats = hemisphere_continuous(euler_to_quats(rot, conv.euler_order, unit, left))
-    channels: list[Channel] = []
-    for pi in range(len(doc.pieces)):
-        channels.append(Channel(pi, "rotation", times, quats[:, pi].astype(np.float32)))
+    _finite(frames["rot"], f"animation {ai} rotations", ctx)  # for its note
+    # (piece, frame, xyzw) float32 in one conversion: each piece's keys a contiguous row.
+    quats = np.ascontiguousarray(hemisphere_continuous(clip_quats).transpose(1, 0, 2),
+                                 dtype=np.float32)
+    channels = [Channel(pi, "rotation", times, quats[pi]) for pi in range(len(doc.pieces))]
     root = _mirror(_finite(frames["root"], f"animation {ai} root positions", ctx), left)
     if conv.root_position == "add":
         base = _mirror(np.nan_to_num(np.asarray(doc.pieces[0].translation, np.float64)), left)

@@ -46,10 +46,12 @@ def is_modern(prefix: bytes) -> bool:
 
 
 def _copy(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return np.array(a, copy=True)
+    return a.copy()
 
 
 def _table(r: Reader, name: str, dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:
+    if n == 0:
+        return np.zeros(0, dt)  # nothing to check or copy (most tables of a small scene)
     with r.field(name):
         return _copy(r.array(dt, n))
 
@@ -270,8 +272,9 @@ def _lights(r: Reader, doc: ModernDocument, floor: int) -> None:
 def _opaque(r: Reader, doc: ModernDocument, floor: int) -> None:
     """Blocks gamemesh does not model, each up to the next block the header points at."""
     names = doc.header.dtype.names or ()
-    starts = {n: int(doc.header[n][0]) for n in names if n.endswith(("_offset",)) and
-              n != "pixel_data_offset" and int(doc.header[n][0])}
+    values = doc.header[0].tolist()  # every field at once, not one lookup per name
+    starts = {n: v for n, v in zip(names, values, strict=True)
+              if n.endswith("_offset") and n != "pixel_data_offset" and v}
     bounds = sorted({*starts.values(), r.end})
     for name in ml.OPAQUE_FIELDS:
         off = starts.get(name)

@@ -25,7 +25,7 @@ from . import modern_layout as ml
 from .conventions import AXES, bone_to_matrix, track_to_quat
 from .document import SplashpackDocument
 from .modern_document import ModernDocument, Sequence, SkinnedMesh
-from .to_scene import _lua_extras, _primitive, _rotation, _Textures
+from .to_scene import _lua_extras, _primitive, _rotations, _Textures, material_keys
 from .to_scene import to_scene as to_scene_v1
 
 FMT = "splashpack"
@@ -69,15 +69,12 @@ class _Builder:
     def mesh(self, i: int, tris: npt.NDArray[np.void], bones: npt.NDArray[np.uint8] | None
              ) -> int:
         mesh = Mesh(name=_text(self.doc.names[i]) or f"object_{i}")
-        keys = (tris["tpage"].astype(np.int64) << 32) | (tris["clut_x"].astype(np.int64) << 16) \
-            | tris["clut_y"].astype(np.int64)
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        for k, key in enumerate(uniq.tolist()):
+        keys, inverse = material_keys(tris)
+        for k, t in enumerate(keys):
             # One material (the common case): no mask and no copy of the records.
-            sel = slice(None) if len(uniq) == 1 else inverse.reshape(-1) == k
+            sel = slice(None) if inverse is None else inverse == k
             part = tris[sel]
             prim = _primitive(part, self.s)
-            t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
             prim.material = self.material(t, part)
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []
@@ -94,19 +91,25 @@ class _Builder:
 def _objects(b: _Builder) -> None:
     doc = b.doc
     skinned = {sk.go_index: sk for sk in doc.skins}
-    for i, obj in enumerate(doc.objects):
-        rot, err = _rotation(obj["rot"])
-        if err > 0.01:
+    objs = doc.objects
+    n = len(objs)
+    # Every object's fields as Python values in one pass each (not record by record), and
+    # every rotation through one batched SVD.
+    rots, errs = _rotations(objs["rot"]) if n else ([], [])
+    pos_list = (objs["pos"].astype(np.float64) * AXES * b.s).tolist()
+    rot_raw, pos_raw = objs["rot"].tolist(), objs["pos"].tolist()
+    lua, flags, inter = (objs[k].tolist() for k in ("lua_index", "flags", "interactable_index"))
+    for i in range(n):
+        if errs[i] > 0.01:
             b.ctx.note("splashpack.rotation_not_orthonormal", f"object {i}: the stored matrix is "
-                       f"{err:.3f} off a rotation; its nearest rotation is used")
-        pos = obj["pos"].astype(np.float64) * AXES * b.s
-        extras: dict[str, Any] = {"object": i, "rotation_raw": [int(x) for x in obj["rot"]],
-                                  "position_raw": [int(x) for x in obj["pos"]],
-                                  "lua_index": int(obj["lua_index"]), "flags": int(obj["flags"]),
-                                  "interactable_index": int(obj["interactable_index"])}
+                       f"{errs[i]:.3f} off a rotation; its nearest rotation is used")
+        extras: dict[str, Any] = {"object": i, "rotation_raw": rot_raw[i],
+                                  "position_raw": pos_raw[i], "lua_index": lua[i],
+                                  "flags": flags[i], "interactable_index": inter[i]}
         name = _text(doc.names[i]) if i < len(doc.names) else ""
-        node = Node(name=name or f"object_{i}", translation=tuple(float(x) for x in pos),  # type: ignore[arg-type]
-                    rotation=rot, extras={FMT: extras})
+        x, y, z = pos_list[i]
+        node = Node(name=name or f"object_{i}", translation=(x, y, z), rotation=rots[i],
+                    extras={FMT: extras})
         tris = doc.meshes[i]
         sk = skinned.get(i)
         mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None) if len(tris) else None
@@ -263,19 +266,19 @@ def _native(doc: ModernDocument) -> dict[str, Any]:
 
 def _header_fields(doc: ModernDocument) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in doc.header.dtype.names or ():
+    # The record's values in one tolist (a field lookup per name cost more than the rest).
+    for name, v in zip(doc.header.dtype.names or (), doc.header[0].tolist(), strict=True):
         if name in ("magic",) or name.endswith(("_count", "_offset")):
             continue
-        v = doc.header[name][0]
-        out[name] = [int(x) for x in v] if np.ndim(v) else int(v)
+        out[name] = v.tolist() if isinstance(v, np.ndarray) else int(v)
     return out
 
 
 def _notes(doc: ModernDocument, ctx: Context, gte: float) -> None:
     ctx.note("splashpack.gte_scaling", f"GTEScaling is not stored in the file; {gte:g} assumed "
              "(raw / 4096 x GTEScaling = units)", "info")
-    textured = any(bool(np.any(m["tpage"] != UNTEXTURED)) for m in doc.meshes if len(m))
-    if doc.vram is None and textured:
+    if doc.vram is None and any(bool(np.any(m["tpage"] != UNTEXTURED))
+                                for m in doc.meshes if len(m)):
         ctx.note("splashpack.vram_missing", "no .vram sidecar beside the file (scene.vram): the "
                  "textured triangles get a vertex-colour material")
     kept = [k for k in ("colliders", "triggers", "interactables", "agents", "rooms",

@@ -9,6 +9,7 @@ swap to give counter-clockwise front faces.
 from __future__ import annotations
 
 import base64
+import math
 from pathlib import Path
 from typing import Any
 
@@ -78,19 +79,55 @@ def _lua_extras(doc: SplashpackDocument) -> list[dict[str, Any]]:
     return out
 
 
-def _rotation(raw: npt.NDArray[Any]) -> tuple[tuple[float, float, float, float], float]:
-    """The stored 4.12 row-major matrix as a glTF quaternion, and how far it was from a
-    rotation (the fixed-point rounding makes it a few 1e-4 off)."""
-    r = np.asarray(raw, dtype=np.float64).reshape(3, 3) / 4096.0
-    r = AXES[:, None] * r * AXES[None, :]
+Quat = tuple[float, float, float, float]
+
+
+def _rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
+    """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
+    and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
+    One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
+    stack, so the bits are those of one call per matrix; the quaternions are
+    :func:`rotation_to_quat`'s, row by row."""
+    r = np.asarray(raw, dtype=np.float64).reshape(-1, 3, 3) / 4096.0
+    r = AXES[None, :, None] * r * AXES[None, None, :]
     u, _, vt = np.linalg.svd(r)
     rot = u @ vt
-    if np.linalg.det(rot) < 0:
-        u[:, -1] = -u[:, -1]
-        rot = u @ vt
-    err = float(np.abs(rot - r).max())
-    q = rotation_to_quat(rot)
-    return (float(q[0]), float(q[1]), float(q[2]), float(q[3])), err
+    neg = np.flatnonzero(np.linalg.det(rot) < 0)
+    if neg.size:
+        u[neg, :, -1] = -u[neg, :, -1]
+        rot[neg] = u[neg] @ vt[neg]
+    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
+    return _quats(rot), err.tolist()
+
+
+def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
+    """:func:`rotation_to_quat` of each matrix of an (N, 3, 3) stack, in Python floats: the
+    same IEEE operations in the same order (so the same bits) without numpy's per-call cost
+    on nine numbers; one call per object, never per vertex."""
+    return [_quat(a) for a in m.tolist()]
+
+
+def _quat(m: list[list[float]]) -> Quat:
+    d0, d1, d2 = m[0][0], m[1][1], m[2][2]
+    tr = (d0 + d1) + d2  # np.trace's order
+    cand = [tr, d0, d1, d2]
+    k = cand.index(max(cand))  # the first largest, as np.argmax
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
+        q = [(m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + d0 - d1 - d2, 1e-300))
+        q = [s / 4, (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s, (m[2][1] - m[1][2]) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 + d1 - d0 - d2, 1e-300))
+        q = [(m[0][1] + m[1][0]) / s, s / 4, (m[1][2] + m[2][1]) / s, (m[0][2] - m[2][0]) / s]
+    else:
+        s = 2.0 * math.sqrt(max(1.0 + d2 - d0 - d1, 1e-300))
+        q = [(m[0][2] + m[2][0]) / s, (m[1][2] + m[2][1]) / s, s / 4, (m[1][0] - m[0][1]) / s]
+    # np.linalg.norm of a 4-vector is sqrt(q . q), summed in this order.
+    n = math.sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
+    x, y, z, w = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    return (x, y, z, w) if w >= 0 else (-x, -y, -z, -w)
 
 
 def rotation_to_quat(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -158,6 +195,22 @@ def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
                      texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
 
 
+def material_keys(tris: npt.NDArray[np.void]
+                  ) -> tuple[list[tuple[int, int, int]], npt.NDArray[np.intp] | None]:
+    """The (tpage, clutX, clutY) keys of non-empty triangles in ascending order, and which one
+    each triangle has (None when they all share the first: the common case, told by three
+    comparisons instead of a sort)."""
+    tp, cx, cy = tris["tpage"], tris["clut_x"], tris["clut_y"]
+    first = (int(tp[0]), int(cx[0]), int(cy[0]))
+    if (tp == first[0]).all() and (cx == first[1]).all() and (cy == first[2]).all():
+        return [first], None
+    # One 48-bit key per triangle: a 1-D unique is far cheaper than a row-wise one.
+    keys = (tp.astype(np.int64) << 32) | (cx.astype(np.int64) << 16) | cy.astype(np.int64)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    out = [(k >> 32, (k >> 16) & 0xFFFF, k & 0xFFFF) for k in uniq.tolist()]
+    return out, inverse.reshape(-1)
+
+
 class _Textures:
     """One image and material per (tpage, clutX, clutY), decoded from VRAM on first use."""
 
@@ -194,7 +247,7 @@ class _Textures:
         if bpp < 16:
             n = min(count if count is not None else 1 << bpp, 1 << bpp)
             pal = self.vram[cy % psx.VRAM_H, (cx * 16 + np.arange(n)) % psx.VRAM_W]
-            info["palette"] = [int(w) for w in pal]
+            info["palette"] = pal.tolist()  # Python ints, in one call
         name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
         sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
         img = self.scene.add_image(Image(name=name, pixels=page, sampler=sampler,
@@ -206,10 +259,10 @@ class _Textures:
 
 
 def _object_node(doc: SplashpackDocument, i: int, s: float, tex: _Textures, scene: Scene,
-                 ctx: Context) -> None:
+                 ctx: Context, rotation: tuple[Quat, float]) -> None:
     obj = doc.objects[i]
     tris = tris52(doc, i)
-    rot, err = _rotation(obj["rot"])
+    rot, err = rotation
     if err > 0.01:
         ctx.note("splashpack.rotation_not_orthonormal",
                  f"object {i}: the stored matrix is {err:.3f} off a rotation; its nearest "
@@ -228,14 +281,10 @@ def _object_node(doc: SplashpackDocument, i: int, s: float, tex: _Textures, scen
                 rotation=rot, extras={FMT: extras})
     if len(tris):
         mesh = Mesh(name=f"object_{i}")
-        # One 48-bit key per triangle: a 1-D unique is far cheaper than a row-wise one.
-        keys = (tris["tpage"].astype(np.int64) << 32) | (tris["clut_x"].astype(np.int64) << 16) \
-            | tris["clut_y"].astype(np.int64)
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        for k, key in enumerate(uniq.tolist()):
-            sel = tris if len(uniq) == 1 else tris[inverse.reshape(-1) == k]
+        keys, inverse = material_keys(tris)
+        for k, t in enumerate(keys):
+            sel = tris if inverse is None else tris[inverse == k]
             prim = _primitive(sel, s)
-            t = (key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)
             prim.material = tex.material(t, sel["uv"])
             mesh.primitives.append(prim)
         node.mesh = scene.add_mesh(mesh)
@@ -288,8 +337,10 @@ def to_scene(doc: SplashpackDocument, ctx: Context) -> Scene:
     s = gte / 4096.0
     scene = Scene(name=f"splashpack_v1_{doc.layout}")
     tex = _Textures(doc, scene)
-    for i in range(len(doc.meshes)):
-        _object_node(doc, i, s, tex, scene, ctx)
+    n = len(doc.meshes)
+    rots, errs = _rotations(doc.objects["rot"][:n]) if n else ([], [])
+    for i in range(n):
+        _object_node(doc, i, s, tex, scene, ctx, (rots[i], errs[i]))
     _navmesh_nodes(doc, s, scene)
     _player_node(doc, s, scene)
     info: dict[str, Any] = {"layout": doc.layout, "version": doc.version, "gte_scaling": gte,
