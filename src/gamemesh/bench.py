@@ -64,10 +64,10 @@ def bench_format(spec: FormatSpec, size: int, repeat: int = 3, clock: str = "wal
         to_scene, read = spec.to_scene, spec.read
         t_pass, _ = _best(lambda: write_glb(to_scene(read(data, ctx), ctx)), repeat, clock)
         row["one_pass_MBps"] = round(mb / t_pass, 1)
-        # After the timings: the summary's bounds multiply every vertex by its node's matrix,
-        # a BLAS call whose idle worker threads then spin for a while, and on the CPU clock
-        # that spinning was charged to whatever ran next.
-        row["vertices"] = scene.summary()["vertices"]
+        # Counted here, not by scene.summary(): its bounds multiply every vertex by a matrix
+        # in BLAS, whose idle threads then spin for a while, and on the CPU clock that spinning
+        # was charged to whatever ran next (the one pass, the next format's steps).
+        row["vertices"] = sum(p.vertex_count for m in scene.meshes for p in m.primitives)
         del scene
     tracemalloc.start()
     d2 = spec.read(data, ctx)
