@@ -191,16 +191,25 @@ def _bcn_into(px: RGBA, data: bytes | memoryview, n: int) -> None:
     through ``frombytes`` + ``tobytes`` + a numpy buffer made three copies, and most of the time
     went to page faults on them)."""
     ph, pw = px.shape[:2]
-    target = PILImage.frombuffer("RGBA", (pw, ph), px, "raw", "RGBA", 0, 1)
     decoder = PILImage._getdecoder("RGBA", "bcn", (n,))
     try:
-        decoder.setimage(target.im, (0, 0, pw, ph))
+        decoder.setimage(_rgba_core(px), (0, 0, pw, ph))
         _, err = decoder.decode(data)  # any bytes-like object: no copy
     finally:
         decoder.cleanup()
     if err < 0:
         msg = f"DXT blocks could not be decoded (Pillow error {err})"
         raise CorruptDataError(format="bcn", message=msg)
+
+
+def _rgba_core(px: RGBA) -> Any:
+    """Pillow's core image over ``px``'s memory: what ``Image.frombuffer`` maps, without the
+    Python image around it (that wrapper cost a tenth of a small texture's load)."""
+    ph, pw = px.shape[:2]
+    map_buffer = getattr(getattr(PILImage, "core", None), "map_buffer", None)
+    if map_buffer is None:
+        return PILImage.frombuffer("RGBA", (pw, ph), px, "raw", "RGBA", 0, 1).im
+    return map_buffer(px, (pw, ph), "raw", 0, ("RGBA", 0, 1))
 
 
 def encode_bcn(pixels: npt.ArrayLike, n: int) -> bytes:

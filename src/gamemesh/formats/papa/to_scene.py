@@ -689,7 +689,7 @@ def load(data: bytes, ctx: Context) -> Scene:
         # A unit's folder is listed once (a sibling file itself has no siblings to find).
         is_model_file = unit_name(path) is not None
         files = listing(path.parent) if is_model_file else {}
-        tex = texture_siblings(path, files)
+        tex = texture_siblings(path, files) if is_model_file else {}
         if doc.models and is_model_file:
             for role in ("diffuse", "mask", "material"):
                 if role not in tex:
