@@ -26,7 +26,7 @@ def _empty(dt: np.dtype[Any]) -> Arr:
     return np.zeros(0, dtype=dt)
 
 
-@dataclass
+@dataclass(slots=True)
 class PapaString:
     raw: bytes
     # The stored length field. Normally len(raw); Blender-PAPA-IO stores a code-point count.
@@ -47,7 +47,7 @@ class PapaString:
         return self.raw.decode("utf-8", errors="replace")
 
 
-@dataclass
+@dataclass(slots=True)
 class Texture:
     name: int
     format: int
@@ -63,21 +63,21 @@ class Texture:
         return self.data is None
 
 
-@dataclass
+@dataclass(slots=True)
 class VertexBuffer:
     format: int
     vertices: Arr  # structured array of layout.VERTEX_FORMATS[format]
     pad: bytes = b"\0\0\0"
 
 
-@dataclass
+@dataclass(slots=True)
 class IndexBuffer:
     format: int
     indices: Arr  # <u2 or <u4
     pad: bytes = b"\0\0\0"
 
 
-@dataclass
+@dataclass(slots=True)
 class Material:
     shader: int
     vectors: Arr = field(default_factory=lambda: _empty(lay.VECTOR_PARAM))
@@ -87,7 +87,7 @@ class Material:
     matrix_stride: int = 68
 
 
-@dataclass
+@dataclass(slots=True)
 class Mesh:
     vertex_buffer: int
     index_buffer: int
@@ -95,13 +95,13 @@ class Mesh:
     pad: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Skeleton:
     bones: Arr = field(default_factory=lambda: _empty(lay.BONE))
     pad: tuple[int, int, int] = (0, 0, 0)
 
 
-@dataclass
+@dataclass(slots=True)
 class MeshBinding:
     name: int
     mesh: int
@@ -112,7 +112,7 @@ class MeshBinding:
     num_bone_mappings: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Model:
     name: int
     skeleton: int  # -1: none
@@ -121,7 +121,7 @@ class Model:
     pad: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Animation:
     name: int  # NONE16 in every sample: animations are named by their file
     bones: Arr  # <u2 string indices of the tracked bone names
@@ -134,7 +134,7 @@ class Animation:
         return int(self.transforms.shape[0])
 
 
-@dataclass
+@dataclass(slots=True)
 class PapaDocument:
     strings: list[PapaString] = field(default_factory=list)
     textures: list[Texture] = field(default_factory=list)

@@ -144,16 +144,17 @@ def _strings(data: bytes, table: list[Row], blocks: Layout) -> list[PapaString]:
             raise TruncatedError(lay.FMT, "string data outside the file", offset=off,
                                  field=f"strings[{i}]", expected=f"<= 0x{size:X}",
                                  actual=f"0x{off:X}+{length}")
-        if end < size and data[end] == 0:
-            s = PapaString(data[off:end], length, pad, True)
+        if end < size and data[end] == 0:  # the usual string: length bytes, then a NUL
+            out.append(PapaString(data[off:end], length, pad, True))
+            blocks[("str", i)] = (off, length + 1)
+            continue
+        # Blender-PAPA-IO counts code points, not bytes: the terminator is further on (at most
+        # 4 UTF-8 bytes per code point).
+        nul = data.find(b"\0", end, min(size, off + 4 * length + 1))
+        if nul < 0:
+            s = PapaString(data[off:end], length, pad, False)
         else:
-            # Blender-PAPA-IO counts code points, not bytes: the terminator is further on
-            # (at most 4 UTF-8 bytes per code point).
-            nul = data.find(b"\0", end, min(size, off + 4 * length + 1))
-            if nul < 0:
-                s = PapaString(data[off:end], length, pad, False)
-            else:
-                s = PapaString(data[off:nul], length, pad, True)
+            s = PapaString(data[off:nul], length, pad, True)
         blocks[("str", i)] = (off, len(s.raw) + int(s.terminated))
         out.append(s)
     return out
