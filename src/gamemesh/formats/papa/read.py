@@ -8,6 +8,7 @@ Where each block sat is recorded so :func:`write` can put the same bytes back.
 from __future__ import annotations
 
 import bisect
+import struct
 from typing import Any
 
 import numpy as np
@@ -102,7 +103,15 @@ def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> list
     if offset + size > len(data):
         raise _outside(data, offset, size, f"header.{lay.SECTIONS[s]}[]")
     blocks[("table", s)] = (offset, size)
-    return list(st.iter_unpack(data[offset:offset + size]))
+    return _entries(st, data, offset, count)
+
+
+def _entries(st: struct.Struct, data: bytes, offset: int, count: int) -> list[Row]:
+    """``count`` records of ``st`` at ``offset`` (bounds already checked) as tuples; one record,
+    the usual case of most tables, without slicing and iterating."""
+    if count == 1:
+        return [st.unpack_from(data, offset)]
+    return list(st.iter_unpack(data[offset:offset + st.size * count]))
 
 
 def _matrix(data: bytes, offset: int) -> Any:
@@ -297,7 +306,7 @@ def _bindings(data: bytes, i: int, n: int, off: int, blocks: Layout) -> list[Mes
         raise _outside(data, off, st.size * n, f"models[{i}].mesh_bindings")
     blocks[("bindings", i)] = (off, st.size * n)
     bindings = []
-    for j, (name, mesh, nmap, pad, moff) in enumerate(st.iter_unpack(data[off:off + st.size * n])):
+    for j, (name, mesh, nmap, pad, moff) in enumerate(_entries(st, data, off, n)):
         bmap = _array(data, moff, _U2, nmap)
         if bmap is None:
             raise _outside(data, moff, 2 * nmap, f"models[{i}].mesh_bindings[{j}].bone_map")
