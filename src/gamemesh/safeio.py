@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import FormatError
 
-__all__ = ["MAX_INPUT_BYTES", "file_kind", "read_prefix", "read_regular"]
+__all__ = ["MAX_INPUT_BYTES", "file_kind", "folder_files", "read_prefix", "read_regular"]
 
 # Inputs are read whole; nothing in these formats is near this, and a larger "model" is a
 # mistake (a disc image, a video) we would rather refuse than page through.
@@ -27,6 +28,25 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
 
 # O_NONBLOCK: a path swapped for a FIFO after the look does not block the open (see _read_open).
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0)
+
+
+def folder_files(folder: Path, key: Callable[[str], str] = str) -> dict[str, str]:
+    """The regular files (or links to them) directly in ``folder``: ``key(name)`` -> name, the
+    first entry winning a shared key; empty when the folder cannot be listed. One ``scandir``:
+    the directory gives each entry's type, so there is no ``stat`` per file, and a format finds
+    a unit's or a model's sibling files by name in it."""
+    out: dict[str, str] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_file():
+                        out.setdefault(key(entry.name), entry.name)
+                except OSError:  # a link to nowhere, or an entry gone since the listing
+                    continue
+    except OSError:
+        return {}
+    return out
 
 
 def file_kind(mode: int) -> str:

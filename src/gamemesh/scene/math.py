@@ -295,12 +295,9 @@ def normalize_rows(v: npt.ArrayLike, fallback: tuple[float, ...] = (0.0, 1.0, 0.
         n = np.linalg.norm(a, axis=-1, keepdims=True)
         out = np.where(n > tiny, a / np.where(n == 0, 1, n), np.asarray(fallback))
         return out.astype(np.float32)
-    # Column by column, in place: numpy loops over a narrow last axis several times slower.
-    # The length is the same sum (x*x + y*y) + z*z that norm() makes, so the same bits.
-    length = a[:, 0] * a[:, 0]
-    for k in range(1, a.shape[1]):
-        length += a[:, k] * a[:, k]
-    np.sqrt(length, out=length)
+    # Column by column, in place: numpy loops over a narrow last axis several times slower
+    # (row_lengths makes norm()'s own sum, so the same bits).
+    length = row_lengths(a)
     good = length > tiny
     length[~good] = 1.0
     for k in range(a.shape[1]):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .math import row_lengths
 from .model import Primitive, Scene
 
 __all__ = ["InvalidSceneError", "problems", "validate"]
@@ -179,7 +180,7 @@ def _channel_problems(scene: Scene, ch: object) -> list[str]:
         vals = v if k == 1 else v.reshape(-1, 3, 4)[:, 1]
         if vals.dtype.kind != "f":
             vals = vals.astype(np.float64)  # as norm() converts
-        norms = np.sqrt(np.add.reduce(vals * vals, axis=-1))  # norm(axis=-1), inlined
+        norms = row_lengths(vals)
         if np.any(np.abs(norms - 1.0) > 1e-2):
             out.append("rotation keys are not unit quaternions")
     if ch.path == "weights":

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...safeio import folder_files
+
 TEXTURE_ROLES = ("diffuse", "mask", "material")
 
 
@@ -43,26 +45,15 @@ def anim_siblings(path: Path, files: dict[str, str] | None = None) -> list[Path]
 
 
 def listing(folder: Path) -> dict[str, str]:
-    """The regular files (or links to them) in ``folder``, by case-normalised name: one
-    listing instead of a stat per candidate name and a glob."""
-    out: dict[str, str] = {}
-    try:
-        with os.scandir(folder) as it:
-            for entry in it:
-                try:
-                    if entry.is_file():
-                        out[os.path.normcase(entry.name)] = entry.name
-                except OSError:
-                    continue
-    except OSError:
-        return {}
-    return out
+    """The files in ``folder`` by case-normalised name: one listing instead of a stat per
+    candidate name and a glob."""
+    return folder_files(folder, os.path.normcase)
 
 
 def siblings(path: Path) -> list[Path]:
     """Every other file a default load of ``path`` reads."""
     path = Path(path)
-    files = listing(path.parent)
+    files = listing(path.parent) if unit_name(path) is not None else {}
     return [*texture_siblings(path, files).values(), *anim_siblings(path, files)]
 
 

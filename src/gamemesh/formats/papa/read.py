@@ -383,8 +383,8 @@ def _params(data: bytes, blocks: Layout, i: int, kind: str, off: int, dt: np.dty
     if arr is None:
         raise _outside(data, off, n * dt.itemsize, f"materials[{i}].{_PARAM_FIELDS[kind]}")
     blocks[(kind, i)] = (off, arr.nbytes)
-    if not len(arr) and n:
-        blocks[("n", kind, i)] = (n, 0)
+    if not len(arr):
+        _declare(blocks, (kind, i), n)
     return arr
 
 

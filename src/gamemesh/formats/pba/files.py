@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...errors import FormatError
 from ...registry import Context
-from ...safeio import read_regular
+from ...safeio import folder_files, read_regular
 from .layout import name_str
 from .read import read
 
@@ -27,14 +27,9 @@ TEXTURE_FOLDER = "texturas"
 
 
 def _listing(folder: Path) -> dict[str, str]:
-    """The files of ``folder``: lower-case name -> name. ``scandir`` knows each entry's type
-    from the directory itself: no ``stat`` per entry (a game folder holds hundreds of files),
-    and a path is made only for a file that is asked for."""
-    try:
-        with os.scandir(folder) as entries:
-            return {e.name.lower(): e.name for e in entries if e.is_file()}
-    except OSError:
-        return {}
+    """The files of ``folder``: lower-case name -> name (the game's file names ignore case; a
+    path is made only for a file that is asked for)."""
+    return folder_files(folder, str.lower)
 
 
 def search_dirs(model: Path | None, extra: list[str] | tuple[str, ...] = ()) -> list[Path]:
