@@ -42,23 +42,26 @@ def sniff(prefix: bytes) -> bool:
 def read(data: bytes, ctx: Context | None = None) -> PapaDocument:
     data = bytes(data)
     header = _header(data)
-    minor, major = header[1], header[2]
-    counts, offsets = header[3:12], header[13:22]
     blocks: Layout = {("header",): (0, lay.HEADER_SIZE)}
-    tables = [_table(data, s, counts[s], offsets[s], blocks) for s in range(9)]
-    doc = PapaDocument(version=(minor, major), signature=header[12], file_size=len(data))
-    doc.strings = _strings(data, tables[lay.S_STRING], blocks)
-    doc.textures = _textures(data, tables[lay.S_TEXTURE], blocks)
-    doc.vertex_buffers = _vertex_buffers(data, tables[lay.S_VB], blocks)
-    doc.index_buffers = _index_buffers(data, tables[lay.S_IB], blocks)
-    doc.meshes = _meshes(data, tables[lay.S_MESH], blocks)
-    doc.skeletons = _skeletons(data, tables[lay.S_SKELETON], blocks)
-    doc.models = _models(data, tables[lay.S_MODEL], offsets[lay.S_MODEL], blocks)
-    doc.animations = _animations(data, tables[lay.S_ANIMATION], blocks)
-    doc.materials = _materials(data, tables[lay.S_MATERIAL], blocks, len(data))
-    doc.layout = blocks
-    doc.source, doc.spans = data, list(blocks.values())
-    return doc
+    tables = _tables(data, header, blocks)
+    # Sections in file order (the layout records blocks as they are met); an absent section
+    # costs no call.
+    strings = _strings(data, tables[lay.S_STRING], blocks) if tables[lay.S_STRING] else []
+    textures = _textures(data, tables[lay.S_TEXTURE], blocks) if tables[lay.S_TEXTURE] else []
+    vbs = _vertex_buffers(data, tables[lay.S_VB], blocks) if tables[lay.S_VB] else []
+    ibs = _index_buffers(data, tables[lay.S_IB], blocks) if tables[lay.S_IB] else []
+    meshes = _meshes(data, tables[lay.S_MESH], blocks) if tables[lay.S_MESH] else []
+    skeletons = _skeletons(data, tables[lay.S_SKELETON], blocks) \
+        if tables[lay.S_SKELETON] else []
+    models = _models(data, tables[lay.S_MODEL], header[13 + lay.S_MODEL], blocks) \
+        if tables[lay.S_MODEL] else []
+    animations = _animations(data, tables[lay.S_ANIMATION], blocks) \
+        if tables[lay.S_ANIMATION] else []
+    materials = _materials(data, tables[lay.S_MATERIAL], blocks, len(data)) \
+        if tables[lay.S_MATERIAL] else []
+    return PapaDocument(strings, textures, vbs, ibs, materials, meshes, skeletons, models,
+                        animations, (header[1], header[2]), header[12], blocks, len(data),
+                        data, list(blocks.values()))
 
 
 def _header(data: bytes) -> tuple[Any, ...]:
@@ -91,19 +94,24 @@ def _bad_header(r: Reader) -> tuple[Any, ...]:
 Row = tuple[Any, ...]
 
 
-def _table(data: bytes, s: int, count: int, offset: int, blocks: Layout) -> list[Row]:
-    """Section ``s``'s entries as tuples (``layout.ENTRY_STRUCTS``)."""
-    st = lay.ENTRY_STRUCTS[s]
-    if count == 0 or offset < 0:
-        # Absent (the spec: "count == 0 OR offset < 0"); the offset is kept as found.
-        blocks[("table", s)] = (offset, 0)
-        _declare(blocks, ("table", s), count)
-        return []
-    size = st.size * count
-    if offset + size > len(data):
-        raise _outside(data, offset, size, f"header.{lay.SECTIONS[s]}[]")
-    blocks[("table", s)] = (offset, size)
-    return _entries(st, data, offset, count)
+def _tables(data: bytes, header: tuple[Any, ...], blocks: Layout) -> list[list[Row]]:
+    """The nine sections' entries as tuples (``layout.ENTRY_STRUCTS``), from the header's
+    counts (fields 3..11) and offsets (13..21)."""
+    tables: list[list[Row]] = []
+    for s, st in enumerate(lay.ENTRY_STRUCTS):
+        count, offset = header[3 + s], header[13 + s]
+        if count == 0 or offset < 0:
+            # Absent (the spec: "count == 0 OR offset < 0"); the offset is kept as found.
+            blocks[("table", s)] = (offset, 0)
+            _declare(blocks, ("table", s), count)
+            tables.append([])
+            continue
+        size = st.size * count
+        if offset + size > len(data):
+            raise _outside(data, offset, size, f"header.{lay.SECTIONS[s]}[]")
+        blocks[("table", s)] = (offset, size)
+        tables.append(_entries(st, data, offset, count))
+    return tables
 
 
 def _entries(st: struct.Struct, data: bytes, offset: int, count: int) -> list[Row]:
@@ -239,10 +247,13 @@ def _buffer(data: bytes, blocks: Layout, key: Key, field: tuple[str, int], dt: n
 
 
 def _array(data: bytes, offset: int, dt: np.dtype[Any], count: int) -> Any:
-    """The records of an optional block (empty when absent), or None when outside the file."""
+    """The records of an optional block (empty when absent), or None when outside the file
+    (the caller names the field: formatting it on every call cost more than the check)."""
     if count == 0 or offset < 0:
         return _empty(dt)
-    return _view(data, offset, dt, count)
+    if offset + dt.itemsize * count > len(data):
+        return None
+    return np.frombuffer(data, dtype=dt, count=count, offset=offset)
 
 
 _U2 = np.dtype("<u2")
@@ -379,12 +390,14 @@ _PARAM_FIELDS = {"vec": "vector_params", "texp": "texture_params", "mat": "matri
 def _params(data: bytes, blocks: Layout, i: int, kind: str, off: int, dt: np.dtype[Any],
             n: int) -> Any:
     """Material ``i``'s ``kind`` parameters (layout key ``(kind, i)``)."""
+    if n == 0 or off < 0:  # absent, as most materials' texture and matrix parameters are
+        blocks[(kind, i)] = (off, 0)
+        _declare(blocks, (kind, i), n)
+        return _empty(dt)
     arr = _array(data, off, dt, n)
     if arr is None:
         raise _outside(data, off, n * dt.itemsize, f"materials[{i}].{_PARAM_FIELDS[kind]}")
     blocks[(kind, i)] = (off, arr.nbytes)
-    if not len(arr):
-        _declare(blocks, (kind, i), n)
     return arr
 
 
