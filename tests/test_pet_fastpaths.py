@@ -7,6 +7,7 @@ import importlib
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -300,3 +301,35 @@ def test_positive_weight_counts_by_word_match_count_nonzero() -> None:
         w[6] = 1.0
         want = np.count_nonzero(np.ascontiguousarray(w.T) > 0, axis=0)
         assert np.array_equal(ts._count_positive(w), want)
+
+
+def test_influences_by_column_match_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fused column-by-column skin weights give the bits (and notes) of the general path
+    (``_skin``'s (N, P) weights then ``limit_influences``): invalid and repeated bones,
+    unweighted vertices, every slot count it takes, with and without ``max_influences``."""
+    rng = np.random.default_rng(23)
+    for trial in range(60):
+        n, p, nb = int(rng.integers(1, 2500)), int(rng.integers(1, 8)), int(rng.integers(1, 9))
+        m = SimpleNamespace(
+            inf_bone=rng.integers(-2, nb + 2, (n, p)).astype(np.int32),
+            inf_weight=rng.choice([0, 0, 1, 7, 85, 128, 200, 255], (n, p)).astype(np.uint8),
+            inf_count=rng.integers(0, p + 1, n).astype(np.int32), vertex_count=n,
+            positions=rng.normal(size=(n, 3)).astype(np.float32))
+        wm = np.tile(np.eye(4), (nb, 1, 1))
+        wm[:, :3, :] += rng.normal(size=(nb, 3, 4)) * 0.3
+        opts = {"max_influences": 2} if trial % 3 == 0 else {}
+        got: list[Any] = []
+        for slots in (ts._COLUMN_SLOTS, 0):  # 0: the general path
+            monkeypatch.setattr(ts, "_COLUMN_SLOTS", slots)
+            ctx = Context(None, dict(opts), [])
+            b = ts._MeshBuilder(Scene(), SimpleNamespace(world=wm), ctx)  # type: ignore[arg-type]
+            pos, joints, weights, main = b._skin(m, nb, wm, np.arange(nb))  # type: ignore[arg-type]
+            inf = joints if slots else ts._clean_influences(joints, weights, ctx)
+            got.append((pos, main, inf, [(x.code, x.message) for x in ctx.notes]))
+        (pa, ma, ia, na), (pb, mb, ib, nb_) = got
+        assert pa.tobytes() == pb.tobytes() and np.array_equal(ma, mb) and na == nb_, trial
+        assert ia.joints.dtype == ib.joints.dtype and ia.weights.dtype == ib.weights.dtype
+        assert ia.joints.tobytes() == ib.joints.tobytes(), trial
+        assert ia.weights.tobytes() == ib.weights.tobytes(), trial
+        assert np.array_equal(ia.used, ib.used), trial
+    assert any(code == "pet.vertex_unweighted" for code, _ in na)

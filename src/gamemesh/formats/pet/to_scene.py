@@ -299,7 +299,11 @@ class _MeshBuilder:
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
-        prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
+        if isinstance(joints, _Influences):
+            inf: _Influences | None = joints
+        else:
+            inf = _clean_influences(joints, weights, self.ctx) if joints is not None else None
+        prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
         self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
@@ -353,20 +357,22 @@ class _MeshBuilder:
     def _skin(self, m: MeshSection, nb: int, wm: F64,
               bone_map: npt.NDArray[np.int64]) -> tuple[F64, Any, Any, Any]:
         n = m.vertex_count
-        bones = np.asarray(m.inf_bone, np.int64)
+        bones = np.asarray(m.inf_bone)
         p = bones.shape[1] if bones.ndim == 2 else 0
+        if (self.sk is not None and self.sk.world is wm and nb > 0 and 0 < p <= _COLUMN_SLOTS
+                and n):
+            # The usual case (the file's own skeleton, a few slots): column by column.
+            main = np.where((bones[:, 0] >= 0) & (bones[:, 0] < nb)
+                            & (np.asarray(m.inf_count) > 0), bones[:, 0], -1).astype(np.int64)
+            self.used_skin = True
+            return (self._bind_positions(m, nb, wm, main),
+                    _influences_by_column(m, nb, main, self.ctx), None, main)
+        bones = bones.astype(np.int64)
         rank = np.arange(p)[None, :]
         valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
         w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
         main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
-        pos = np.asarray(m.positions, np.float64)
-        if not np.isfinite(pos).all():
-            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
-        if nb:
-            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
-            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
-            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
-            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
+        pos = self._bind_positions(m, nb, wm, main)
         total = w.sum(axis=1)
         empty = total <= 0
         if np.any(empty):
@@ -391,6 +397,19 @@ class _MeshBuilder:
             joints = bone_map[joints]
         self.used_skin = True
         return pos, joints, w, main
+
+    @staticmethod
+    def _bind_positions(m: MeshSection, nb: int, wm: F64, main: Any) -> F64:
+        """The vertices from their main bone's space into bind space (f64)."""
+        pos = np.asarray(m.positions, np.float64)
+        if not np.isfinite(pos).all():
+            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
+        if nb:
+            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
+            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
+            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
+        return pos
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
                  bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
@@ -490,10 +509,8 @@ class _MeshBuilder:
                           uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
         return row, first, nrm, uv, cls
 
-    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, joints: Any, weights: Any,
+    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: _Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
-        if joints is not None:
-            joints, weights = _limit_influences(joints, weights, self.ctx)
         npoly = m.poly_count
         spec = m.specular if m.specular is not None else np.full(npoly, 0xFF, np.uint8)
         ntex = len(unit.doc.textures)
@@ -510,10 +527,6 @@ class _MeshBuilder:
         # Row gathers by np.take (several times faster than fancy indexing for 2-D rows).
         uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
         del uv  # the sets replace it (peak memory)
-        if joints is not None:
-            # Per vertex, before the primitives gather them.
-            nused = _count_positive(weights)
-            joints, weights = joints.astype(np.uint16), weights.astype(np.float32)
         prims: list[Primitive] = []
         for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
             faces = np.flatnonzero(key == k)
@@ -528,12 +541,12 @@ class _MeshBuilder:
                              texcoords=[u.take(r, axis=0) for u in uv_sets],
                              indices=inverse.astype(np.uint32),
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
-            if joints is not None:
+            if inf is not None:
                 # Only as many sets of 4 as this primitive's vertices use.
-                used = int(nused[verts].max()) if len(verts) else 1
+                used = int(inf.used[verts].max()) if len(verts) else 1
                 width = max(4, -(-used // 4) * 4)
-                prim.joints = _rows(joints, verts, width)
-                prim.weights = _rows(weights, verts, width)
+                prim.joints = _rows(inf.joints, verts, width)
+                prim.weights = _rows(inf.weights, verts, width)
             prims.append(prim)
         return prims
 
@@ -817,6 +830,112 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     if fake:
         out[np.array(skeletal, bool)] = fake[0]
     return out
+
+
+@dataclass
+class _Influences:
+    """Per vertex, ready for the primitives: joints (uint16) and weights (float32), padded to
+    a multiple of 4 slots, and each vertex's count of weights > 0."""
+
+    joints: npt.NDArray[np.uint16]
+    weights: npt.NDArray[np.float32]
+    used: npt.NDArray[np.integer[Any]]
+
+
+def _clean_influences(joints: Any, weights: Any, ctx: Context) -> _Influences:
+    """The general way: :func:`limit_influences` on the skinned (N, P) weights."""
+    joints, weights = _limit_influences(joints, weights, ctx)
+    # Per vertex, before the primitives gather them.
+    return _Influences(joints.astype(np.uint16), weights.astype(np.float32),
+                       _count_positive(weights))
+
+
+# Up to this many slots the influences are cleaned column by column (each sum then adds its
+# terms left to right, as numpy's row sums do for fewer than 8 terms).
+_COLUMN_SLOTS = 7
+
+
+def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
+                          ctx: Context) -> _Influences:
+    """:meth:`_MeshBuilder._skin`'s weights then :func:`_clean_influences`, fused and run on
+    contiguous columns (one per slot) instead of (N, P) rows: the same floating-point
+    operations in the same order, so the same bits, without the (N, P) float64 arrays and
+    their slow narrow-row reductions."""
+    bones = np.asarray(m.inf_bone)
+    p = bones.shape[1]
+    count = np.asarray(m.inf_count)
+    wb = np.asarray(m.inf_weight)
+    w: list[F64] = []
+    j: list[npt.NDArray[Any]] = []
+    total: F64 | None = None
+    for c in range(p):
+        b = np.ascontiguousarray(bones[:, c])
+        valid = (b >= 0) & (b < nb) & (count > c)
+        w.append(np.where(valid, wb[:, c] / 255.0, 0.0))
+        j.append(np.where(valid, b, 0))
+        total = w[0].copy() if total is None else total + w[c]
+    assert total is not None
+    empty = total <= 0
+    if np.any(empty):
+        ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                 "influence: bound to their main bone (or bone 0) with weight 1")
+        total = np.where(empty, 1.0, total)
+        w = [np.where(empty, 0.0, wc / total) for wc in w]
+        w[0][empty] = 1.0
+        j[0][empty] = np.maximum(main[empty], 0)
+    else:
+        w = [wc / total for wc in w]
+    return _sorted_influences(j, w, ctx)
+
+
+def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) -> _Influences:
+    """:func:`limit_influences` on weight columns that are finite and >= 0 (repeats folded,
+    slots sorted by weight, the used ones kept and renormalized, padded)."""
+    n, p = len(w[0]), len(w)
+    for a in range(p):
+        for b in range(a + 1, p):
+            same = np.flatnonzero((j[b] == j[a]) & (w[a] > 0) & (w[b] > 0))
+            if len(same):
+                w[a][same] += w[b][same]
+                w[b][same] = 0.0
+    # Each slot's place in its sorted row: the slots with a larger weight, or an equal one
+    # further left (a stable sort by descending weight); written slot-major.
+    ws = np.empty(p * n)
+    js = np.empty(p * n, np.int64)
+    row = np.arange(n, dtype=np.int64)
+    counts = np.zeros(n, np.int8)
+    for a in range(p):
+        rank = np.zeros(n, np.int64)
+        for b in range(p):
+            if b != a:
+                rank += (w[b] >= w[a]) if b < a else (w[b] > w[a])
+        at = rank * n + row
+        ws[at] = w[a]
+        js[at] = j[a]
+        counts += w[a] != 0
+    limit = ctx.opt("max_influences")
+    keep = int(limit) if limit is not None and int(limit) > 0 else None
+    used = int(counts.max())
+    k = max(1, used) if keep is None else max(1, min(keep, p))
+    over = int(np.count_nonzero(counts > k))
+    if over:
+        ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "
+                 f"influences: the {keep} largest kept and renormalized")
+    total = ws[:n].copy()
+    for r in range(1, k):
+        total += ws[r * n:(r + 1) * n]
+    total[total <= 0] = 1.0
+    cols = max(4, -(-k // 4) * 4)
+    wout = np.zeros((n, cols), np.float32)
+    jout = np.zeros((n, cols), np.uint16)
+    nused = np.zeros(n, np.int8)
+    for r in range(k):
+        wr = ws[r * n:(r + 1) * n] / total
+        pos = wr > 0
+        wout[:, r] = wr
+        jout[:, r] = np.where(pos, js[r * n:(r + 1) * n], 0)
+        nused += pos
+    return _Influences(jout, wout, nused)
 
 
 def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any]:
