@@ -466,8 +466,7 @@ def _read_mesh(r: Reader, version: tuple[int, int], mpet: bool) -> MeshSection:
         if small is not None:
             starts, verts = small
         else:
-            starts = _vertex_starts(r, buf, nvert, head)
-            verts = _parse_vertices(buf, starts, head)
+            starts, verts = _vertices(r, buf, nvert, head)
     r.seek(int(starts[-1]))
     npoly = r.count(r.u32("npoly"), 3 * (17 if version >= (1, 2) else 24), "npoly")
     with r.field("polygons"):
@@ -528,14 +527,31 @@ def _vertex_next(buf: npt.NDArray[np.uint8], starts: npt.NDArray[Any], end: int,
     return out
 
 
+def _vertices(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
+              head: int) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
+    """The starts and fields of a long vertex list. First found as if no id were escaped
+    (0xFE read as a plain id: the search then skips a pass over all offsets): that chain is
+    exact up to its first vertex with an escaped id, which the parse sees (``wide``), so
+    only then (or when that chain does not fit) does the exact search decide."""
+    starts = _vertex_starts(r, buf, nvert, head, escapes=False)
+    if starts is not None:
+        verts = _parse_vertices(buf, starts, head)
+        if not verts["wide"].any():
+            return starts, verts
+    exact = _vertex_starts(r, buf, nvert, head)
+    assert exact is not None
+    return exact, _parse_vertices(buf, exact, head)
+
+
 def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
-                     head: int) -> npt.NDArray[np.int32]:
+                     head: int, escapes: bool = True) -> npt.NDArray[np.int32]:
     """:func:`_vertex_next` (with ``_FAST_PAIRS``) of every even offset ``s0 .. lim``, from
     prefix sums: over the 16-bit words from ``s0`` (pair = weight byte + bone byte), a walk
     from word ``p`` reads ``k`` pairs where ``k`` is the first count whose weights reach
     255, i.e. ``C[p + k] - C[p] >= 255`` for the running sum ``C``; with no 0xFE (escaped
     id) among those pairs this is exact. One contiguous pass per pair count (no gathers);
-    walks that meet an escape are left to :func:`_vertex_next`."""
+    walks that meet an escape are left to :func:`_vertex_next` (``escapes``; else they are
+    walked as if the 0xFE were a plain id)."""
     m = (lim - s0) // 2 + 1
     h2 = head // 2
     # Words a walk of up to _FAST_PAIRS + 1 pairs from any candidate reads; 0xFFFF beyond
@@ -547,8 +563,9 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     csum: npt.NDArray[np.signedinteger[Any]] = np.zeros(nw + 3, np.int32 if nw < 2**23
                                                         else np.int64)
     np.cumsum(words & 0xFF, out=csum[1:])
-    fe = np.zeros(nw + 3, np.int32)
-    np.cumsum((words >> 8) == 0xFE, out=fe[1:])
+    if escapes:
+        fe = np.zeros(nw + 3, np.int32)
+        np.cumsum((words >> 8) == 0xFE, out=fe[1:])
     # A walk goes on while the running sum stays below its start's sum + 255.
     target = csum[h2:h2 + m] + 255
     k = np.ones(m, np.int8)  # pairs read: 1 + the counts whose sum stays below 255
@@ -574,20 +591,21 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     np.add(out, np.int32(2), out=out, where=k == 1)  # the pad after a single pair
     out[out > end] = -1
     out[k > _FAST_PAIRS] = -2
-    esc = (np.flatnonzero(fe.take(stop_w) - fe[h2:h2 + m] > 0) if fe[-1]
+    esc = (np.flatnonzero(fe.take(stop_w) - fe[h2:h2 + m] > 0) if escapes and fe[-1]
            else np.zeros(0, np.int64))
     if len(esc):
         out[esc] = _vertex_next(buf, s0 + 2 * esc.astype(np.int32), end, head, _FAST_PAIRS)
     return out
 
 
-def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
-                   head: int) -> npt.NDArray[np.int64]:
+def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int, head: int,
+                   escapes: bool = True) -> npt.NDArray[np.int64] | None:
     """Offsets of the ``nvert`` vertex records plus the offset after the last one.
 
     Vertices have variable size, so each start depends on the one before. Rather than walking
     them one by one, compute "the next start" for every even offset (all record parts are even
-    sized) and follow that chain by pointer doubling (§ design: no Python loop per vertex)."""
+    sized) and follow that chain by pointer doubling (§ design: no Python loop per vertex).
+    Without ``escapes`` (see :func:`_vertices`): None where the exact search must decide."""
     s0, end = r.tell(), r.end
     if nvert == 0:
         return np.array([s0], np.int64)
@@ -596,7 +614,7 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
     est = nvert * (head + 10)
     while True:
         lim = min(end, s0 + est)
-        nxt = _next_of_offsets(buf, s0, lim, end, head)
+        nxt = _next_of_offsets(buf, s0, lim, end, head, escapes)
         # Candidate j <-> offset s0 + 2j; sentinels D = invalid, D+1 = slow path, D+2 = beyond.
         d = len(nxt)
         jn = np.empty(d + 3, np.int32)
@@ -611,6 +629,8 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
             est *= 2
             continue
         break
+    if not escapes and np.any(chain >= d):
+        return None
     if np.any(chain == d + 1):
         return _vertex_starts_slow(r, buf, nvert, head)
     bad = np.flatnonzero(chain == d)
