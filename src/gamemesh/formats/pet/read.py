@@ -815,11 +815,13 @@ def _read_corners(r: Reader, buf: npt.NDArray[np.uint8], n: int,
     r._need(17)
     nuv = int(buf[s0 + 16])
     size = 17 + 8 * nuv
-    if n * size <= r.remaining() and np.all(buf[s0 + 16 + size * np.arange(n)] == nuv):
+    # Every corner's UV-set count, read through a strided view (no index array).
+    if n * size <= r.remaining() and np.all(buf[s0 + 16:s0 + 16 + size * n:size] == nuv):
         # The usual case: every corner has the same number of UV sets. The fields stay
-        # read-only views of the input (no copy: most of a PET file is its corners).
+        # read-only views of the input (no copy: most of a PET file is its corners); the
+        # one count is broadcast, so that users see it is one without a pass over them all.
         recs = r.array(corner_dtype(nuv, True), n, "corners")
-        return recs["vertex"], recs["normal"], recs["uv"], recs["nuv"]
+        return recs["vertex"], recs["normal"], recs["uv"], np.broadcast_to(recs["nuv"][:1], (n,))
     return _read_corners_varying(r, buf, n)
 
 

@@ -286,9 +286,6 @@ class _MeshBuilder:
     def add(self, unit: Unit) -> None:
         m = unit.doc.mesh
         assert m is not None
-        # On a contiguous copy (a pass over the strided view is slower), not kept: the int64
-        # indices are made when the corners are converted (not held through the skinning).
-        check_corner_range(m, dense(m.corner_vertex))
         sk = self.sk
         bs = unit.doc.bones
         nb = bs.count if bs is not None else 0
@@ -324,9 +321,13 @@ class _MeshBuilder:
         return self._bind[1]
 
     def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
-        """The corners' vertex indices as int64, converted once per mesh."""
+        """The corners' vertex indices as int64, converted once per mesh (when the corners are
+        converted: not held through the skinning), after the range check (on the contiguous
+        copy: a pass over the strided view is slower)."""
         if self._cv is None or self._cv[0] is not m:
-            self._cv = (m, dense(m.corner_vertex).astype(np.int64))
+            cv = dense(m.corner_vertex)
+            check_corner_range(m, cv)
+            self._cv = (m, cv.astype(np.int64))
         return self._cv[1]
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
@@ -436,7 +437,9 @@ class _MeshBuilder:
             a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
-        length = np.linalg.norm(nrm, axis=1)
+        # np.linalg.norm(nrm, axis=1) by columns: the same sums, ~3x faster on narrow rows.
+        x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
+        length = np.sqrt(x * x + y * y + z * z)
         zero = length < 1e-12
         if np.any(zero):
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
@@ -470,7 +473,8 @@ class _MeshBuilder:
         uv_raw = cuv.reshape(nc, nsets, 2)
         normal = dense(m.corner_normal)
         nuv_c = m.corner_nuv
-        varying = nuv_c is not None and len(nuv_c) > 0 and bool(np.any(nuv_c != nsets))
+        varying = nuv_c is not None and len(nuv_c) > 0 and bool(
+            nuv_c[0] != nsets if nuv_c.strides == (0,) else np.any(nuv_c != nsets))
         # The normals as stored (they convert in float64), the UV sets as float32 (as used).
         cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3),
                                         uv_raw.reshape(nc, 2 * nsets)]
