@@ -902,21 +902,18 @@ def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) ->
             if len(same):
                 w[a][same] += w[b][same]
                 w[b][same] = 0.0
-    # Each slot's place in its sorted row: the slots with a larger weight, or an equal one
-    # further left (a stable sort by descending weight); written slot-major.
-    ws = np.empty(p * n)
-    js = np.empty(p * n, np.int64)
-    row = np.arange(n, dtype=np.int64)
     counts = np.zeros(n, np.int8)
-    for a in range(p):
-        rank = np.zeros(n, np.int64)
-        for b in range(p):
-            if b != a:
-                rank += (w[b] >= w[a]) if b < a else (w[b] > w[a])
-        at = rank * n + row
-        ws[at] = w[a]
-        js[at] = j[a]
-        counts += w[a] != 0
+    for c in w:
+        counts += c != 0
+    # Rows already in order (each weight >= the next: a stable sort leaves them) stay; the
+    # others are sorted.
+    unsorted = np.zeros(n, bool)
+    for a in range(p - 1):
+        unsorted |= w[a] < w[a + 1]
+    ws, js = list(w), list(j)
+    rows = np.flatnonzero(unsorted)
+    if len(rows):
+        _sort_rows(ws, js, rows)
     limit = ctx.opt("max_influences")
     keep = int(limit) if limit is not None and int(limit) > 0 else None
     used = int(counts.max())
@@ -925,21 +922,44 @@ def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) ->
     if over:
         ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "
                  f"influences: the {keep} largest kept and renormalized")
-    total = ws[:n].copy()
+    total = ws[0].copy()
     for r in range(1, k):
-        total += ws[r * n:(r + 1) * n]
+        total += ws[r]
     total[total <= 0] = 1.0
     cols = max(4, -(-k // 4) * 4)
     wout = np.zeros((n, cols), np.float32)
     jout = np.zeros((n, cols), np.uint16)
     nused = np.zeros(n, np.int8)
     for r in range(k):
-        wr = ws[r * n:(r + 1) * n] / total
+        wr = ws[r] / total
         pos = wr > 0
         wout[:, r] = wr
-        jout[:, r] = np.where(pos, js[r * n:(r + 1) * n], 0)
+        jout[:, r] = np.where(pos, js[r], 0)
         nused += pos
     return _Influences(jout, wout, nused)
+
+
+def _sort_rows(w: list[F64], j: list[npt.NDArray[Any]], rows: npt.NDArray[np.int64]) -> None:
+    """Rows ``rows`` of the weight and joint columns sorted by descending weight, stably, in
+    place: each slot's place is the number of slots with a larger weight, or an equal one
+    further left."""
+    p, n = len(w), len(rows)
+    wr = [c.take(rows) for c in w]
+    jr = [c.take(rows) for c in j]
+    ws = np.empty(p * n)
+    js = np.empty(p * n, np.int64)
+    at0 = np.arange(n, dtype=np.int64)
+    for a in range(p):
+        rank = np.zeros(n, np.int64)
+        for b in range(p):
+            if b != a:
+                rank += (wr[b] >= wr[a]) if b < a else (wr[b] > wr[a])
+        at = rank * n + at0
+        ws[at] = wr[a]
+        js[at] = jr[a]
+    for r in range(p):
+        w[r][rows] = ws[r * n:(r + 1) * n]
+        j[r][rows] = js[r * n:(r + 1) * n]
 
 
 def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any]:
