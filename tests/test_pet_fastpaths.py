@@ -333,3 +333,17 @@ def test_influences_by_column_match_the_general_path(monkeypatch: pytest.MonkeyP
         assert ia.weights.tobytes() == ib.weights.tobytes(), trial
         assert np.array_equal(ia.used, ib.used), trial
     assert any(code == "pet.vertex_unweighted" for code, _ in na)
+
+
+def test_finite32_in_range_shortcut_matches_the_clip() -> None:
+    rng = np.random.default_rng(29)
+    for dtype in (np.float32, np.float64):
+        for bad in (None, np.nan, np.inf, -np.inf, 2e30, -2e30, 1e30, -0.0):
+            a = rng.normal(size=(1000, 3)).astype(dtype)
+            if bad is not None:
+                a[17, 1] = bad
+            want = np.minimum(np.maximum(a.astype(np.float64), -1e30), 1e30)
+            want[np.isnan(want)] = 0.0
+            got = ts._finite32(a)
+            assert got.dtype == np.float32
+            assert got.tobytes() == want.astype(np.float32).tobytes(), (dtype, bad)
