@@ -47,6 +47,31 @@ def test_vertex_next_of_every_offset_matches_the_walker() -> None:
             assert np.array_equal(want, got), (trial, head)
 
 
+@pytest.mark.parametrize("chunk", [1 << 18, 7, 1])
+def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
+                                             chunk: int) -> None:
+    """The chunked links (no escapes) are the prefix-sum finder's answers, as links."""
+    monkeypatch.setattr(read_mod, "_CHUNK", chunk)
+    rng = np.random.default_rng(31)
+    alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
+                 np.array([0, 1, 2, 3, 0xFE])]
+    for trial in range(100):
+        n = int(rng.integers(1, 1500))
+        buf = rng.choice(alphabets[trial % 3], n).astype(np.uint8)
+        s0 = int(rng.integers(0, max(1, n // 4)))
+        end = int(rng.integers(s0, n + 1))
+        lim = int(rng.integers(s0, end + 1))
+        lim -= (lim - s0) % 2
+        for head in (12, 16):
+            nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
+            d = len(nxt)
+            want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
+            want = np.where((nxt >= 0) & (want >= d), d + 2, want)
+            got = read_mod._lazy_links(buf, s0, lim, end, head)
+            assert np.array_equal(got[:d], want), (trial, head)
+            assert got[d:].tolist() == [d, d + 1, d + 2]
+
+
 def _same(a: Any, b: Any) -> None:
     if hasattr(a, "__dataclass_fields__"):
         assert type(a) is type(b)

@@ -567,22 +567,7 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         fe = np.zeros(nw + 3, np.int32)
         np.cumsum((words >> 8) == 0xFE, out=fe[1:])
     # A walk goes on while the running sum stays below its start's sum + 255.
-    target = csum[h2:h2 + m] + 255
-    k = np.ones(m, np.int8)  # pairs read: 1 + the counts whose sum stays below 255
-    for r in range(1, 5):  # most walks end within 4 pairs: contiguous passes over all
-        short = csum[h2 + r:h2 + r + m] < target
-        k += short
-        if not short.any():
-            break
-    else:
-        left = np.flatnonzero(short)
-        for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
-            if not len(left):
-                break
-            short = csum.take(left + (h2 + r)) < target.take(left)
-            left = left[short]
-            k[left] += 1
-    del target, short
+    k = _pair_counts(csum[h2:], m)
     # The word after the last pair (at most nw - 2: k <= _FAST_PAIRS + 1).
     stop_w = np.arange(h2, h2 + m, dtype=np.int32)
     stop_w += k
@@ -596,6 +581,79 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     if len(esc):
         out[esc] = _vertex_next(buf, s0 + 2 * esc.astype(np.int32), end, head, _FAST_PAIRS)
     return out
+
+
+def _exact_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
+                 head: int) -> npt.NDArray[np.int32]:
+    """The links :func:`_vertex_starts` follows, from :func:`_next_of_offsets`: candidate j
+    (offset s0 + 2j) -> the candidate of the next start; D (the candidate count) = runs past
+    the section, D + 1 = more than ``_FAST_PAIRS`` pairs, D + 2 = beyond the window."""
+    nxt = _next_of_offsets(buf, s0, lim, end, head)
+    d = len(nxt)
+    jn = np.empty(d + 3, np.int32)
+    jn[:d] = (nxt - s0) >> 1
+    jn[:d][jn[:d] >= d] = d + 2
+    neg = np.flatnonzero(nxt < 0)
+    jn[neg] = d - 1 - nxt[neg]  # -1 -> D, -2 -> D + 1
+    jn[d:] = (d, d + 1, d + 2)
+    return jn
+
+
+# Candidates per chunk of :func:`_lazy_links`: the chunk's temporaries stay in the CPU cache.
+_CHUNK = 1 << 18
+
+
+def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
+                head: int) -> npt.NDArray[np.int32]:
+    """:func:`_exact_links` as if no id were escaped (``_next_of_offsets(..., escapes=False)``),
+    computed a chunk of candidates at a time straight as links: the same prefix sums, local to
+    the chunk (only differences within a walk matter), so that a large vertex list's dozen
+    passes run in the cache instead of streaming whole-list arrays through memory."""
+    m = (lim - s0) // 2 + 1
+    h2 = head // 2
+    nw = m + h2 + _FAST_PAIRS + 2
+    stop = min(end, s0 + 2 * nw)
+    words = np.full(nw + 2, 0xFFFF, np.uint16)
+    words.view(np.uint8)[:stop - s0] = buf[s0:stop]
+    jn = np.empty(m + 3, np.int32)
+    last = (end - s0) // 2  # links past it run past the section
+    for c0 in range(0, m, _CHUNK):
+        n = min(m, c0 + _CHUNK) - c0
+        base = c0 + h2  # the chunk's first walk's first pair (a word index)
+        csum = np.zeros(n + _FAST_PAIRS + 3, np.int32)
+        np.cumsum(words[base:base + n + _FAST_PAIRS + 2] & 0xFF, out=csum[1:])
+        k = _pair_counts(csum, n)
+        link = np.arange(base, base + n, dtype=np.int32)
+        link += k
+        link += k == 1  # the pad after a single pair
+        out = jn[c0:c0 + n]
+        out[:] = link
+        out[link >= m] = m + 2
+        out[link > last] = m
+        out[k > _FAST_PAIRS] = m + 1
+    jn[m:] = (m, m + 1, m + 2)
+    return jn
+
+
+def _pair_counts(csum: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int8]:
+    """For the walks from words 0 .. n - 1 (``csum``: the running sum of the weight bytes from
+    word 0, with a leading 0): the pairs each reads, 1 + the counts whose sum stays below 255
+    (up to ``_FAST_PAIRS`` + 1)."""
+    target = csum[:n] + 255
+    k = np.ones(n, np.int8)
+    for r in range(1, 5):  # most walks end within 4 pairs: contiguous passes over all
+        short = csum[r:r + n] < target
+        k += short
+        if not short.any():
+            return k
+    left = np.flatnonzero(short)
+    for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
+        if not len(left):
+            break
+        short = csum.take(left + r) < target.take(left)
+        left = left[short]
+        k[left] += 1
+    return k
 
 
 def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int, head: int,
@@ -614,16 +672,9 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int, head: int,
     est = nvert * (head + 10)
     while True:
         lim = min(end, s0 + est)
-        nxt = _next_of_offsets(buf, s0, lim, end, head, escapes)
         # Candidate j <-> offset s0 + 2j; sentinels D = invalid, D+1 = slow path, D+2 = beyond.
-        d = len(nxt)
-        jn = np.empty(d + 3, np.int32)
-        jn[:d] = (nxt - s0) >> 1
-        jn[:d][jn[:d] >= d] = d + 2
-        neg = np.flatnonzero(nxt < 0)
-        jn[neg] = d - 1 - nxt[neg]  # -1 -> D, -2 -> D + 1
-        jn[d:] = (d, d + 1, d + 2)
-        del nxt, neg
+        jn = (_exact_links if escapes else _lazy_links)(buf, s0, lim, end, head)
+        d = len(jn) - 3
         chain = _follow(jn, nvert + 1).astype(np.int64)
         if lim < end and np.any(chain == d + 2):
             est *= 2
