@@ -372,3 +372,38 @@ def test_finite32_in_range_shortcut_matches_the_clip() -> None:
             got = ts._finite32(a)
             assert got.dtype == np.float32
             assert got.tobytes() == want.astype(np.float32).tobytes(), (dtype, bad)
+
+
+def test_plain_parse_matches_the_rank_walk() -> None:
+    """Records placed without escapes parse, from their lengths, to the general parse's fields
+    (values; the plain parse's influence fields are slot-major); a record with an escaped id
+    gives None (the exact search and general parse then decide)."""
+    rng = np.random.default_rng(37)
+    seen_none = seen_plain = 0
+    for trial in range(40):
+        escape = trial % 4 == 0
+        doc = build("pet" if trial % 2 else "mpet", (1, 3), escape=escape,
+                    rings=int(rng.integers(2, 30)), sides=int(rng.integers(3, 30)))
+        data = write(doc)
+        r = read_mod.Reader(data, "pet")
+        spans, _ = read_mod._split(r)
+        start, end = next((s, e) for f, s, e in spans if f == b"MESH")
+        sub = r.window(start, end - start)
+        head = 12 if trial % 2 else 16
+        if head == 16:
+            sub.skip(sub.u8("nskin") * read_mod.SKIN_DT.itemsize)
+        nvert = sub.u32("nvert")
+        buf = np.frombuffer(sub._view, np.uint8)
+        starts = read_mod._vertex_starts(sub, buf, nvert, head)
+        want = read_mod._parse_vertices(buf, starts, head)
+        got = read_mod._parse_plain(buf, starts, head)
+        if got is None:
+            assert want["wide"].any()
+            seen_none += 1
+            continue
+        seen_plain += 1
+        assert sorted(got) == sorted(want)
+        for key, value in want.items():
+            assert got[key].dtype == value.dtype and got[key].shape == value.shape, key
+            assert np.array_equal(got[key], value), key
+    assert seen_none and seen_plain

@@ -535,8 +535,8 @@ def _vertices(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
     only then (or when that chain does not fit) does the exact search decide."""
     starts = _vertex_starts(r, buf, nvert, head, escapes=False)
     if starts is not None:
-        verts = _parse_vertices(buf, starts, head)
-        if not verts["wide"].any():
+        verts = _parse_plain(buf, starts, head)
+        if verts is not None:
             return starts, verts
     exact = _vertex_starts(r, buf, nvert, head)
     assert exact is not None
@@ -845,6 +845,48 @@ def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     pad[single] = words[cur[single]].view(np.uint8).reshape(-1, 2)
     out.update(count=count, weight=_stack(weights, n, np.uint8),
                bone=_stack(bones, n, np.int32), wide=_stack(wides, n, np.bool_), pad=pad)
+    return out
+
+
+def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+                 head: int) -> dict[str, Any] | None:
+    """:func:`_parse_vertices` of records placed by the search without escapes: a record's
+    pair count follows from its length (head, pairs, and the pad after a single pair, whose
+    weight is then 255), so each pair rank is one gather over all vertices. The influence
+    fields come slot-major (their (N, P) transposes: to_scene reads them slot by slot). None
+    when a pair has an escaped id (that search was wrong from there on)."""
+    n = len(starts) - 1
+    if n == 0:
+        return None
+    s0, e = int(starts[0]), int(starts[-1])
+    # Words past the end (0xFFFF) for the gathers of ranks a short record does not have.
+    words = np.full((e - s0) // 2 + _FAST_PAIRS + 4, 0xFFFF, np.uint16)
+    words.view(np.uint8)[:e - s0] = buf[s0:e]
+    ws = (starts - s0) >> 1
+    out: dict[str, Any] = {"positions": words.take(ws[:-1, None] + np.arange(6)).view("<f4")}
+    if head == 16:
+        out["global"] = words.take(ws[:-1, None] + np.arange(6, 8)).view("<f4").reshape(n)
+    first = ws[:-1] + head // 2
+    count = (np.diff(ws) - head // 2).astype(np.int32)
+    w0 = words.take(first)
+    single = np.flatnonzero((w0 & 0xFF) == 255)
+    count[single] = 1
+    p = int(count.max())
+    weight = np.empty((p, n), np.uint8)
+    bone = np.empty((p, n), np.int32)
+    for r in range(p):  # per pair rank
+        wd = w0 if r == 0 else words.take(first + r)
+        valid = count > r
+        hi = (wd >> 8).astype(np.int32)
+        if np.any((hi == 0xFE) & valid):
+            return None
+        hi[hi == 0xFF] = -1
+        np.copyto(bone[r], np.where(valid, hi, -1))
+        np.copyto(weight[r], np.where(valid, wd & 0xFF, 0), casting="unsafe")
+    pad = np.zeros((n, 2), np.uint8)
+    pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
+    out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),
+               pad=pad)
     return out
 
 
