@@ -173,11 +173,13 @@ def _reference_primitives(scene_doc: Any, builder: Any, unit: Any) -> list[tuple
 
 
 @pytest.mark.parametrize("version", [(1, 0), (1, 2), (1, 3)])
-def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int]) -> None:
+@pytest.mark.parametrize("size", [(6, 7), (30, 20)])  # the generic and the records' way
+def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
+                                                     size: tuple[int, int]) -> None:
     """Distinct corner records converted once, merged per primitive by class: the same
     vertices, in the same order, with the same indices as the per-corner np.unique dedup,
     also with seams (a vertex whose corners differ), -0.0 normals and zero normals."""
-    doc = build("pet", version, rings=6, sides=7, uv_sets=2)
+    doc = build("pet", version, rings=size[0], sides=size[1], uv_sets=2)
     m = doc.mesh
     assert m is not None
     m.corner_normal = m.corner_normal.copy()
@@ -199,6 +201,53 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int]) -
         for s, tc in enumerate(p.texcoords):
             assert np.array_equal(tc, uv[:, s])
         assert np.array_equal(p.indices, indices)
+
+
+@pytest.mark.parametrize("uv_sets", [1, 2, 3])
+def test_corner_records_give_the_generic_corner_rows(monkeypatch: pytest.MonkeyPatch,
+                                                     uv_sets: int) -> None:
+    """The corners compared and gathered as the reader's record words give the bits of the
+    generic way (dense copies, first_equal), seams, NaN and -0.0 included."""
+    doc = build("pet", (1, 3), rings=30, sides=20, uv_sets=uv_sets)
+    m = doc.mesh
+    assert m is not None
+    m.corner_normal = m.corner_normal.copy()
+    m.corner_uv = m.corner_uv.copy()
+    m.corner_normal[5::11] *= -1.0
+    m.corner_normal[7::13, 1] = -0.0
+    m.corner_normal[9::19, 2] = np.nan
+    m.corner_uv[3::7, -1, 0] += 0.5
+    m.corner_uv[4::23, 0, 1] = -0.0
+    data = write(doc)
+    taken: list[bool] = []
+    records = ts._corner_records
+    monkeypatch.setattr(ts, "_corner_records",
+                        lambda mesh: taken.append(True) or records(mesh))
+    fast = gamemesh.load(data, format="pet")
+    assert taken
+    monkeypatch.setattr(ts, "_corner_records", lambda mesh: None)
+    slow = gamemesh.load(data, format="pet")
+    for a, b in zip(fast.meshes[0].primitives, slow.meshes[0].primitives, strict=True):
+        for name in ("positions", "normals", "indices", "joints", "weights"):
+            x, y = getattr(a, name), getattr(b, name)
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+        assert [t.tobytes() for t in a.texcoords] == [t.tobytes() for t in b.texcoords]
+
+
+def test_first_equal_records_matches_first_equal() -> None:
+    rng = np.random.default_rng(41)
+    for sets in (1, 2, 3):
+        n = 5000
+        cv = rng.integers(0, 300, n).astype(np.int64)
+        normal = rng.integers(0, 3, (n, 3)).astype(np.float32)
+        normal[::7] *= -0.0
+        normal[::11, 0] = np.nan
+        uv = rng.integers(0, 2, (n, 2 * sets)).astype(np.float32)
+        head = np.concatenate([cv.astype(np.uint32)[:, None], normal.view(np.uint32)],
+                              axis=1).view(np.uint64)
+        words = np.ascontiguousarray(uv).view(np.uint64)
+        want = ts.first_equal(cv, normal, uv)
+        assert np.array_equal(ts._first_equal_records(cv, head, words), want)
 
 
 @pytest.mark.parametrize("n", [3000, 200, 1])  # the vectorized and the dict (few rows) ways

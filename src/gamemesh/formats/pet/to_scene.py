@@ -270,6 +270,54 @@ def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
     return scene
 
 
+@dataclass
+class _Corners:
+    """A mesh's corners for :meth:`_MeshBuilder._corner_rows`: vertex indices (int64), UV-set
+    count, whether it varies, each corner's first equal corner (:func:`first_equal`)."""
+
+    vertex: npt.NDArray[np.int64]
+    nsets: int
+    varying: bool
+    row: npt.NDArray[np.int64]
+
+    def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The stored normals of corners ``sel`` ((k, 3))."""
+        raise NotImplementedError
+
+    def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The stored UV sets of corners ``sel`` ((k, sets, 2))."""
+        raise NotImplementedError
+
+
+@dataclass
+class _FieldCorners(_Corners):
+    """From contiguous copies of the fields."""
+
+    normal: npt.NDArray[np.float32]
+    uv: npt.NDArray[np.float32]
+
+    def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        return self.normal.take(sel, axis=0)
+
+    def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        return self.uv.take(sel, axis=0)
+
+
+@dataclass
+class _RecordCorners(_Corners):
+    """From the reader's record words (:func:`_corner_records`)."""
+
+    head: npt.NDArray[np.uint64]  # vertex, normal
+    sets: npt.NDArray[np.uint64]  # the UV sets
+
+    def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        out: npt.NDArray[np.float32] = self.head.take(sel, axis=0).view(np.float32)[:, 1:]
+        return out
+
+    def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        return self.sets.take(sel, axis=0).view(np.float32).reshape(len(sel), self.nsets, 2)
+
+
 class _MeshBuilder:
     def __init__(self, scene: Scene, sk: Skeleton | None, ctx: Context) -> None:
         self.scene, self.sk, self.ctx = scene, sk, ctx
@@ -326,9 +374,16 @@ class _MeshBuilder:
         copy: a pass over the strided view is slower)."""
         if self._cv is None or self._cv[0] is not m:
             cv = dense(m.corner_vertex)
-            check_corner_range(m, cv)
+            self._check_corners(m, cv)
             self._cv = (m, cv.astype(np.int64))
         return self._cv[1]
+
+    def _check_corners(self, m: MeshSection, cv: npt.NDArray[Any]) -> None:
+        """The range check of the corners' vertex indices ``cv`` (kept as the mesh's int64
+        indices when they are)."""
+        check_corner_range(m, cv)
+        if cv.dtype == np.int64:
+            self._cv = (m, cv)
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
         """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
@@ -414,11 +469,11 @@ class _MeshBuilder:
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
                  bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
-                 normal: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
-        """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
-        zero (each corner's normal depends only on its own record, its vertex and, for a
-        zero normal, its face)."""
-        nrm = normal.take(sel, axis=0).astype(np.float64)
+                 rows: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel`` (``rows``: their stored normals), in bind space, z
+        not yet flipped, and which were zero (each corner's normal depends only on its own
+        record, its vertex and, for a zero normal, its face)."""
+        nrm = np.asarray(rows).astype(np.float64)
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
@@ -464,6 +519,53 @@ class _MeshBuilder:
         so only one of each is converted; rows whose conversions come out equal share a
         class (the first such row). A zero normal takes its face's normal, so each corner
         that has one is a row of its own."""
+        nuv_c = m.corner_nuv
+        src = self._corner_source(m)
+        cv, nsets, varying = src.vertex, src.nsets, src.varying
+        nc = len(cv)
+        row = src.row
+        first = np.flatnonzero(row == np.arange(nc))
+        wm, main, bone_map = skin
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, src.normals(first))
+        if zero.any():
+            rep = np.zeros(nc, bool)
+            rep[first[zero]] = True
+            own = np.flatnonzero(rep[row])
+            own = own[row[own] != own]
+            row[own] = own
+            first = np.concatenate([first, own])
+            nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
+                                                         own, src.normals(own))[0]])
+            order = np.argsort(first, kind="stable")
+            first, nrm64 = first[order], nrm64[order]
+        rows = np.empty(nc, np.int64)
+        rows[first] = np.arange(len(first))
+        row = rows.take(row)
+        nrm = _finite32(nrm64 * FLIP)
+        uv = _finite32(src.uvs(first))
+        if varying:
+            assert nuv_c is not None
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            nuv_r = np.asarray(nuv_c)[first]
+            for k in range(1, nsets):
+                short = nuv_r <= k
+                uv[short, k] = uv[short, 0]
+        cls = first_equal(cv[first], nrm + np.float32(0.0),
+                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
+        return row, first, nrm, uv, cls
+
+    def _corner_source(self, m: MeshSection) -> _Corners:
+        """The corners' vertex indices, their rows (:func:`first_equal`) and their normals
+        and UV sets by row: from the reader's record words where the fields are views of
+        them, else from contiguous copies of the fields."""
+        recs = _corner_records(m)
+        if recs is not None:
+            head, sets = recs
+            cv = head.view(np.uint32)[:, 0].astype(np.int64)
+            self._check_corners(m, cv)
+            return _RecordCorners(cv, sets.shape[1], False, _first_equal_records(cv, head, sets),
+                                  head, sets)
         cv = self._corner_vertex(m)
         nc = len(cv)
         # Contiguous copies (the reader leaves the corner fields as views of the input's
@@ -476,42 +578,12 @@ class _MeshBuilder:
         varying = nuv_c is not None and len(nuv_c) > 0 and bool(
             nuv_c[0] != nsets if nuv_c.strides == (0,) else np.any(nuv_c != nsets))
         # The normals as stored (they convert in float64), the UV sets as float32 (as used).
-        cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3),
-                                        uv_raw.reshape(nc, 2 * nsets)]
+        cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3), uv_raw.reshape(nc, 2 * nsets)]
         if varying:
             assert nuv_c is not None
             cols.append(np.asarray(nuv_c, np.uint32)[:, None])
         row = first_equal(cv, *cols)  # the first corner with the same record
-        first = np.flatnonzero(row == np.arange(nc))
-        wm, main, bone_map = skin
-        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, normal)
-        if zero.any():
-            rep = np.zeros(nc, bool)
-            rep[first[zero]] = True
-            own = np.flatnonzero(rep[row])
-            own = own[row[own] != own]
-            row[own] = own
-            first = np.concatenate([first, own])
-            nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
-                                                         own, normal)[0]])
-            order = np.argsort(first, kind="stable")
-            first, nrm64 = first[order], nrm64[order]
-        rows = np.empty(nc, np.int64)
-        rows[first] = np.arange(len(first))
-        row = rows.take(row)
-        nrm = _finite32(nrm64 * FLIP)
-        uv = _finite32(uv_raw.take(first, axis=0))
-        if varying:
-            assert nuv_c is not None
-            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
-                          "missing sets copied from set 0")
-            nuv_r = np.asarray(nuv_c)[first]
-            for k in range(1, nsets):
-                short = nuv_r <= k
-                uv[short, k] = uv[short, 0]
-        cls = first_equal(cv[first], nrm + np.float32(0.0),
-                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
-        return row, first, nrm, uv, cls
+        return _FieldCorners(cv, nsets, varying, row, normal, uv_raw)
 
     def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: _Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
@@ -672,6 +744,71 @@ def _first_equal_small(idx: npt.NDArray[np.int64], parts: list[npt.NDArray[np.ui
     seen: dict[bytes, int] = {}
     rep = [seen.setdefault(raw[i * size:(i + 1) * size], i) for i in range(n)]
     return np.array(rep, np.int64)
+
+
+def _corner_records(m: MeshSection) -> tuple[npt.NDArray[np.uint64],
+                                             npt.NDArray[np.uint64]] | None:
+    """When the corner fields are the reader's views of its records (vertex at byte 0, normal
+    at 4, the UV-set count at 16, the UV sets from 17, one count for all, more than a few
+    corners): each record's bytes 0-15 (vertex, normal) and its UV sets as rows of 8-byte
+    words, each copied in one pass over the records (a row copy as raw bytes). Else None."""
+    cv, nrm, uv, nuv = m.corner_vertex, m.corner_normal, m.corner_uv, m.corner_nuv
+    if (nuv is None or not all(isinstance(a, np.ndarray) for a in (cv, nrm, uv, nuv))
+            or uv.ndim != 3):
+        return None
+    n, sets = len(cv), uv.shape[1]
+    size = 17 + 8 * sets
+    if (n <= _SMALL_ROWS or cv.dtype != "<u4" or nrm.dtype != "<f4" or uv.dtype != "<f4"
+            or cv.strides != (size,) or nrm.strides != (size, 4)
+            or uv.strides != (size, 8, 4) or nrm.shape != (n, 3) or uv.shape[2] != 2
+            or nuv.strides != (0,) or len(nuv) != n or int(nuv[0]) != sets):
+        return None
+    at = cv.__array_interface__["data"][0]
+    if (nrm.__array_interface__["data"][0] != at + 4
+            or uv.__array_interface__["data"][0] != at + 17):
+        return None
+    # The records' bytes (the fields' views span them all: nothing outside is read).
+    raw = np.lib.stride_tricks.as_strided(cv[:, None].view(np.uint8), shape=(n, size),
+                                          strides=(size, 1), writeable=False)
+    head = raw[:, :16].view(np.dtype((np.void, 16))).copy().view(np.uint64).reshape(n, 2)
+    words = raw[:, 17:].view(np.dtype((np.void, 8 * sets))).copy().view(np.uint64)
+    return head, words.reshape(n, sets)
+
+
+def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
+                         sets: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """:func:`first_equal` of (vertex, normal, UV sets) given as the records' words
+    (``head``: vertex and normal; ``sets``: the UV sets): each row compared with the first
+    row of its vertex two and ``sets`` words at a time, the rest grouped by the hash dedup
+    on the same 32-bit words."""
+    n = len(cv)
+    it = np.int32 if n < 2**31 else np.int64
+    first = np.full(int(cv.max()) + 1, n, it)
+    np.minimum.at(first, cv.astype(it), np.arange(n, dtype=it))
+    rep = first.take(cv).astype(np.int64)
+    same = _rows_equal(head.take(rep, axis=0), head)
+    same &= _rows_equal(sets.take(rep, axis=0), sets)
+    odd = np.flatnonzero(~same)
+    if len(odd):
+        rows = np.concatenate([head[odd].view(np.uint32), sets[odd].view(np.uint32)], axis=1)
+        f, inverse = _unique_words(rows)
+        rep[odd] = odd[f[inverse]]
+    return rep
+
+
+def _rows_equal(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Per row of two (N, k) arrays: all k items equal (the k flags of a row read as one
+    word where k allows; numpy's reductions across narrow rows are slow)."""
+    eq: npt.NDArray[np.bool_] = a == b
+    k = eq.shape[1]
+    word = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(k)
+    if word is None:
+        out = eq[:, 0].copy()
+        for c in range(1, k):
+            out &= eq[:, c]
+        return out
+    ones: npt.NDArray[np.bool_] = eq.view(word)[:, 0] == np.frombuffer(b"\x01" * k, word)[0]
+    return ones
 
 
 def first_occurrences(ids: npt.NDArray[np.int64], bound: int
