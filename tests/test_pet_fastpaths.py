@@ -27,9 +27,12 @@ files_mod = importlib.import_module("gamemesh.formats.pet.files")
 FIXTURES = Path(__file__).parent / "fixtures" / "pet"
 
 
-def test_vertex_next_of_every_offset_matches_the_walker() -> None:
+@pytest.mark.parametrize("tail", [1 << 14, 0])  # long walks' counts at once, or one by one
+def test_vertex_next_of_every_offset_matches_the_walker(monkeypatch: pytest.MonkeyPatch,
+                                                       tail: int) -> None:
     """The prefix-sum finder gives the walker's answer for every offset: runs past the
     section (-1), more than 32 pairs (-2) and escaped ids included."""
+    monkeypatch.setattr(read_mod, "_TAIL", tail)
     rng = np.random.default_rng(3)
     alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
                  np.array([0, 1, 2, 3, 0xFE])]

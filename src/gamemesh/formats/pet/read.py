@@ -635,6 +635,10 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     return jn
 
 
+# Up to this many (walk, count) pairs, :func:`_pair_counts` checks the remaining counts at once.
+_TAIL = 1 << 14
+
+
 def _pair_counts(csum: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int8]:
     """For the walks from words 0 .. n - 1 (``csum``: the running sum of the weight bytes from
     word 0, with a leading 0): the pairs each reads, 1 + the counts whose sum stays below 255
@@ -649,6 +653,12 @@ def _pair_counts(csum: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int8]:
     left = np.flatnonzero(short)
     for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
         if not len(left):
+            break
+        if len(left) * (_FAST_PAIRS + 1 - r) <= _TAIL:
+            # The last few: every remaining count at once (the running sum only grows, so
+            # the counts still short of 255 are the first ones).
+            at = left[:, None] + np.arange(r, _FAST_PAIRS + 1)
+            k[left] += np.count_nonzero(csum.take(at) < target.take(left)[:, None], axis=1)
             break
         short = csum.take(left + r) < target.take(left)
         left = left[short]
