@@ -628,15 +628,19 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         link += k == 1  # the pad after a single pair
         out = jn[c0:c0 + n]
         out[:] = link
-        out[link >= m] = m + 2
-        out[link > last] = m
-        out[k > _FAST_PAIRS] = m + 1
+        # The sentinels, on the few links that need one (past the window: past the section
+        # too, or not; more than _FAST_PAIRS pairs).
+        far = np.flatnonzero(link >= m)
+        if len(far):
+            out[far] = np.where(link.take(far) > last, m, m + 2)
+        if k.max() > _FAST_PAIRS:
+            out[k > _FAST_PAIRS] = m + 1
     jn[m:] = (m, m + 1, m + 2)
     return jn
 
 
 # Up to this many (walk, count) pairs, :func:`_pair_counts` checks the remaining counts at once.
-_TAIL = 1 << 14
+_TAIL = 1 << 16
 
 
 def _pair_counts(csum: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int8]:
@@ -645,13 +649,18 @@ def _pair_counts(csum: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int8]:
     (up to ``_FAST_PAIRS`` + 1)."""
     target = csum[:n] + 255
     k = np.ones(n, np.int8)
-    for r in range(1, 5):  # most walks end within 4 pairs: contiguous passes over all
-        short = csum[r:r + n] < target
+    rank = 1
+    while True:  # contiguous passes over all while many walks go on
+        short = csum[rank:rank + n] < target
         k += short
-        if not short.any():
+        going = int(np.count_nonzero(short))
+        if not going:
             return k
+        rank += 1
+        if going * 16 < n or rank > _FAST_PAIRS:
+            break
     left = np.flatnonzero(short)
-    for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
+    for r in range(rank, _FAST_PAIRS + 1):  # the few left: gathers
         if not len(left):
             break
         if len(left) * (_FAST_PAIRS + 1 - r) <= _TAIL:
