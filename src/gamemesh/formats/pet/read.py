@@ -788,7 +788,7 @@ def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
 def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     """The first ``count`` elements of the chain 0 -> jn[0] -> ... : jump 2^m steps at a time
     along a coarse chain, then fill each block with 2^m gathers. Each doubling is a gather
-    over all of ``jn`` and each coarse step a Python step (~0.15 us): m = 3 is about the
+    over all of ``jn`` and each coarse step a Python step (~0.05 us): m = 3 is about the
     cheapest for vertex lists (~10 candidates a vertex)."""
     m = min(3, max(0, math.ceil(math.log2(max(1.0, math.sqrt(count))))))
     block = 1 << m
@@ -796,12 +796,10 @@ def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     for _ in range(m):
         jump = jump.take(jump)  # take: faster than fancy indexing for a 1-D gather
     blocks = -(-count // block)
-    coarse = [0] * blocks
+    # ~count / 2^m Python steps, indexing a memoryview (~2x faster than ndarray.item).
+    step = np.ascontiguousarray(jump).data
     j = 0
-    step = jump.item
-    for b in range(blocks):  # ~sqrt(count) steps
-        coarse[b] = j
-        j = step(j)
+    coarse = [0, *(j := step[j] for _ in range(blocks - 1))]
     grid = np.empty((block, blocks), jn.dtype)
     grid[0] = coarse
     for k in range(1, block):
