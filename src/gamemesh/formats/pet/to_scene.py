@@ -318,6 +318,10 @@ class _RecordCorners(_Corners):
         return self.sets.take(sel, axis=0).view(np.float32).reshape(len(sel), self.nsets, 2)
 
 
+# A face's corners in glTF order (the winding reversed).
+_REVERSED = np.array([0, 2, 1])
+
+
 class _MeshBuilder:
     def __init__(self, scene: Scene, sk: Skeleton | None, ctx: Context) -> None:
         self.scene, self.sk, self.ctx = scene, sk, ctx
@@ -596,7 +600,8 @@ class _MeshBuilder:
         if not npoly:
             return []
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        corner_class = cls.take(row)
+        # Each face's corners' classes in glTF order (corners 0, 2, 1: the winding reversed).
+        face_class = cls.take(row).reshape(-1, 3).take([0, 2, 1], axis=1)
         cv = self._corner_vertex(m)
         gpos = _finite32(pos * FLIP)
         nuv = uv.shape[1]
@@ -606,10 +611,10 @@ class _MeshBuilder:
         prims: list[Primitive] = []
         for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
             faces = np.flatnonzero(key == k)
-            corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
             # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(corner_class.take(corners), len(first))
-            src = corners.take(firsts)
+            firsts, inverse = first_occurrences(face_class.take(faces, axis=0).reshape(-1),
+                                                len(first))
+            src = faces.take(firsts // 3) * 3 + _REVERSED.take(firsts % 3)
             verts = cv.take(src)
             r = row.take(src)
             prim = Primitive(positions=gpos.take(verts, axis=0),
