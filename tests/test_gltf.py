@@ -332,3 +332,26 @@ def test_clip_outputs_share_one_view(tmp_path: Path, gltf_validator: Any) -> Non
     assert np.array_equal(got[(1, "translation")], move)
     assert np.array_equal(got[(2, "rotation")], turn)
     assert np.array_equal(got[(0, "scale")], move + 1)
+
+
+def test_repeated_joints_same_for_every_joint_type() -> None:
+    """The repeated-joint check gives the same answer for uint8/uint16 ids (compared in
+    their own type, distinct ids above every joint for the empty slots), signed ids and ids
+    near the type's top (the widened way)."""
+    import importlib
+
+    write = importlib.import_module("gamemesh.formats.gltf.write")
+    rng = np.random.default_rng(43)
+    j = rng.integers(0, 6, (4000, 8))
+    w = rng.random((4000, 8)).astype(np.float32)
+    w[rng.random((4000, 8)) < 0.4] = 0.0
+    wt = np.ascontiguousarray(w.T)
+    want = np.zeros(4000, bool)
+    for a in range(8):
+        for b in range(a + 1, 8):
+            want |= (j[:, a] == j[:, b]) & (w[:, a] > 0) & (w[:, b] > 0)
+    assert want.any() and not want.all()
+    for dtype in (np.uint8, np.uint16, np.int32, np.int64):
+        assert np.array_equal(write._repeated_joints(j.astype(dtype), wt), want), dtype
+    top = j.astype(np.uint16) + np.uint16(65530)  # ids near the top: no room for the marks
+    assert np.array_equal(write._repeated_joints(top, wt), want)

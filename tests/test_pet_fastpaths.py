@@ -7,6 +7,7 @@ import importlib
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,12 @@ files_mod = importlib.import_module("gamemesh.formats.pet.files")
 FIXTURES = Path(__file__).parent / "fixtures" / "pet"
 
 
-def test_vertex_next_of_every_offset_matches_the_walker() -> None:
+@pytest.mark.parametrize("tail", [1 << 14, 0])  # long walks' counts at once, or one by one
+def test_vertex_next_of_every_offset_matches_the_walker(monkeypatch: pytest.MonkeyPatch,
+                                                       tail: int) -> None:
     """The prefix-sum finder gives the walker's answer for every offset: runs past the
     section (-1), more than 32 pairs (-2) and escaped ids included."""
+    monkeypatch.setattr(read_mod, "_TAIL", tail)
     rng = np.random.default_rng(3)
     alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
                  np.array([0, 1, 2, 3, 0xFE])]
@@ -44,6 +48,31 @@ def test_vertex_next_of_every_offset_matches_the_walker() -> None:
             want = read_mod._vertex_next(buf, cand, end, head, read_mod._FAST_PAIRS)
             got = read_mod._next_of_offsets(buf, s0, lim, end, head)
             assert np.array_equal(want, got), (trial, head)
+
+
+@pytest.mark.parametrize("chunk", [1 << 18, 7, 1])
+def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
+                                             chunk: int) -> None:
+    """The chunked links (no escapes) are the prefix-sum finder's answers, as links."""
+    monkeypatch.setattr(read_mod, "_CHUNK", chunk)
+    rng = np.random.default_rng(31)
+    alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
+                 np.array([0, 1, 2, 3, 0xFE])]
+    for trial in range(100):
+        n = int(rng.integers(1, 1500))
+        buf = rng.choice(alphabets[trial % 3], n).astype(np.uint8)
+        s0 = int(rng.integers(0, max(1, n // 4)))
+        end = int(rng.integers(s0, n + 1))
+        lim = int(rng.integers(s0, end + 1))
+        lim -= (lim - s0) % 2
+        for head in (12, 16):
+            nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
+            d = len(nxt)
+            want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
+            want = np.where((nxt >= 0) & (want >= d), d + 2, want)
+            got = read_mod._lazy_links(buf, s0, lim, end, head)
+            assert np.array_equal(got[:d], want), (trial, head)
+            assert got[d:].tolist() == [d, d + 1, d + 2]
 
 
 def _same(a: Any, b: Any) -> None:
@@ -147,11 +176,13 @@ def _reference_primitives(scene_doc: Any, builder: Any, unit: Any) -> list[tuple
 
 
 @pytest.mark.parametrize("version", [(1, 0), (1, 2), (1, 3)])
-def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int]) -> None:
+@pytest.mark.parametrize("size", [(6, 7), (30, 20)])  # the generic and the records' way
+def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
+                                                     size: tuple[int, int]) -> None:
     """Distinct corner records converted once, merged per primitive by class: the same
     vertices, in the same order, with the same indices as the per-corner np.unique dedup,
     also with seams (a vertex whose corners differ), -0.0 normals and zero normals."""
-    doc = build("pet", version, rings=6, sides=7, uv_sets=2)
+    doc = build("pet", version, rings=size[0], sides=size[1], uv_sets=2)
     m = doc.mesh
     assert m is not None
     m.corner_normal = m.corner_normal.copy()
@@ -173,6 +204,53 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int]) -
         for s, tc in enumerate(p.texcoords):
             assert np.array_equal(tc, uv[:, s])
         assert np.array_equal(p.indices, indices)
+
+
+@pytest.mark.parametrize("uv_sets", [1, 2, 3])
+def test_corner_records_give_the_generic_corner_rows(monkeypatch: pytest.MonkeyPatch,
+                                                     uv_sets: int) -> None:
+    """The corners compared and gathered as the reader's record words give the bits of the
+    generic way (dense copies, first_equal), seams, NaN and -0.0 included."""
+    doc = build("pet", (1, 3), rings=30, sides=20, uv_sets=uv_sets)
+    m = doc.mesh
+    assert m is not None
+    m.corner_normal = m.corner_normal.copy()
+    m.corner_uv = m.corner_uv.copy()
+    m.corner_normal[5::11] *= -1.0
+    m.corner_normal[7::13, 1] = -0.0
+    m.corner_normal[9::19, 2] = np.nan
+    m.corner_uv[3::7, -1, 0] += 0.5
+    m.corner_uv[4::23, 0, 1] = -0.0
+    data = write(doc)
+    taken: list[bool] = []
+    records = ts._corner_records
+    monkeypatch.setattr(ts, "_corner_records",
+                        lambda mesh: taken.append(True) or records(mesh))
+    fast = gamemesh.load(data, format="pet")
+    assert taken
+    monkeypatch.setattr(ts, "_corner_records", lambda mesh: None)
+    slow = gamemesh.load(data, format="pet")
+    for a, b in zip(fast.meshes[0].primitives, slow.meshes[0].primitives, strict=True):
+        for name in ("positions", "normals", "indices", "joints", "weights"):
+            x, y = getattr(a, name), getattr(b, name)
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+        assert [t.tobytes() for t in a.texcoords] == [t.tobytes() for t in b.texcoords]
+
+
+def test_first_equal_records_matches_first_equal() -> None:
+    rng = np.random.default_rng(41)
+    for sets in (1, 2, 3):
+        n = 5000
+        cv = rng.integers(0, 300, n).astype(np.int64)
+        normal = rng.integers(0, 3, (n, 3)).astype(np.float32)
+        normal[::7] *= -0.0
+        normal[::11, 0] = np.nan
+        uv = rng.integers(0, 2, (n, 2 * sets)).astype(np.float32)
+        head = np.concatenate([cv.astype(np.uint32)[:, None], normal.view(np.uint32)],
+                              axis=1).view(np.uint64)
+        words = np.ascontiguousarray(uv).view(np.uint64)
+        want = ts.first_equal(cv, normal, uv)
+        assert np.array_equal(ts._first_equal_records(cv, head, words), want)
 
 
 @pytest.mark.parametrize("n", [3000, 200, 1])  # the vectorized and the dict (few rows) ways
@@ -300,3 +378,84 @@ def test_positive_weight_counts_by_word_match_count_nonzero() -> None:
         w[6] = 1.0
         want = np.count_nonzero(np.ascontiguousarray(w.T) > 0, axis=0)
         assert np.array_equal(ts._count_positive(w), want)
+
+
+def test_influences_by_column_match_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fused column-by-column skin weights give the bits (and notes) of the general path
+    (``_skin``'s (N, P) weights then ``limit_influences``): invalid and repeated bones,
+    unweighted vertices, every slot count it takes, with and without ``max_influences``."""
+    rng = np.random.default_rng(23)
+    for trial in range(60):
+        n, p, nb = int(rng.integers(1, 2500)), int(rng.integers(1, 8)), int(rng.integers(1, 9))
+        m = SimpleNamespace(
+            inf_bone=rng.integers(-2, nb + 2, (n, p)).astype(np.int32),
+            inf_weight=rng.choice([0, 0, 1, 7, 85, 128, 200, 255], (n, p)).astype(np.uint8),
+            inf_count=rng.integers(0, p + 1, n).astype(np.int32), vertex_count=n,
+            positions=rng.normal(size=(n, 3)).astype(np.float32))
+        wm = np.tile(np.eye(4), (nb, 1, 1))
+        wm[:, :3, :] += rng.normal(size=(nb, 3, 4)) * 0.3
+        opts = {"max_influences": 2} if trial % 3 == 0 else {}
+        got: list[Any] = []
+        for slots in (ts._COLUMN_SLOTS, 0):  # 0: the general path
+            monkeypatch.setattr(ts, "_COLUMN_SLOTS", slots)
+            ctx = Context(None, dict(opts), [])
+            b = ts._MeshBuilder(Scene(), SimpleNamespace(world=wm), ctx)  # type: ignore[arg-type]
+            pos, joints, weights, main = b._skin(m, nb, wm, np.arange(nb))  # type: ignore[arg-type]
+            inf = joints if slots else ts._clean_influences(joints, weights, ctx)
+            got.append((pos, main, inf, [(x.code, x.message) for x in ctx.notes]))
+        (pa, ma, ia, na), (pb, mb, ib, nb_) = got
+        assert pa.tobytes() == pb.tobytes() and np.array_equal(ma, mb) and na == nb_, trial
+        assert ia.joints.dtype == ib.joints.dtype and ia.weights.dtype == ib.weights.dtype
+        assert ia.joints.tobytes() == ib.joints.tobytes(), trial
+        assert ia.weights.tobytes() == ib.weights.tobytes(), trial
+        assert np.array_equal(ia.used, ib.used), trial
+    assert any(code == "pet.vertex_unweighted" for code, _ in na)
+
+
+def test_finite32_in_range_shortcut_matches_the_clip() -> None:
+    rng = np.random.default_rng(29)
+    for dtype in (np.float32, np.float64):
+        for bad in (None, np.nan, np.inf, -np.inf, 2e30, -2e30, 1e30, -0.0):
+            a = rng.normal(size=(1000, 3)).astype(dtype)
+            if bad is not None:
+                a[17, 1] = bad
+            want = np.minimum(np.maximum(a.astype(np.float64), -1e30), 1e30)
+            want[np.isnan(want)] = 0.0
+            got = ts._finite32(a)
+            assert got.dtype == np.float32
+            assert got.tobytes() == want.astype(np.float32).tobytes(), (dtype, bad)
+
+
+def test_plain_parse_matches_the_rank_walk() -> None:
+    """Records placed without escapes parse, from their lengths, to the general parse's fields
+    (values; the plain parse's influence fields are slot-major); a record with an escaped id
+    gives None (the exact search and general parse then decide)."""
+    rng = np.random.default_rng(37)
+    seen_none = seen_plain = 0
+    for trial in range(40):
+        escape = trial % 4 == 0
+        doc = build("pet" if trial % 2 else "mpet", (1, 3), escape=escape,
+                    rings=int(rng.integers(2, 30)), sides=int(rng.integers(3, 30)))
+        data = write(doc)
+        r = read_mod.Reader(data, "pet")
+        spans, _ = read_mod._split(r)
+        start, end = next((s, e) for f, s, e in spans if f == b"MESH")
+        sub = r.window(start, end - start)
+        head = 12 if trial % 2 else 16
+        if head == 16:
+            sub.skip(sub.u8("nskin") * read_mod.SKIN_DT.itemsize)
+        nvert = sub.u32("nvert")
+        buf = np.frombuffer(sub._view, np.uint8)
+        starts = read_mod._vertex_starts(sub, buf, nvert, head)
+        want = read_mod._parse_vertices(buf, starts, head)
+        got = read_mod._parse_plain(buf, starts, head)
+        if got is None:
+            assert want["wide"].any()
+            seen_none += 1
+            continue
+        seen_plain += 1
+        assert sorted(got) == sorted(want)
+        for key, value in want.items():
+            assert got[key].dtype == value.dtype and got[key].shape == value.shape, key
+            assert np.array_equal(got[key], value), key
+    assert seen_none and seen_plain

@@ -366,13 +366,20 @@ def _repeated_joints(j: npt.NDArray[Any], wt: npt.NDArray[np.float32]) -> npt.ND
     cols = [c for c in range(k) if pos[c].any()]
     if len(cols) < 2:
         return dup
-    if j.size and (int(j.min()) < 0 or int(j.max()) >= 2**31):
+    lo, hi = (int(j.min()), int(j.max())) if j.size else (0, 0)
+    if lo < 0 or hi >= 2**31:
         for ia, a in enumerate(cols):
             for b in cols[ia + 1:]:
                 dup |= (j[:, a] == j[:, b]) & pos[a] & pos[b]
         return dup
     jt = j.T
-    ids = [np.where(pos[c], jt[c].astype(np.int32), np.int32(-1 - c)) for c in cols]
+    if j.dtype.kind == "u" and hi < np.iinfo(j.dtype).max - k:
+        # Unsigned ids (uint16 from most readers): the distinct ids above every joint in
+        # the same type (no widening pass, half the bytes to compare).
+        top = np.iinfo(j.dtype).max
+        ids = [np.where(pos[c], jt[c], j.dtype.type(top - c)) for c in cols]
+    else:
+        ids = [np.where(pos[c], jt[c].astype(np.int32), np.int32(-1 - c)) for c in cols]
     for a in range(len(ids)):
         for b in range(a + 1, len(ids)):
             dup |= ids[a] == ids[b]

@@ -466,8 +466,7 @@ def _read_mesh(r: Reader, version: tuple[int, int], mpet: bool) -> MeshSection:
         if small is not None:
             starts, verts = small
         else:
-            starts = _vertex_starts(r, buf, nvert, head)
-            verts = _parse_vertices(buf, starts, head)
+            starts, verts = _vertices(r, buf, nvert, head)
     r.seek(int(starts[-1]))
     npoly = r.count(r.u32("npoly"), 3 * (17 if version >= (1, 2) else 24), "npoly")
     with r.field("polygons"):
@@ -528,14 +527,31 @@ def _vertex_next(buf: npt.NDArray[np.uint8], starts: npt.NDArray[Any], end: int,
     return out
 
 
+def _vertices(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
+              head: int) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
+    """The starts and fields of a long vertex list. First found as if no id were escaped
+    (0xFE read as a plain id: the search then skips a pass over all offsets): that chain is
+    exact up to its first vertex with an escaped id, which the parse sees (``wide``), so
+    only then (or when that chain does not fit) does the exact search decide."""
+    starts = _vertex_starts(r, buf, nvert, head, escapes=False)
+    if starts is not None:
+        verts = _parse_plain(buf, starts, head)
+        if verts is not None:
+            return starts, verts
+    exact = _vertex_starts(r, buf, nvert, head)
+    assert exact is not None
+    return exact, _parse_vertices(buf, exact, head)
+
+
 def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
-                     head: int) -> npt.NDArray[np.int32]:
+                     head: int, escapes: bool = True) -> npt.NDArray[np.int32]:
     """:func:`_vertex_next` (with ``_FAST_PAIRS``) of every even offset ``s0 .. lim``, from
     prefix sums: over the 16-bit words from ``s0`` (pair = weight byte + bone byte), a walk
     from word ``p`` reads ``k`` pairs where ``k`` is the first count whose weights reach
     255, i.e. ``C[p + k] - C[p] >= 255`` for the running sum ``C``; with no 0xFE (escaped
     id) among those pairs this is exact. One contiguous pass per pair count (no gathers);
-    walks that meet an escape are left to :func:`_vertex_next`."""
+    walks that meet an escape are left to :func:`_vertex_next` (``escapes``; else they are
+    walked as if the 0xFE were a plain id)."""
     m = (lim - s0) // 2 + 1
     h2 = head // 2
     # Words a walk of up to _FAST_PAIRS + 1 pairs from any candidate reads; 0xFFFF beyond
@@ -547,25 +563,11 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     csum: npt.NDArray[np.signedinteger[Any]] = np.zeros(nw + 3, np.int32 if nw < 2**23
                                                         else np.int64)
     np.cumsum(words & 0xFF, out=csum[1:])
-    fe = np.zeros(nw + 3, np.int32)
-    np.cumsum((words >> 8) == 0xFE, out=fe[1:])
+    if escapes:
+        fe = np.zeros(nw + 3, np.int32)
+        np.cumsum((words >> 8) == 0xFE, out=fe[1:])
     # A walk goes on while the running sum stays below its start's sum + 255.
-    target = csum[h2:h2 + m] + 255
-    k = np.ones(m, np.int8)  # pairs read: 1 + the counts whose sum stays below 255
-    for r in range(1, 5):  # most walks end within 4 pairs: contiguous passes over all
-        short = csum[h2 + r:h2 + r + m] < target
-        k += short
-        if not short.any():
-            break
-    else:
-        left = np.flatnonzero(short)
-        for r in range(5, _FAST_PAIRS + 1):  # the few left: gathers
-            if not len(left):
-                break
-            short = csum.take(left + (h2 + r)) < target.take(left)
-            left = left[short]
-            k[left] += 1
-    del target, short
+    k = _pair_counts(csum[h2:], m)
     # The word after the last pair (at most nw - 2: k <= _FAST_PAIRS + 1).
     stop_w = np.arange(h2, h2 + m, dtype=np.int32)
     stop_w += k
@@ -574,20 +576,113 @@ def _next_of_offsets(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     np.add(out, np.int32(2), out=out, where=k == 1)  # the pad after a single pair
     out[out > end] = -1
     out[k > _FAST_PAIRS] = -2
-    esc = (np.flatnonzero(fe.take(stop_w) - fe[h2:h2 + m] > 0) if fe[-1]
+    esc = (np.flatnonzero(fe.take(stop_w) - fe[h2:h2 + m] > 0) if escapes and fe[-1]
            else np.zeros(0, np.int64))
     if len(esc):
         out[esc] = _vertex_next(buf, s0 + 2 * esc.astype(np.int32), end, head, _FAST_PAIRS)
     return out
 
 
-def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
-                   head: int) -> npt.NDArray[np.int64]:
+def _exact_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
+                 head: int) -> npt.NDArray[np.int32]:
+    """The links :func:`_vertex_starts` follows, from :func:`_next_of_offsets`: candidate j
+    (offset s0 + 2j) -> the candidate of the next start; D (the candidate count) = runs past
+    the section, D + 1 = more than ``_FAST_PAIRS`` pairs, D + 2 = beyond the window."""
+    nxt = _next_of_offsets(buf, s0, lim, end, head)
+    d = len(nxt)
+    jn = np.empty(d + 3, np.int32)
+    jn[:d] = (nxt - s0) >> 1
+    jn[:d][jn[:d] >= d] = d + 2
+    neg = np.flatnonzero(nxt < 0)
+    jn[neg] = d - 1 - nxt[neg]  # -1 -> D, -2 -> D + 1
+    jn[d:] = (d, d + 1, d + 2)
+    return jn
+
+
+# Candidates per chunk of :func:`_lazy_links`: the chunk's temporaries stay in the CPU cache.
+_CHUNK = 1 << 18
+
+
+def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
+                head: int) -> npt.NDArray[np.int32]:
+    """:func:`_exact_links` as if no id were escaped (``_next_of_offsets(..., escapes=False)``),
+    computed a chunk of candidates at a time straight as links: the same prefix sums, local to
+    the chunk (only differences within a walk matter), so that a large vertex list's dozen
+    passes run in the cache instead of streaming whole-list arrays through memory."""
+    m = (lim - s0) // 2 + 1
+    h2 = head // 2
+    nw = m + h2 + _FAST_PAIRS + 2
+    stop = min(end, s0 + 2 * nw)
+    words = np.full(nw + 2, 0xFFFF, np.uint16)
+    words.view(np.uint8)[:stop - s0] = buf[s0:stop]
+    jn = np.empty(m + 3, np.int32)
+    last = (end - s0) // 2  # links past it run past the section
+    for c0 in range(0, m, _CHUNK):
+        n = min(m, c0 + _CHUNK) - c0
+        base = c0 + h2  # the chunk's first walk's first pair (a word index)
+        csum = np.zeros(n + _FAST_PAIRS + 3, np.int32)
+        np.cumsum(words[base:base + n + _FAST_PAIRS + 2] & 0xFF, out=csum[1:])
+        k = _pair_counts(csum, n)
+        link = np.arange(base, base + n, dtype=np.int32)
+        link += k
+        link += k == 1  # the pad after a single pair
+        out = jn[c0:c0 + n]
+        out[:] = link
+        # The sentinels, on the few links that need one (past the window: past the section
+        # too, or not; more than _FAST_PAIRS pairs).
+        far = np.flatnonzero(link >= m)
+        if len(far):
+            out[far] = np.where(link.take(far) > last, m, m + 2)
+        if k.max() > _FAST_PAIRS:
+            out[k > _FAST_PAIRS] = m + 1
+    jn[m:] = (m, m + 1, m + 2)
+    return jn
+
+
+# Up to this many (walk, count) pairs, :func:`_pair_counts` checks the remaining counts at once.
+_TAIL = 1 << 16
+
+
+def _pair_counts(csum: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int8]:
+    """For the walks from words 0 .. n - 1 (``csum``: the running sum of the weight bytes from
+    word 0, with a leading 0): the pairs each reads, 1 + the counts whose sum stays below 255
+    (up to ``_FAST_PAIRS`` + 1)."""
+    target = csum[:n] + 255
+    k = np.ones(n, np.int8)
+    rank = 1
+    while True:  # contiguous passes over all while many walks go on
+        short = csum[rank:rank + n] < target
+        k += short
+        going = int(np.count_nonzero(short))
+        if not going:
+            return k
+        rank += 1
+        if going * 16 < n or rank > _FAST_PAIRS:
+            break
+    left = np.flatnonzero(short)
+    for r in range(rank, _FAST_PAIRS + 1):  # the few left: gathers
+        if not len(left):
+            break
+        if len(left) * (_FAST_PAIRS + 1 - r) <= _TAIL:
+            # The last few: every remaining count at once (the running sum only grows, so
+            # the counts still short of 255 are the first ones).
+            at = left[:, None] + np.arange(r, _FAST_PAIRS + 1)
+            k[left] += np.count_nonzero(csum.take(at) < target.take(left)[:, None], axis=1)
+            break
+        short = csum.take(left + r) < target.take(left)
+        left = left[short]
+        k[left] += 1
+    return k
+
+
+def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int, head: int,
+                   escapes: bool = True) -> npt.NDArray[np.int64] | None:
     """Offsets of the ``nvert`` vertex records plus the offset after the last one.
 
     Vertices have variable size, so each start depends on the one before. Rather than walking
     them one by one, compute "the next start" for every even offset (all record parts are even
-    sized) and follow that chain by pointer doubling (§ design: no Python loop per vertex)."""
+    sized) and follow that chain by pointer doubling (§ design: no Python loop per vertex).
+    Without ``escapes`` (see :func:`_vertices`): None where the exact search must decide."""
     s0, end = r.tell(), r.end
     if nvert == 0:
         return np.array([s0], np.int64)
@@ -596,21 +691,16 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
     est = nvert * (head + 10)
     while True:
         lim = min(end, s0 + est)
-        nxt = _next_of_offsets(buf, s0, lim, end, head)
         # Candidate j <-> offset s0 + 2j; sentinels D = invalid, D+1 = slow path, D+2 = beyond.
-        d = len(nxt)
-        jn = np.empty(d + 3, np.int32)
-        jn[:d] = (nxt - s0) >> 1
-        jn[:d][jn[:d] >= d] = d + 2
-        neg = np.flatnonzero(nxt < 0)
-        jn[neg] = d - 1 - nxt[neg]  # -1 -> D, -2 -> D + 1
-        jn[d:] = (d, d + 1, d + 2)
-        del nxt, neg
+        jn = (_exact_links if escapes else _lazy_links)(buf, s0, lim, end, head)
+        d = len(jn) - 3
         chain = _follow(jn, nvert + 1).astype(np.int64)
         if lim < end and np.any(chain == d + 2):
             est *= 2
             continue
         break
+    if not escapes and np.any(chain >= d):
+        return None
     if np.any(chain == d + 1):
         return _vertex_starts_slow(r, buf, nvert, head)
     bad = np.flatnonzero(chain == d)
@@ -698,7 +788,7 @@ def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
 def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     """The first ``count`` elements of the chain 0 -> jn[0] -> ... : jump 2^m steps at a time
     along a coarse chain, then fill each block with 2^m gathers. Each doubling is a gather
-    over all of ``jn`` and each coarse step a Python step (~0.15 us): m = 3 is about the
+    over all of ``jn`` and each coarse step a Python step (~0.05 us): m = 3 is about the
     cheapest for vertex lists (~10 candidates a vertex)."""
     m = min(3, max(0, math.ceil(math.log2(max(1.0, math.sqrt(count))))))
     block = 1 << m
@@ -706,12 +796,10 @@ def _follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     for _ in range(m):
         jump = jump.take(jump)  # take: faster than fancy indexing for a 1-D gather
     blocks = -(-count // block)
-    coarse = [0] * blocks
+    # ~count / 2^m Python steps, indexing a memoryview (~2x faster than ndarray.item).
+    step = np.ascontiguousarray(jump).data
     j = 0
-    step = jump.item
-    for b in range(blocks):  # ~sqrt(count) steps
-        coarse[b] = j
-        j = step(j)
+    coarse = [0, *(j := step[j] for _ in range(blocks - 1))]
     grid = np.empty((block, blocks), jn.dtype)
     grid[0] = coarse
     for k in range(1, block):
@@ -777,6 +865,48 @@ def _parse_vertices(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     return out
 
 
+def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+                 head: int) -> dict[str, Any] | None:
+    """:func:`_parse_vertices` of records placed by the search without escapes: a record's
+    pair count follows from its length (head, pairs, and the pad after a single pair, whose
+    weight is then 255), so each pair rank is one gather over all vertices. The influence
+    fields come slot-major (their (N, P) transposes: to_scene reads them slot by slot). None
+    when a pair has an escaped id (that search was wrong from there on)."""
+    n = len(starts) - 1
+    if n == 0:
+        return None
+    s0, e = int(starts[0]), int(starts[-1])
+    # Words past the end (0xFFFF) for the gathers of ranks a short record does not have.
+    words = np.full((e - s0) // 2 + _FAST_PAIRS + 4, 0xFFFF, np.uint16)
+    words.view(np.uint8)[:e - s0] = buf[s0:e]
+    ws = (starts - s0) >> 1
+    out: dict[str, Any] = {"positions": words.take(ws[:-1, None] + np.arange(6)).view("<f4")}
+    if head == 16:
+        out["global"] = words.take(ws[:-1, None] + np.arange(6, 8)).view("<f4").reshape(n)
+    first = ws[:-1] + head // 2
+    count = (np.diff(ws) - head // 2).astype(np.int32)
+    w0 = words.take(first)
+    single = np.flatnonzero((w0 & 0xFF) == 255)
+    count[single] = 1
+    p = int(count.max())
+    weight = np.empty((p, n), np.uint8)
+    bone = np.empty((p, n), np.int32)
+    for r in range(p):  # per pair rank
+        wd = w0 if r == 0 else words.take(first + r)
+        valid = count > r
+        hi = (wd >> 8).astype(np.int32)
+        if np.any((hi == 0xFE) & valid):
+            return None
+        hi[hi == 0xFF] = -1
+        np.copyto(bone[r], np.where(valid, hi, -1))
+        np.copyto(weight[r], np.where(valid, wd & 0xFF, 0), casting="unsafe")
+    pad = np.zeros((n, 2), np.uint8)
+    pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
+    out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),
+               pad=pad)
+    return out
+
+
 def _stack(cols: list[Any], n: int, dtype: Any) -> Any:
     if not cols:
         return np.zeros((n, 0), dtype)
@@ -795,11 +925,13 @@ def _read_corners(r: Reader, buf: npt.NDArray[np.uint8], n: int,
     r._need(17)
     nuv = int(buf[s0 + 16])
     size = 17 + 8 * nuv
-    if n * size <= r.remaining() and np.all(buf[s0 + 16 + size * np.arange(n)] == nuv):
+    # Every corner's UV-set count, read through a strided view (no index array).
+    if n * size <= r.remaining() and np.all(buf[s0 + 16:s0 + 16 + size * n:size] == nuv):
         # The usual case: every corner has the same number of UV sets. The fields stay
-        # read-only views of the input (no copy: most of a PET file is its corners).
+        # read-only views of the input (no copy: most of a PET file is its corners); the
+        # one count is broadcast, so that users see it is one without a pass over them all.
         recs = r.array(corner_dtype(nuv, True), n, "corners")
-        return recs["vertex"], recs["normal"], recs["uv"], recs["nuv"]
+        return recs["vertex"], recs["normal"], recs["uv"], np.broadcast_to(recs["nuv"][:1], (n,))
     return _read_corners_varying(r, buf, n)
 
 

@@ -270,6 +270,58 @@ def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
     return scene
 
 
+@dataclass
+class _Corners:
+    """A mesh's corners for :meth:`_MeshBuilder._corner_rows`: vertex indices (int64), UV-set
+    count, whether it varies, each corner's first equal corner (:func:`first_equal`)."""
+
+    vertex: npt.NDArray[np.int64]
+    nsets: int
+    varying: bool
+    row: npt.NDArray[np.int64]
+
+    def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The stored normals of corners ``sel`` ((k, 3))."""
+        raise NotImplementedError
+
+    def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The stored UV sets of corners ``sel`` ((k, sets, 2))."""
+        raise NotImplementedError
+
+
+@dataclass
+class _FieldCorners(_Corners):
+    """From contiguous copies of the fields."""
+
+    normal: npt.NDArray[np.float32]
+    uv: npt.NDArray[np.float32]
+
+    def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        return self.normal.take(sel, axis=0)
+
+    def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        return self.uv.take(sel, axis=0)
+
+
+@dataclass
+class _RecordCorners(_Corners):
+    """From the reader's record words (:func:`_corner_records`)."""
+
+    head: npt.NDArray[np.uint64]  # vertex, normal
+    sets: npt.NDArray[np.uint64]  # the UV sets
+
+    def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        out: npt.NDArray[np.float32] = self.head.take(sel, axis=0).view(np.float32)[:, 1:]
+        return out
+
+    def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        return self.sets.take(sel, axis=0).view(np.float32).reshape(len(sel), self.nsets, 2)
+
+
+# A face's corners in glTF order (the winding reversed).
+_REVERSED = np.array([0, 2, 1])
+
+
 class _MeshBuilder:
     def __init__(self, scene: Scene, sk: Skeleton | None, ctx: Context) -> None:
         self.scene, self.sk, self.ctx = scene, sk, ctx
@@ -286,9 +338,6 @@ class _MeshBuilder:
     def add(self, unit: Unit) -> None:
         m = unit.doc.mesh
         assert m is not None
-        # On a contiguous copy (a pass over the strided view is slower), not kept: the int64
-        # indices are made when the corners are converted (not held through the skinning).
-        check_corner_range(m, dense(m.corner_vertex))
         sk = self.sk
         bs = unit.doc.bones
         nb = bs.count if bs is not None else 0
@@ -299,7 +348,11 @@ class _MeshBuilder:
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
-        prims = self._primitives(unit, m, pos, joints, weights, (wm, main, bone_map))
+        if isinstance(joints, _Influences):
+            inf: _Influences | None = joints
+        else:
+            inf = _clean_influences(joints, weights, self.ctx) if joints is not None else None
+        prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
         self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
@@ -320,10 +373,21 @@ class _MeshBuilder:
         return self._bind[1]
 
     def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
-        """The corners' vertex indices as int64, converted once per mesh."""
+        """The corners' vertex indices as int64, converted once per mesh (when the corners are
+        converted: not held through the skinning), after the range check (on the contiguous
+        copy: a pass over the strided view is slower)."""
         if self._cv is None or self._cv[0] is not m:
-            self._cv = (m, dense(m.corner_vertex).astype(np.int64))
+            cv = dense(m.corner_vertex)
+            self._check_corners(m, cv)
+            self._cv = (m, cv.astype(np.int64))
         return self._cv[1]
+
+    def _check_corners(self, m: MeshSection, cv: npt.NDArray[Any]) -> None:
+        """The range check of the corners' vertex indices ``cv`` (kept as the mesh's int64
+        indices when they are)."""
+        check_corner_range(m, cv)
+        if cv.dtype == np.int64:
+            self._cv = (m, cv)
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
         """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
@@ -353,20 +417,22 @@ class _MeshBuilder:
     def _skin(self, m: MeshSection, nb: int, wm: F64,
               bone_map: npt.NDArray[np.int64]) -> tuple[F64, Any, Any, Any]:
         n = m.vertex_count
-        bones = np.asarray(m.inf_bone, np.int64)
+        bones = np.asarray(m.inf_bone)
         p = bones.shape[1] if bones.ndim == 2 else 0
+        if (self.sk is not None and self.sk.world is wm and nb > 0 and 0 < p <= _COLUMN_SLOTS
+                and n):
+            # The usual case (the file's own skeleton, a few slots): column by column.
+            main = np.where((bones[:, 0] >= 0) & (bones[:, 0] < nb)
+                            & (np.asarray(m.inf_count) > 0), bones[:, 0], -1).astype(np.int64)
+            self.used_skin = True
+            return (self._bind_positions(m, nb, wm, main),
+                    _influences_by_column(m, nb, main, self.ctx), None, main)
+        bones = bones.astype(np.int64)
         rank = np.arange(p)[None, :]
         valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
         w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
         main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
-        pos = np.asarray(m.positions, np.float64)
-        if not np.isfinite(pos).all():
-            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
-        if nb:
-            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
-            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
-            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
-            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
+        pos = self._bind_positions(m, nb, wm, main)
         total = w.sum(axis=1)
         empty = total <= 0
         if np.any(empty):
@@ -392,13 +458,26 @@ class _MeshBuilder:
         self.used_skin = True
         return pos, joints, w, main
 
+    @staticmethod
+    def _bind_positions(m: MeshSection, nb: int, wm: F64, main: Any) -> F64:
+        """The vertices from their main bone's space into bind space (f64)."""
+        pos = np.asarray(m.positions, np.float64)
+        if not np.isfinite(pos).all():
+            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
+        if nb:
+            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
+            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
+            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
+        return pos
+
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
                  bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
-                 normal: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
-        """The normals of corners ``sel``, in bind space, z not yet flipped, and which were
-        zero (each corner's normal depends only on its own record, its vertex and, for a
-        zero normal, its face)."""
-        nrm = normal.take(sel, axis=0).astype(np.float64)
+                 rows: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel`` (``rows``: their stored normals), in bind space, z
+        not yet flipped, and which were zero (each corner's normal depends only on its own
+        record, its vertex and, for a zero normal, its face)."""
+        nrm = np.asarray(rows).astype(np.float64)
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
@@ -417,7 +496,9 @@ class _MeshBuilder:
             a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
-        length = np.linalg.norm(nrm, axis=1)
+        # np.linalg.norm(nrm, axis=1) by columns: the same sums, ~3x faster on narrow rows.
+        x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
+        length = np.sqrt(x * x + y * y + z * z)
         zero = length < 1e-12
         if np.any(zero):
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
@@ -442,26 +523,14 @@ class _MeshBuilder:
         so only one of each is converted; rows whose conversions come out equal share a
         class (the first such row). A zero normal takes its face's normal, so each corner
         that has one is a row of its own."""
-        cv = self._corner_vertex(m)
-        nc = len(cv)
-        # Contiguous copies (the reader leaves the corner fields as views of the input's
-        # records: strided, unaligned and several times slower to compare and gather).
-        cuv = np.ascontiguousarray(dense(m.corner_uv), np.float32)
-        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
-        uv_raw = cuv.reshape(nc, nsets, 2)
-        normal = dense(m.corner_normal)
         nuv_c = m.corner_nuv
-        varying = nuv_c is not None and len(nuv_c) > 0 and bool(np.any(nuv_c != nsets))
-        # The normals as stored (they convert in float64), the UV sets as float32 (as used).
-        cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3),
-                                        uv_raw.reshape(nc, 2 * nsets)]
-        if varying:
-            assert nuv_c is not None
-            cols.append(np.asarray(nuv_c, np.uint32)[:, None])
-        row = first_equal(cv, *cols)  # the first corner with the same record
+        src = self._corner_source(m)
+        cv, nsets, varying = src.vertex, src.nsets, src.varying
+        nc = len(cv)
+        row = src.row
         first = np.flatnonzero(row == np.arange(nc))
         wm, main, bone_map = skin
-        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, normal)
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, src.normals(first))
         if zero.any():
             rep = np.zeros(nc, bool)
             rep[first[zero]] = True
@@ -470,14 +539,14 @@ class _MeshBuilder:
             row[own] = own
             first = np.concatenate([first, own])
             nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
-                                                         own, normal)[0]])
+                                                         own, src.normals(own))[0]])
             order = np.argsort(first, kind="stable")
             first, nrm64 = first[order], nrm64[order]
         rows = np.empty(nc, np.int64)
         rows[first] = np.arange(len(first))
         row = rows.take(row)
         nrm = _finite32(nrm64 * FLIP)
-        uv = _finite32(uv_raw.take(first, axis=0))
+        uv = _finite32(src.uvs(first))
         if varying:
             assert nuv_c is not None
             self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
@@ -490,10 +559,38 @@ class _MeshBuilder:
                           uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
         return row, first, nrm, uv, cls
 
-    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, joints: Any, weights: Any,
+    def _corner_source(self, m: MeshSection) -> _Corners:
+        """The corners' vertex indices, their rows (:func:`first_equal`) and their normals
+        and UV sets by row: from the reader's record words where the fields are views of
+        them, else from contiguous copies of the fields."""
+        recs = _corner_records(m)
+        if recs is not None:
+            head, sets = recs
+            cv = head.view(np.uint32)[:, 0].astype(np.int64)
+            self._check_corners(m, cv)
+            return _RecordCorners(cv, sets.shape[1], False, _first_equal_records(cv, head, sets),
+                                  head, sets)
+        cv = self._corner_vertex(m)
+        nc = len(cv)
+        # Contiguous copies (the reader leaves the corner fields as views of the input's
+        # records: strided, unaligned and several times slower to compare and gather).
+        cuv = np.ascontiguousarray(dense(m.corner_uv), np.float32)
+        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+        uv_raw = cuv.reshape(nc, nsets, 2)
+        normal = dense(m.corner_normal)
+        nuv_c = m.corner_nuv
+        varying = nuv_c is not None and len(nuv_c) > 0 and bool(
+            nuv_c[0] != nsets if nuv_c.strides == (0,) else np.any(nuv_c != nsets))
+        # The normals as stored (they convert in float64), the UV sets as float32 (as used).
+        cols: list[npt.NDArray[Any]] = [normal.reshape(nc, 3), uv_raw.reshape(nc, 2 * nsets)]
+        if varying:
+            assert nuv_c is not None
+            cols.append(np.asarray(nuv_c, np.uint32)[:, None])
+        row = first_equal(cv, *cols)  # the first corner with the same record
+        return _FieldCorners(cv, nsets, varying, row, normal, uv_raw)
+
+    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: _Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
-        if joints is not None:
-            joints, weights = _limit_influences(joints, weights, self.ctx)
         npoly = m.poly_count
         spec = m.specular if m.specular is not None else np.full(npoly, 0xFF, np.uint8)
         ntex = len(unit.doc.textures)
@@ -503,24 +600,21 @@ class _MeshBuilder:
         if not npoly:
             return []
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        corner_class = cls.take(row)
+        # Each face's corners' classes in glTF order (corners 0, 2, 1: the winding reversed).
+        face_class = cls.take(row).reshape(-1, 3).take([0, 2, 1], axis=1)
         cv = self._corner_vertex(m)
         gpos = _finite32(pos * FLIP)
         nuv = uv.shape[1]
         # Row gathers by np.take (several times faster than fancy indexing for 2-D rows).
         uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
         del uv  # the sets replace it (peak memory)
-        if joints is not None:
-            # Per vertex, before the primitives gather them.
-            nused = _count_positive(weights)
-            joints, weights = joints.astype(np.uint16), weights.astype(np.float32)
         prims: list[Primitive] = []
         for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
             faces = np.flatnonzero(key == k)
-            corners = (faces[:, None] * 3 + np.array([0, 2, 1])[None, :]).reshape(-1)
             # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(corner_class.take(corners), len(first))
-            src = corners.take(firsts)
+            firsts, inverse = first_occurrences(face_class.take(faces, axis=0).reshape(-1),
+                                                len(first))
+            src = faces.take(firsts // 3) * 3 + _REVERSED.take(firsts % 3)
             verts = cv.take(src)
             r = row.take(src)
             prim = Primitive(positions=gpos.take(verts, axis=0),
@@ -528,12 +622,12 @@ class _MeshBuilder:
                              texcoords=[u.take(r, axis=0) for u in uv_sets],
                              indices=inverse.astype(np.uint32),
                              material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
-            if joints is not None:
+            if inf is not None:
                 # Only as many sets of 4 as this primitive's vertices use.
-                used = int(nused[verts].max()) if len(verts) else 1
+                used = int(inf.used[verts].max()) if len(verts) else 1
                 width = max(4, -(-used // 4) * 4)
-                prim.joints = _rows(joints, verts, width)
-                prim.weights = _rows(weights, verts, width)
+                prim.joints = _rows(inf.joints, verts, width)
+                prim.weights = _rows(inf.weights, verts, width)
             prims.append(prim)
         return prims
 
@@ -655,6 +749,71 @@ def _first_equal_small(idx: npt.NDArray[np.int64], parts: list[npt.NDArray[np.ui
     seen: dict[bytes, int] = {}
     rep = [seen.setdefault(raw[i * size:(i + 1) * size], i) for i in range(n)]
     return np.array(rep, np.int64)
+
+
+def _corner_records(m: MeshSection) -> tuple[npt.NDArray[np.uint64],
+                                             npt.NDArray[np.uint64]] | None:
+    """When the corner fields are the reader's views of its records (vertex at byte 0, normal
+    at 4, the UV-set count at 16, the UV sets from 17, one count for all, more than a few
+    corners): each record's bytes 0-15 (vertex, normal) and its UV sets as rows of 8-byte
+    words, each copied in one pass over the records (a row copy as raw bytes). Else None."""
+    cv, nrm, uv, nuv = m.corner_vertex, m.corner_normal, m.corner_uv, m.corner_nuv
+    if (nuv is None or not all(isinstance(a, np.ndarray) for a in (cv, nrm, uv, nuv))
+            or uv.ndim != 3):
+        return None
+    n, sets = len(cv), uv.shape[1]
+    size = 17 + 8 * sets
+    if (n <= _SMALL_ROWS or cv.dtype != "<u4" or nrm.dtype != "<f4" or uv.dtype != "<f4"
+            or cv.strides != (size,) or nrm.strides != (size, 4)
+            or uv.strides != (size, 8, 4) or nrm.shape != (n, 3) or uv.shape[2] != 2
+            or nuv.strides != (0,) or len(nuv) != n or int(nuv[0]) != sets):
+        return None
+    at = cv.__array_interface__["data"][0]
+    if (nrm.__array_interface__["data"][0] != at + 4
+            or uv.__array_interface__["data"][0] != at + 17):
+        return None
+    # The records' bytes (the fields' views span them all: nothing outside is read).
+    raw = np.lib.stride_tricks.as_strided(cv[:, None].view(np.uint8), shape=(n, size),
+                                          strides=(size, 1), writeable=False)
+    head = raw[:, :16].view(np.dtype((np.void, 16))).copy().view(np.uint64).reshape(n, 2)
+    words = raw[:, 17:].view(np.dtype((np.void, 8 * sets))).copy().view(np.uint64)
+    return head, words.reshape(n, sets)
+
+
+def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
+                         sets: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """:func:`first_equal` of (vertex, normal, UV sets) given as the records' words
+    (``head``: vertex and normal; ``sets``: the UV sets): each row compared with the first
+    row of its vertex two and ``sets`` words at a time, the rest grouped by the hash dedup
+    on the same 32-bit words."""
+    n = len(cv)
+    it = np.int32 if n < 2**31 else np.int64
+    first = np.full(int(cv.max()) + 1, n, it)
+    np.minimum.at(first, cv.astype(it), np.arange(n, dtype=it))
+    rep = first.take(cv).astype(np.int64)
+    same = _rows_equal(head.take(rep, axis=0), head)
+    same &= _rows_equal(sets.take(rep, axis=0), sets)
+    odd = np.flatnonzero(~same)
+    if len(odd):
+        rows = np.concatenate([head[odd].view(np.uint32), sets[odd].view(np.uint32)], axis=1)
+        f, inverse = _unique_words(rows)
+        rep[odd] = odd[f[inverse]]
+    return rep
+
+
+def _rows_equal(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Per row of two (N, k) arrays: all k items equal (the k flags of a row read as one
+    word where k allows; numpy's reductions across narrow rows are slow)."""
+    eq: npt.NDArray[np.bool_] = a == b
+    k = eq.shape[1]
+    word = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(k)
+    if word is None:
+        out = eq[:, 0].copy()
+        for c in range(1, k):
+            out &= eq[:, c]
+        return out
+    ones: npt.NDArray[np.bool_] = eq.view(word)[:, 0] == np.frombuffer(b"\x01" * k, word)[0]
+    return ones
 
 
 def first_occurrences(ids: npt.NDArray[np.int64], bound: int
@@ -787,6 +946,12 @@ def dense(a: Any) -> npt.NDArray[Any]:
 
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
     """float32 without NaN or infinity (hostile files): clipped to a large finite range."""
+    arr = np.asarray(a)
+    # Usually all values are in range: then the clip changes nothing, and two reductions
+    # (NaN fails both tests) cost less than the clip's passes.
+    if (arr.size > _SMALL_ROWS and arr.dtype in (np.float32, np.float64)
+            and arr.min() >= -1e30 and arr.max() <= 1e30):
+        return arr.astype(np.float32)
     # np.clip then np.nan_to_num, by their ufuncs (the wrappers cost more than the work on
     # small arrays): NaN passes the clip and becomes 0.0.
     out = np.minimum(np.maximum(np.asarray(a, np.float64), -1e30), 1e30)
@@ -817,6 +982,132 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     if fake:
         out[np.array(skeletal, bool)] = fake[0]
     return out
+
+
+@dataclass
+class _Influences:
+    """Per vertex, ready for the primitives: joints (uint16) and weights (float32), padded to
+    a multiple of 4 slots, and each vertex's count of weights > 0."""
+
+    joints: npt.NDArray[np.uint16]
+    weights: npt.NDArray[np.float32]
+    used: npt.NDArray[np.integer[Any]]
+
+
+def _clean_influences(joints: Any, weights: Any, ctx: Context) -> _Influences:
+    """The general way: :func:`limit_influences` on the skinned (N, P) weights."""
+    joints, weights = _limit_influences(joints, weights, ctx)
+    # Per vertex, before the primitives gather them.
+    return _Influences(joints.astype(np.uint16), weights.astype(np.float32),
+                       _count_positive(weights))
+
+
+# Up to this many slots the influences are cleaned column by column (each sum then adds its
+# terms left to right, as numpy's row sums do for fewer than 8 terms).
+_COLUMN_SLOTS = 7
+
+
+def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
+                          ctx: Context) -> _Influences:
+    """:meth:`_MeshBuilder._skin`'s weights then :func:`_clean_influences`, fused and run on
+    contiguous columns (one per slot) instead of (N, P) rows: the same floating-point
+    operations in the same order, so the same bits, without the (N, P) float64 arrays and
+    their slow narrow-row reductions."""
+    bones = np.asarray(m.inf_bone)
+    p = bones.shape[1]
+    count = np.asarray(m.inf_count)
+    wb = np.asarray(m.inf_weight)
+    w: list[F64] = []
+    j: list[npt.NDArray[Any]] = []
+    total: F64 | None = None
+    for c in range(p):
+        b = np.ascontiguousarray(bones[:, c])
+        valid = (b >= 0) & (b < nb) & (count > c)
+        w.append(np.where(valid, wb[:, c] / 255.0, 0.0))
+        j.append(np.where(valid, b, 0))
+        total = w[0].copy() if total is None else total + w[c]
+    assert total is not None
+    empty = total <= 0
+    if np.any(empty):
+        ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                 "influence: bound to their main bone (or bone 0) with weight 1")
+        total = np.where(empty, 1.0, total)
+        w = [np.where(empty, 0.0, wc / total) for wc in w]
+        w[0][empty] = 1.0
+        j[0][empty] = np.maximum(main[empty], 0)
+    else:
+        w = [wc / total for wc in w]
+    return _sorted_influences(j, w, ctx)
+
+
+def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) -> _Influences:
+    """:func:`limit_influences` on weight columns that are finite and >= 0 (repeats folded,
+    slots sorted by weight, the used ones kept and renormalized, padded)."""
+    n, p = len(w[0]), len(w)
+    for a in range(p):
+        for b in range(a + 1, p):
+            same = np.flatnonzero((j[b] == j[a]) & (w[a] > 0) & (w[b] > 0))
+            if len(same):
+                w[a][same] += w[b][same]
+                w[b][same] = 0.0
+    counts = np.zeros(n, np.int8)
+    for c in w:
+        counts += c != 0
+    # Rows already in order (each weight >= the next: a stable sort leaves them) stay; the
+    # others are sorted.
+    unsorted = np.zeros(n, bool)
+    for a in range(p - 1):
+        unsorted |= w[a] < w[a + 1]
+    ws, js = list(w), list(j)
+    rows = np.flatnonzero(unsorted)
+    if len(rows):
+        _sort_rows(ws, js, rows)
+    limit = ctx.opt("max_influences")
+    keep = int(limit) if limit is not None and int(limit) > 0 else None
+    used = int(counts.max())
+    k = max(1, used) if keep is None else max(1, min(keep, p))
+    over = int(np.count_nonzero(counts > k))
+    if over:
+        ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "
+                 f"influences: the {keep} largest kept and renormalized")
+    total = ws[0].copy()
+    for r in range(1, k):
+        total += ws[r]
+    total[total <= 0] = 1.0
+    cols = max(4, -(-k // 4) * 4)
+    wout = np.zeros((n, cols), np.float32)
+    jout = np.zeros((n, cols), np.uint16)
+    nused = np.zeros(n, np.int8)
+    for r in range(k):
+        wr = ws[r] / total
+        pos = wr > 0
+        wout[:, r] = wr
+        jout[:, r] = np.where(pos, js[r], 0)
+        nused += pos
+    return _Influences(jout, wout, nused)
+
+
+def _sort_rows(w: list[F64], j: list[npt.NDArray[Any]], rows: npt.NDArray[np.int64]) -> None:
+    """Rows ``rows`` of the weight and joint columns sorted by descending weight, stably, in
+    place: each slot's place is the number of slots with a larger weight, or an equal one
+    further left."""
+    p, n = len(w), len(rows)
+    wr = [c.take(rows) for c in w]
+    jr = [c.take(rows) for c in j]
+    ws = np.empty(p * n)
+    js = np.empty(p * n, np.int64)
+    at0 = np.arange(n, dtype=np.int64)
+    for a in range(p):
+        rank = np.zeros(n, np.int64)
+        for b in range(p):
+            if b != a:
+                rank += (wr[b] >= wr[a]) if b < a else (wr[b] > wr[a])
+        at = rank * n + at0
+        ws[at] = wr[a]
+        js[at] = jr[a]
+    for r in range(p):
+        w[r][rows] = ws[r * n:(r + 1) * n]
+        j[r][rows] = js[r * n:(r + 1) * n]
 
 
 def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any]:
