@@ -300,3 +300,60 @@ def test_positive_weight_counts_by_word_match_count_nonzero() -> None:
         w[6] = 1.0
         want = np.count_nonzero(np.ascontiguousarray(w.T) > 0, axis=0)
         assert np.array_equal(ts._count_positive(w), want)
+
+
+def _random_tracks(rng: np.random.Generator, dtype: Any = np.float32) -> list[Any]:
+    """Tracks with repeated, unsorted, negative and non-finite times and values."""
+    from gamemesh.formats.pet.document import Track
+
+    tracks = []
+    for bone in range(int(rng.integers(1, 6))):
+        keys = []
+        for width in (3, 4, 3):
+            n = int(rng.integers(0, 9))
+            t = rng.integers(-2, 30, n) / 30.0 + rng.choice([0.0, 0.0, 1e-5, -3e-5], n)
+            if rng.random() < 0.5:
+                t = np.sort(t)
+            v = rng.normal(size=(n, width)) * rng.choice([1.0, 1e30, 1e-20, 1e-300], (n, 1))
+            rows = np.concatenate([t[:, None], v], 1)
+            if n and rng.random() < 0.3:
+                rows[rng.integers(0, n), rng.integers(0, width + 1)] = rng.choice(
+                    [np.nan, np.inf, -np.inf, -0.0, 0.0])
+            if n > 1 and rng.random() < 0.3:
+                rows[1, 0] = rows[0, 0]
+            keys.append(rows.astype(dtype))
+        tracks.append(Track(bone=bone, pos=keys[0], rot=keys[1], scale=keys[2]))
+    return tracks
+
+
+def _channel_bits(chs: list[Any]) -> list[tuple[Any, ...]]:
+    return [(c.node, c.path, c.times.dtype, c.times.shape, c.times.tobytes(), c.values.dtype,
+             c.values.shape, c.values.tobytes()) for c in chs]
+
+
+def test_few_keys_channels_and_clips_match_the_numpy_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk over a few keys as Python floats gives the vectorized way's channels and clips
+    bit for bit, with the same notes."""
+    rng = np.random.default_rng(21)
+    cases = []
+    for trial in range(400):
+        tracks = _random_tracks(rng, np.float64 if trial % 4 == 3 else np.float32)
+        frames = [(int(f0), int(max(f0, f1)) if trial % 3 else int(f1))
+                  for f0, f1 in rng.integers(0, 35, (int(rng.integers(1, 5)), 2))]
+        cases.append((tracks, [(f0 / 30.0, max(f0, f1) / 30.0) for f0, f1 in frames]))
+
+    def run() -> list[Any]:
+        out = []
+        for tracks, bounds in cases:
+            ctx = Context(None)
+            chs = ts.track_channels(tracks, list(range(len(tracks))),
+                                    [str(i) for i in range(len(tracks))], ctx)
+            clips = ts.Clipper(chs).cut(bounds)
+            out.append((_channel_bits(chs), [_channel_bits(c) for c in clips],
+                        [(n.code, n.message) for n in ctx.notes]))
+        return out
+
+    small = run()
+    monkeypatch.setattr(ts, "_SMALL_KEYS", -1)
+    assert run() == small

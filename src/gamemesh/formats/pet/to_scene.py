@@ -8,6 +8,7 @@ Vertices are stored in their main (first) bone's rest space and normals per corn
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -875,28 +876,11 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
             continue
         a = np.concatenate([arrays[i] for i in used]).astype(np.float64)
         lens = [len(arrays[i]) for i in used]
-        _, seg0 = _segments(lens)
-        t, v = a[:, 0], a[:, 1:]
-        ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
-        t, v, seg = t[ok], v[ok], seg0[ok]
-        # Stable by time within each channel: the segments are already in order.
-        order = np.lexsort((t, seg))
-        t, v, seg = t[order], v[order], seg[order]
-        keep = np.ones(len(t), bool)
-        keep[1:] = (np.diff(t) > 0) | (seg[1:] != seg[:-1])
-        lost = (np.bincount(seg[~keep], minlength=len(used))
-                + np.bincount(seg0[~ok], minlength=len(used)))
-        for k in np.flatnonzero(lost).tolist():
+        keys = (_path_keys_small(a, lens, path) if len(a) <= _SMALL_KEYS
+                else _path_keys(a, lens, path))
+        t32, v32, counts, lost = keys
+        for k in lost:
             bad.add((used[k], p))
-        t, v, seg = t[keep], v[keep], seg[keep]
-        if path == "translation":
-            v = v * _FLIP3
-        elif path == "rotation":
-            v = v * _FLIP4
-            length = np.linalg.norm(v, axis=1, keepdims=True)
-            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0), _UNIT_Q)
-        t32, v32 = t.astype(np.float32), v.astype(np.float32)
-        counts = np.bincount(seg, minlength=len(used)).tolist()
         s = 0
         for k, c in enumerate(counts):
             if c:
@@ -913,6 +897,84 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
             if ch is not None:
                 channels.append(ch)
     return channels
+
+
+# Up to this many keys (of one path of a file, or of one group times its motions) the
+# channels are built and cut by a walk over the keys as Python floats: a file has a few keys
+# per channel, and each numpy call costs more than that arithmetic. Only the reductions
+# (quaternion lengths, dot products) stay numpy calls, on the same arrays as the numpy way,
+# so every value has the same bits.
+_SMALL_KEYS = 4096
+
+_PathKeys = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], list[int], list[int]]
+
+
+def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
+    """One path's keys of all used tracks (``a``: rows t, values..., concatenated per track
+    with ``lens``) cleaned: (times, values, keys kept per track, tracks that lost keys)."""
+    _, seg0 = _segments(lens)
+    t, v = a[:, 0], a[:, 1:]
+    ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
+    t, v, seg = t[ok], v[ok], seg0[ok]
+    # Stable by time within each channel: the segments are already in order.
+    order = np.lexsort((t, seg))
+    t, v, seg = t[order], v[order], seg[order]
+    keep = np.ones(len(t), bool)
+    keep[1:] = (np.diff(t) > 0) | (seg[1:] != seg[:-1])
+    lost = (np.bincount(seg[~keep], minlength=len(lens))
+            + np.bincount(seg0[~ok], minlength=len(lens)))
+    t, v, seg = t[keep], v[keep], seg[keep]
+    if path == "translation":
+        v = v * _FLIP3
+    elif path == "rotation":
+        v = _unit_rotations(v * _FLIP4)
+    counts = np.bincount(seg, minlength=len(lens)).tolist()
+    return (t.astype(np.float32), v.astype(np.float32), counts,
+            np.flatnonzero(lost).tolist())
+
+
+def _unit_rotations(v: F64) -> F64:
+    length = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
+                               _UNIT_Q))
+
+
+def _path_keys_small(a: F64, lens: list[int], path: str) -> _PathKeys:
+    """:func:`_path_keys` of a few keys, track by track as Python floats (the same
+    comparisons, the same stable order; z negated exactly as ``* -1.0``)."""
+    rows = a.tolist()
+    times: list[float] = []
+    vals: list[list[float]] = []
+    counts: list[int] = []
+    lost: list[int] = []
+    s = 0
+    isfinite = math.isfinite
+    for k, n in enumerate(lens):
+        good = [r for r in rows[s:s + n] if r[0] >= 0 and all(map(isfinite, r))]
+        s += n
+        good.sort(key=_first)  # stable, as np.lexsort
+        last = -1.0
+        c = 0
+        for r in good:
+            if r[0] > last:  # np.diff(t) > 0: a repeated time keeps its first key
+                last = r[0]
+                times.append(last)
+                vals.append(r[1:])
+                c += 1
+        counts.append(c)
+        if c < n:
+            lost.append(k)
+    if path in ("translation", "rotation"):
+        for r in vals:
+            r[2] = -r[2]
+    v = np.array(vals, np.float64).reshape(-1, a.shape[1] - 1)
+    if path == "rotation":
+        v = _unit_rotations(v)
+    return np.array(times, np.float32), v.astype(np.float32), counts, lost
+
+
+def _first(r: list[float]) -> float:
+    return r[0]
 
 
 @dataclass
@@ -964,6 +1026,13 @@ class Clipper:
         of keys: each motion works on its own copy of the keys)."""
         out: list[list[Channel | None]] = [[None] * len(self.channels) for _ in bounds]
         for g in self.groups:
+            small = (self._cut_group_small(g, bounds)
+                     if len(g.times) * len(bounds) <= _SMALL_KEYS else None)
+            if small is not None:
+                for m, chans in enumerate(small):
+                    for i, ch in zip(g.index, chans, strict=True):
+                        out[m][i] = ch
+                continue
             step = max(1, _CUT_ROWS // max(1, len(g.times)))
             for c0 in range(0, len(bounds), step):
                 for m, chans in enumerate(self._cut_group(g, bounds[c0:c0 + step]), c0):
@@ -1023,6 +1092,87 @@ class Clipper:
                 row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
             res.append(row)
         return res
+
+
+    def _cut_group_small(self, g: _Group, bounds: Sequence[tuple[float, float]]
+                         ) -> list[list[Channel]] | None:
+        """:meth:`_cut_group` of a few keys, channel by channel as Python floats: the same
+        rows in the same order, each value by the same operations (so the same bits; the
+        quaternion lengths by the same numpy call on the same array). None (the numpy way
+        decides) for what it does not cover: an empty channel, two equal key times."""
+        tk, vk = g.times.tolist(), g.values.tolist()
+        spans = list(zip(g.starts.tolist(), g.ends.tolist(), strict=True))
+        if any(a >= e for a, e in spans):
+            return None
+        times: list[float] = []
+        vals: list[list[float]] = []
+        rows: list[tuple[int, int]] = []
+        for b in bounds:
+            x0, x1 = float(b[0]), float(b[1])
+            # Key times within a tenth of a millisecond of a bound are that bound.
+            tt = [x0 if abs(t - x0) < 1e-4 else (x1 if abs(t - x1) < 1e-4 else t) for t in tk]
+            two = x1 > x0
+            for a, e in spans:
+                s = len(times)
+                first = _interp_small(tt, vk, a, e, x0)
+                if first is None:
+                    return None
+                times.append(x0 - x0)
+                vals.append(first)
+                if two:
+                    for k in range(a, e):
+                        if x0 < tt[k] < x1:
+                            times.append(tt[k] - x0)
+                            vals.append(vk[k])
+                    last = _interp_small(tt, vk, a, e, x1)
+                    if last is None:
+                        return None
+                    times.append(x1 - x0)
+                    vals.append(last)
+                rows.append((s, len(times) - s))
+        v = np.array(vals, np.float64).reshape(len(vals), -1)
+        if g.rotation:
+            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        t32 = np.array(times, np.float64).astype(np.float32)
+        v32 = v.astype(np.float32)
+        nch = len(spans)
+        res: list[list[Channel]] = []
+        for m in range(len(bounds)):
+            row: list[Channel] = []
+            for i, (s, n) in zip(g.index, rows[m * nch:(m + 1) * nch], strict=True):
+                ch = self.channels[i]
+                row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
+            res.append(row)
+        return res
+
+
+def _interp_small(t: list[float], v: list[list[float]], a: int, e: int,
+                  x: float) -> list[float] | None:
+    """:func:`_interp_at` of one segment (rows ``a:e``) as Python floats; None for two equal
+    key times around ``x`` (numpy's division by zero is left to the numpy way)."""
+    count = 0
+    for k in range(a, e):
+        if t[k] <= x:
+            count += 1
+    j = a + max(count - 1, 0)
+    tj = t[j]
+    if count == 0 or a + count >= e or tj == x:
+        return v[j]
+    dt = t[j + 1] - tj
+    if dt == 0:
+        return None
+    v0, v1 = v[j], v[j + 1]
+    dx = x - tj
+    out = []
+    for c in range(len(v0)):
+        slope = (v1[c] - v0[c]) / dt
+        r = slope * dx + v0[c]
+        if r != r:  # NaN: from the right end; equal ends give their value
+            r = slope * (x - t[j + 1]) + v1[c]
+            if r != r and v0[c] == v1[c]:
+                r = v0[c]
+        out.append(r)
+    return out
 
 
 # Keys (times the motions cut at once) per chunk of :meth:`Clipper.cut`.
