@@ -357,3 +357,66 @@ def test_few_keys_channels_and_clips_match_the_numpy_way(
     small = run()
     monkeypatch.setattr(ts, "_SMALL_KEYS", -1)
     assert run() == small
+
+
+def _reference_bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """The bone order as it was first written (visited flags, cycles cut at their first
+    bone)."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i, p in enumerate(par):
+        if p >= 0:
+            children[p].append(i)
+    order: list[int] = []
+    seen = [False] * n
+    cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
+    roots = [i for i in range(n) if par[i] < 0]
+    while True:
+        stack = list(reversed(roots))
+        while stack:
+            i = stack.pop()
+            if not seen[i]:
+                seen[i] = True
+                order.append(i)
+                stack.extend(reversed(children[i]))
+        rest = [i for i in range(n) if not seen[i]]
+        if not rest:
+            return order, par, cut
+        par[rest[0]] = -1
+        children = [[c for c in ch if c != rest[0]] for ch in children]
+        roots = [rest[0]]
+        cut += 1
+
+
+def test_bone_order_and_world_matrices_match_the_bone_by_bone_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trees, chains, cycles and bad links: the same order, cuts and world matrices (bit for
+    bit: np.matmul bone by bone) with depths from a Python walk or by pointer jumping."""
+    rng = np.random.default_rng(23)
+    for trial in range(300):
+        n = int(rng.integers(0, 60))
+        if trial % 3 == 0:
+            parents = [i - 1 for i in range(n)]  # a chain
+        else:
+            parents = [int(rng.integers(-1, max(1, i + 1))) for i in range(n)]
+        for _ in range(int(rng.integers(0, 4))):
+            if n:
+                parents[int(rng.integers(0, n))] = int(rng.integers(-3, n + 3))
+        got = ts.bone_tree(parents, n)
+        assert got == _reference_bone_tree(parents, n)
+        order, par, _ = got
+        local = rng.normal(size=(n, 4, 4)) * 10.0 ** rng.integers(-3, 4, (n, 1, 1))
+        want = local.copy()
+        for i in order:
+            if par[i] >= 0:
+                want[i] = np.matmul(want[par[i]], local[i])
+        for small in (4096, -1):
+            monkeypatch.setattr(ts, "_SMALL_BONES", small)
+            assert ts.bone_worlds(local, par, order).tobytes() == want.tobytes()
+
+
+def test_bone_names_decode_as_cp949() -> None:
+    cases = [[], [b""], [b"Bip01", b"", b"a b"], ["\ud55c\uae00".encode("cp949"), b"x"],
+             [b"\xff\xfe", b"ok"], [b"a\0b", b"c"], [bytes(range(128))]]
+    for raw in cases:
+        assert ts.decode_names(raw) == [b.decode("cp949", errors="replace") for b in raw]

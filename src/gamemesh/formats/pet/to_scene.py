@@ -89,25 +89,30 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     """(order with parents first, parents with bad links cut, number cut). Iterative."""
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
     children: list[list[int]] = [[] for _ in range(n)]
+    roots: list[int] = []
     for i, p in enumerate(par):
         if p >= 0:
             children[p].append(i)
+        else:
+            roots.append(i)
     order: list[int] = []
     seen = [False] * n
-    cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
-    roots = [i for i in range(n) if par[i] < 0]
+    cut = len(roots) - sum(1 for p in parents if p < 0)
     while True:
-        stack = list(reversed(roots))
+        # Depth first, children in order. Each bone is some one bone's child (or a root),
+        # so it is met at most once: no visited check.
+        stack = roots[::-1]
+        pop, push, add = stack.pop, stack.extend, order.append
         while stack:
-            i = stack.pop()
-            if seen[i]:
-                continue
+            i = pop()
+            add(i)
             seen[i] = True
-            order.append(i)
-            stack.extend(reversed(children[i]))
-        rest = [i for i in range(n) if not seen[i]]
-        if not rest:
+            ch = children[i]
+            if ch:
+                push(ch[::-1])
+        if len(order) == n:
             return order, par, cut
+        rest = [i for i in range(n) if not seen[i]]
         # A parent cycle: cut it at its first bone so every bone is reached.
         par[rest[0]] = -1
         children = [[c for c in ch if c != rest[0]] for ch in children]
@@ -120,15 +125,26 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
     world = local.copy()
     n = len(par)
-    depth = _depths(np.asarray(par, np.int64)) if n else np.zeros(0, np.int64)
-    levels = int(depth.max()) if n else 0
-    if 2 * levels > n:
-        # Per bone (a chain): views of the rows made once, each product written in place.
-        rows, lrows = list(world), list(local)
+    if n <= _SMALL_BONES:
+        # Parents come first in ``order``: each depth from its parent's, one step a bone.
+        dl = [0] * n
         for i in order:
             p = par[i]
             if p >= 0:
-                np.matmul(rows[p], lrows[i], out=rows[i])
+                dl[i] = dl[p] + 1
+        depth = np.array(dl, np.int64)
+    else:
+        depth = _depths(np.asarray(par, np.int64))
+    levels = int(depth.max()) if n else 0
+    if 2 * levels > n:
+        # Per bone (a chain): views of the rows made once, each product written in place.
+        # np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost.
+        rows, lrows = list(world), list(local)
+        dot = np.dot
+        for i in order:
+            p = par[i]
+            if p >= 0:
+                dot(rows[p], lrows[i], out=rows[i])
         return world
     parent = np.asarray(par, np.int64)
     by_depth = np.argsort(depth, kind="stable")
@@ -137,6 +153,20 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
         idx = by_depth[cuts[d]:cuts[d + 1]]
         world[idx] = world[parent[idx]] @ local[idx]
     return world
+
+
+# Up to this many bones, per-bone bookkeeping is a Python loop (cheaper than numpy's fixed
+# costs on a few hundred items).
+_SMALL_BONES = 4096
+
+
+def decode_names(raw: Sequence[bytes]) -> list[str]:
+    """Bone names as text (CP949, bad bytes replaced). All-ASCII names (CP949 keeps ASCII as
+    is) are decoded in one call."""
+    joined = b"\0".join(raw)
+    if raw and joined.isascii() and joined.count(b"\0") == len(raw) - 1:
+        return joined.decode("ascii").split("\0")
+    return [b.decode("cp949", errors="replace") for b in raw]
 
 
 def _depths(par: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -176,7 +206,7 @@ def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
     bs = unit.doc.bones
     if bs is None:
         return None
-    names = [b.decode("cp949", errors="replace") for b in bs.names]
+    names = decode_names(bs.names)
     order, par, cut = bone_tree(bs.parents, bs.count)
     if cut:
         ctx.note("pet.bone_parent_cut", f"{cut} bone parent link(s) out of range or in a cycle "
@@ -810,7 +840,7 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     bone, no children), corners of Bip/Bone/Jaw main bones rotate by that bone instead.
     Returns, per bone, the bone whose rotation its corners' normals use."""
     out = np.arange(nb)
-    names = [b.decode("cp949", errors="replace") for b in names_raw[:nb]]
+    names = decode_names(names_raw[:nb])
     mains = set(np.unique(main[main >= 0]).tolist()) if len(main) else set()
     has_child = {p for p in parents if 0 <= p < nb}
     skeletal = [any(k in n for k in ("Bip", "Bone", "Jaw")) for n in names]
@@ -1218,8 +1248,7 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
             ctx.note("pet.anim_no_bones", f"{unit.stem}: ANIM without bones is left out")
         return
     bs = unit.doc.bones
-    names = ([b.decode("cp949", errors="replace") for b in bs.names]
-             if bs is not None and sk.unit is not unit else [])
+    names = decode_names(bs.names) if bs is not None and sk.unit is not unit else []
     flags: dict[str, list[list[float]]] = {}
     skipped = 0
     matched: list[tuple[Any, int, str]] = []
