@@ -467,3 +467,23 @@ def test_small_section_readers_match_the_field_by_field_reader(
             assert not isinstance(got, str)
             _same(got[0], want[0])
             assert got[1] == want[1]
+
+
+def test_character_files_match_a_path_listing(tmp_path: Path) -> None:
+    """One scandir (names first) finds what the sorted Path listing found: case-insensitive
+    prefix and extension, folders and broken or looping links left out."""
+    for name in ("Tube_a.MPET", "tube_b.apet", "tube_z.bpet", "tube_.mpet", "tube_d.txt",
+                 "other_x.mpet", "tube_c.mpet.bak", "TUBE_e.Apet", "tube_00.mpet"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "tube_dir.mpet").mkdir()
+    (tmp_path / "tube_gone.apet").symlink_to(tmp_path / "missing")
+    (tmp_path / "tube_loop.apet").symlink_to(tmp_path / "tube_loop.apet")
+    (tmp_path / "tube_link.mpet").symlink_to(tmp_path / "tube_b.apet")
+    for main in ("tube_z.bpet", "Tube_a.MPET", "notube.bpet", "x_y.txt"):
+        path = tmp_path / main
+        want = [] if "_" not in main.lower() or not main.lower().endswith(
+            (".pet", ".apet", ".bpet", ".mpet")) else [
+            p for p in sorted(tmp_path.iterdir()) if p.is_file()
+            and p.name.lower().startswith(main.lower().split("_", 1)[0] + "_")
+            and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != main]
+        assert files_mod.character_files(path) == want

@@ -26,32 +26,35 @@ _WALK_UP = 6
 _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 
 # Folder listings shared by every load: (the folder's mtime, its files by lower-case name, its
-# sub-folders), as path strings (a Path is made only for a file that is used: a big folder
-# such as /tmp, met walking up the tree, would otherwise cost a Path per entry per load).
-# A listing is reused while the folder's mtime is unchanged, and kept only when
-# that mtime was over 2 s old when listed (a folder changed again within its timestamp's
-# granularity would look unchanged: the rule git uses for its index).
-_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str]]] = {}
+# sub-folders, those of them named as a shared texture folder), as path strings (a Path is
+# made only for a file that is used: a big folder such as /tmp, met walking up the tree,
+# would otherwise cost a Path per entry per load). A listing is reused while the folder's
+# mtime is unchanged, and kept only when that mtime was over 2 s old when listed (a folder
+# changed again within its timestamp's granularity would look unchanged: the rule git uses
+# for its index).
+_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str], list[str]]] = {}
 _MAX_LISTINGS = 4096
 _RACY_NS = 2_000_000_000
 
 
-def _scan(folder: Path) -> tuple[dict[str, str], list[str]]:
-    """The files (by lower-case name, first wins) and sub-folders of ``folder``."""
+def _scan(folder: Path) -> tuple[dict[str, str], list[str], list[str]]:
+    """The files (by lower-case name, first wins), sub-folders and shared texture folders
+    (:data:`SHARED_DIRS`) of ``folder``."""
     try:
         mtime = os.stat(folder).st_mtime_ns
     except OSError:
-        return {}, []
+        return {}, [], []
     # As given (the listing's paths are built on it) and absolute (after a chdir a relative
     # folder names another one).
     key = (folder, os.path.abspath(folder))
     hit = _LISTINGS.get(key)
     if hit is not None:
         if hit[0] == mtime:
-            return hit[1], hit[2]
+            return hit[1], hit[2], hit[3]
         _LISTINGS.pop(key, None)
     files: dict[str, str] = {}
     subs: list[str] = []
+    shared: list[str] = []
     try:
         with os.scandir(folder) as it:
             for e in it:
@@ -59,13 +62,15 @@ def _scan(folder: Path) -> tuple[dict[str, str], list[str]]:
                     files.setdefault(e.name.lower(), e.path)
                 elif e.is_dir():
                     subs.append(e.path)
+                    if e.name.lower() in SHARED_DIRS:
+                        shared.append(e.path)
     except OSError:
-        return {}, []
+        return {}, [], []
     if time.time_ns() - mtime > _RACY_NS:
         if len(_LISTINGS) >= _MAX_LISTINGS:
             _LISTINGS.clear()
-        _LISTINGS[key] = (mtime, files, subs)
-    return files, subs
+        _LISTINGS[key] = (mtime, files, subs, shared)
+    return files, subs, shared
 
 
 @dataclass
@@ -110,8 +115,9 @@ class TextureFinder:
             d = self.model_dir
             for _ in range(_WALK_UP if d is not None else 0):
                 assert d is not None
-                self._roots += sorted(Path(p) for p in _scan(d)[1]
-                                      if os.path.basename(p).lower() in SHARED_DIRS)
+                shared = _scan(d)[2]
+                if shared:
+                    self._roots += sorted(Path(p) for p in shared)
                 if d.parent == d:
                     break
                 d = d.parent
@@ -165,12 +171,23 @@ def character_files(path: Path) -> list[Path]:
     if "_" not in name or not name.endswith(EXTENSIONS):
         return []
     prefix = name.split("_", 1)[0] + "_"
+    # Names from one listing (the entry's own type: no stat for a plain file), sorted as
+    # their Paths would sort; a Path only for those kept.
     try:
-        entries = sorted(path.parent.iterdir())
+        with os.scandir(path.parent) as it:
+            names = [e.name for e in it if e.name.lower().startswith(prefix)
+                     and e.name.lower().endswith((".bpet", ".mpet", ".apet"))
+                     and e.name != path.name and _is_file(e)]
     except OSError:
         return []
-    return [p for p in entries if p.is_file() and p.name.lower().startswith(prefix)
-            and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != path.name]
+    return [path.parent / n for n in sorted(names, key=os.path.normcase)]
+
+
+def _is_file(e: os.DirEntry[str]) -> bool:
+    try:
+        return e.is_file()
+    except OSError:
+        return Path(e.path).is_file()  # Path's answer (or error) for what the entry cannot say
 
 
 def siblings(path: Path) -> list[Path]:
