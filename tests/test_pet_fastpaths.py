@@ -487,3 +487,37 @@ def test_character_files_match_a_path_listing(tmp_path: Path) -> None:
             and p.name.lower().startswith(main.lower().split("_", 1)[0] + "_")
             and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != main]
         assert files_mod.character_files(path) == want
+
+
+def test_few_bones_trs_split_matches_the_batch() -> None:
+    """Bone by bone in plain floats: the batch's translations, rotations, scales and shear
+    flags bit for bit (rotations, scalings with a mirror or a zero axis, shear, huge and tiny
+    values); a non-finite split is left to the batch."""
+    from gamemesh.scene.math import quat_to_matrix
+
+    rng = np.random.default_rng(31)
+    left = 0
+    for trial in range(3000):
+        n = int(rng.integers(1, 25))
+        q = rng.normal(size=(n, 4))
+        m = np.zeros((n, 4, 4))
+        m[:, :3, :3] = quat_to_matrix(q) * rng.choice([1.0, -1.0, 0.0, 1e-30, 3.7, 1e160],
+                                                       (n, 1, 3), p=[.5, .2, .05, .05, .195, .005])
+        if trial % 3 == 0:
+            m[:, :3, :3] += rng.normal(size=(n, 3, 3)) * rng.choice([0.0, 1e-9, 1e-3, 1.0])
+        m[:, :3, 3] = rng.normal(size=(n, 3)) * rng.choice([1.0, 1e5, 1e-20])
+        m[:, 3, 3] = 1.0
+        if trial % 7 == 0:
+            m[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
+                rng.choice([np.nan, np.inf, -0.0])
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            gl = ts.S4 @ m @ ts.S4
+            few = ts._bone_trs_few(gl.copy())
+            batch = ts._bone_trs(gl.copy())
+        if few is None:  # a non-finite matrix or split
+            left += 1
+            continue
+        for got, want in zip(few[:3], batch[:3], strict=True):
+            assert np.array(got).tobytes() == np.array(want).tobytes()
+        assert few[3] == batch[3]
+    assert 0 < left < 1000

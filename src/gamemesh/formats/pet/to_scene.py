@@ -31,7 +31,7 @@ from ...scene import (
     Skin,
     TextureRef,
 )
-from ...scene.math import matrices_to_trs, trs_to_matrices
+from ...scene.math import matrices_to_trs, matrix_to_quat, quat_to_matrix, trs_to_matrices
 from ...scene.skinning import limit_influences, safe_inverse
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -225,17 +225,11 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
     gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
-    t, r, s = matrices_to_trs(gl)
-    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
-    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
-    tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
-    # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
-    err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
-    exact = (err <= tol[:, None, None]).all(axis=(1, 2))
-    tl, rl, sl = map(tuple, t.tolist()), map(tuple, r.tolist()), map(tuple, s.tolist())
+    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
+    tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
     extra = bs.extra.tolist() if bs.extra is not None else None
     nodes = scene.nodes
-    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact.tolist(), tl, rl, sl,
+    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact, tl, rl, sl,
                                                    strict=True)):  # per bone
         extras: dict[str, Any] = {"pet_bone": i}
         if extra is not None:
@@ -244,7 +238,7 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
             nodes.append(Node(name=name, translation=ti, rotation=ri, scale=si, extras=extras))
         else:
             nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
-    sheared = int(np.count_nonzero(~exact))
+    sheared = exact.count(False)
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
     if len(roots) > 1:
@@ -261,6 +255,69 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
             scene.roots.append(sk.nodes[i])
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+_Vec = tuple[float, ...]
+_BoneTrs = tuple[list[_Vec], list[_Vec], list[_Vec], list[bool]]
+# Up to this many bones the TRS split runs bone by bone in plain floats.
+_FEW_BONES = 24
+
+
+def _bone_trs(gl: F64) -> _BoneTrs:
+    """Each glTF bone matrix as (translation, rotation, scale) and whether those give the
+    matrix back (else it has shear); a non-finite split is the identity."""
+    t, r, s = matrices_to_trs(gl)
+    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
+    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
+    tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
+    # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
+    err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
+    exact = (err <= tol[:, None, None]).all(axis=(1, 2))
+    return (list(map(tuple, t.tolist())), list(map(tuple, r.tolist())),
+            list(map(tuple, s.tolist())), exact.tolist())
+
+
+def _bone_trs_few(gl: F64) -> _BoneTrs | None:
+    """:func:`_bone_trs` of a few bones, one at a time in plain floats: the operations of
+    ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
+    paths give the batch's bits), the determinants' signs from the same LAPACK call. None
+    (the batch decides) when a value is not finite."""
+    mats = gl.tolist()
+    dets = np.linalg.det(gl[:, :3, :3]).tolist()
+    out: _BoneTrs = ([], [], [], [])
+    backs: list[list[float]] = []
+    tols: list[float] = []
+    isfinite, sqrt = math.isfinite, math.sqrt
+    for m, det in zip(mats, dets, strict=True):
+        flat = [x for row in m for x in row]
+        if not all(map(isfinite, flat)):
+            return None
+        (m00, m01, m02, m03), (m10, m11, m12, m13), (m20, m21, m22, m23) = m[:3]
+        # Column lengths, summed row after row as numpy's reduction over the rows does.
+        s = [sqrt(m00 * m00 + m10 * m10 + m20 * m20), sqrt(m01 * m01 + m11 * m11 + m21 * m21),
+             sqrt(m02 * m02 + m12 * m12 + m22 * m22)]
+        if det < 0:
+            s[0] = -s[0]
+        d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
+        q = matrix_to_quat([[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                            [m20 / d0, m21 / d1, m22 / d2]]).tolist()
+        t = [m03, m13, m23]
+        if not all(map(isfinite, q + s)):
+            return None
+        rot = quat_to_matrix(q).tolist()
+        backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
+                      rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
+                      rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
+                      0.0, 0.0, 0.0, 1.0])
+        tols.append(1e-4 * max(1.0, max(map(abs, flat))))
+        out[0].append(tuple(t))
+        out[1].append(tuple(q))
+        out[2].append(tuple(s))
+    # The allclose test of all bones at once (elementwise, as the batch does it).
+    flat_all = gl.reshape(len(gl), 16)
+    err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
+    out[3].extend((err <= np.array(tols)[:, None]).all(axis=1).tolist())
+    return out
 
 
 # -- the scene -------------------------------------------------------------------------------------
