@@ -257,8 +257,8 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
 
 
-_Vec = tuple[float, ...]
-_BoneTrs = tuple[list[_Vec], list[_Vec], list[_Vec], list[bool]]
+# Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
+_BoneTrs = tuple[list[Any], list[Any], list[Any], list[bool]]
 # Up to this many bones the TRS split runs bone by bone in plain floats.
 _FEW_BONES = 24
 
@@ -316,7 +316,8 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     # The allclose test of all bones at once (elementwise, as the batch does it).
     flat_all = gl.reshape(len(gl), 16)
     err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
-    out[3].extend((err <= np.array(tols)[:, None]).all(axis=1).tolist())
+    exact = (err <= np.array(tols)[:, None]).all(axis=1)
+    out[3].extend(bool(x) for x in exact.tolist())
     return out
 
 
