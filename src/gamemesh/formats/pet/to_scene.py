@@ -317,7 +317,7 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     flat_all = gl.reshape(len(gl), 16)
     err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
     exact = (err <= np.array(tols)[:, None]).all(axis=1)
-    out[3].extend(bool(x) for x in exact.tolist())
+    out[3].extend(map(bool, exact))
     return out
 
 
