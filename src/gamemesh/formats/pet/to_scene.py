@@ -316,8 +316,7 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     # The allclose test of all bones at once (elementwise, as the batch does it).
     flat_all = gl.reshape(len(gl), 16)
     err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
-    exact = (err <= np.array(tols)[:, None]).all(axis=1)
-    out[3].extend(map(bool, exact))
+    out[3].extend(np.asarray((err <= np.array(tols)[:, None]).all(axis=1)).tolist())
     return out
 
 
