@@ -1078,6 +1078,29 @@ class _Group:
     rotation: bool
 
 
+def _group_small(index: list[int], t: F64, v: F64, lens: list[int], rotation: bool) -> _Group:
+    """:meth:`Clipper._group` of a few keys: the segment bookkeeping in Python, the dot
+    products by the same numpy call (the hemisphere flips are exact negations)."""
+    starts: list[int] = []
+    seg: list[int] = []
+    at = 0
+    for c, n in enumerate(lens):
+        starts.append(at)
+        seg += [c] * n
+        at += n
+    if rotation and len(v) > 1:
+        d = np.sum(v[1:] * v[:-1], axis=1).tolist()
+        sign = [1.0] * len(v)
+        for k in range(1, len(v)):
+            # Per channel: each key's sign flips the next ones' while its dot is negative.
+            sign[k] = (sign[k - 1] if seg[k] == seg[k - 1] else 1.0) * (
+                -1.0 if d[k - 1] < 0 and seg[k] == seg[k - 1] else 1.0)
+        v = v * np.array(sign)[:, None]
+    st = np.array(starts, np.int64)
+    return _Group(index, t, v, st, st + np.array(lens, np.int64), np.array(seg, np.int64),
+                  rotation)
+
+
 class Clipper:
     """Cuts motions (frame ranges) out of a file's channels."""
 
@@ -1092,9 +1115,11 @@ class Clipper:
     def _group(self, index: list[int], rotation: bool) -> _Group:
         chs = [self.channels[i] for i in index]
         lens = [len(c.times) for c in chs]
-        starts, seg = _segments(lens)
         t = np.concatenate([c.times for c in chs]).astype(np.float64)
         v = np.concatenate([c.values for c in chs]).astype(np.float64)
+        if len(v) <= _SMALL_KEYS:
+            return _group_small(index, t, v, lens, rotation)
+        starts, seg = _segments(lens)
         if rotation and len(v) > 1:
             # Per channel: v * cumprod(sign of each key's dot with the one before), the
             # product of signs being the parity of the negative dots so far.
@@ -1197,21 +1222,29 @@ class Clipper:
         for b in bounds:
             x0, x1 = float(b[0]), float(b[1])
             # Key times within a tenth of a millisecond of a bound are that bound.
-            tt = [x0 if abs(t - x0) < 1e-4 else (x1 if abs(t - x1) < 1e-4 else t) for t in tk]
+            tt = [x0 if -1e-4 < t - x0 < 1e-4 else (x1 if -1e-4 < t - x1 < 1e-4 else t)
+                  for t in tk]
             two = x1 > x0
             for a, e in spans:
                 s = len(times)
-                first = _interp_small(tt, vk, a, e, x0)
+                times.append(x0 - x0)
+                vals.append(vk[a])  # the value at x0, set below
+                n0 = n1 = 0  # keys at or before x0, x1
+                for k in range(a, e):
+                    t = tt[k]
+                    if t <= x0:
+                        n0 += 1
+                    if t <= x1:
+                        n1 += 1
+                    if two and x0 < t < x1:
+                        times.append(t - x0)
+                        vals.append(vk[k])
+                first = _interp_small(tt, vk, a, e, x0, n0)
                 if first is None:
                     return None
-                times.append(x0 - x0)
-                vals.append(first)
+                vals[s] = first
                 if two:
-                    for k in range(a, e):
-                        if x0 < tt[k] < x1:
-                            times.append(tt[k] - x0)
-                            vals.append(vk[k])
-                    last = _interp_small(tt, vk, a, e, x1)
+                    last = _interp_small(tt, vk, a, e, x1, n1)
                     if last is None:
                         return None
                     times.append(x1 - x0)
@@ -1233,14 +1266,11 @@ class Clipper:
         return res
 
 
-def _interp_small(t: list[float], v: list[list[float]], a: int, e: int,
-                  x: float) -> list[float] | None:
-    """:func:`_interp_at` of one segment (rows ``a:e``) as Python floats; None for two equal
-    key times around ``x`` (numpy's division by zero is left to the numpy way)."""
-    count = 0
-    for k in range(a, e):
-        if t[k] <= x:
-            count += 1
+def _interp_small(t: list[float], v: list[list[float]], a: int, e: int, x: float,
+                  count: int) -> list[float] | None:
+    """:func:`_interp_at` of one segment (rows ``a:e``, ``count`` of them at or before
+    ``x``) as Python floats; None for two equal key times around ``x`` (numpy's division by
+    zero is left to the numpy way)."""
     j = a + max(count - 1, 0)
     tj = t[j]
     if count == 0 or a + count >= e or tj == x:
