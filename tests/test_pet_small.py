@@ -1,0 +1,266 @@
+"""PET's small-file paths (plain-Python walks over a few records, keys or bones) against the
+general ones they stand in for: the same documents, channels, clips, bones and errors, bit for
+bit (timing-independent)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gamemesh
+from gamemesh.formats.pet.sample import build
+from gamemesh.formats.pet.write import write
+from gamemesh.registry import Context
+
+read_mod = importlib.import_module("gamemesh.formats.pet.read")
+ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+files_mod = importlib.import_module("gamemesh.formats.pet.files")
+FIXTURES = Path(__file__).parent / "fixtures" / "pet"
+
+
+def _same(a: Any, b: Any) -> None:
+    if hasattr(a, "__dataclass_fields__"):
+        assert type(a) is type(b)
+        for name in a.__dataclass_fields__:
+            _same(getattr(a, name), getattr(b, name))
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+    else:
+        assert a == b
+
+
+def _docs() -> list[tuple[bytes, str]]:
+    out = [(p.read_bytes(), p.name) for p in sorted(FIXTURES.glob("*pet"))]
+    for kind in ("pet", "mpet", "bpet", "apet"):
+        for version in ((1, 0), (1, 3)):
+            out.append((write(build(kind, version, escape=True, rings=6, sides=5)), f"x.{kind}"))
+    return out
+
+
+def _random_tracks(rng: np.random.Generator, dtype: Any = np.float32) -> list[Any]:
+    """Tracks with repeated, unsorted, negative and non-finite times and values."""
+    from gamemesh.formats.pet.document import Track
+
+    tracks = []
+    for bone in range(int(rng.integers(1, 6))):
+        keys = []
+        for width in (3, 4, 3):
+            n = int(rng.integers(0, 9))
+            t = rng.integers(-2, 30, n) / 30.0 + rng.choice([0.0, 0.0, 1e-5, -3e-5], n)
+            if rng.random() < 0.5:
+                t = np.sort(t)
+            v = rng.normal(size=(n, width)) * rng.choice([1.0, 1e30, 1e-20, 1e-300], (n, 1))
+            rows = np.concatenate([t[:, None], v], 1)
+            if n and rng.random() < 0.3:
+                rows[rng.integers(0, n), rng.integers(0, width + 1)] = rng.choice(
+                    [np.nan, np.inf, -np.inf, -0.0, 0.0])
+            if n > 1 and rng.random() < 0.3:
+                rows[1, 0] = rows[0, 0]
+            keys.append(rows.astype(dtype))
+        tracks.append(Track(bone=bone, pos=keys[0], rot=keys[1], scale=keys[2]))
+    return tracks
+
+
+def _channel_bits(chs: list[Any]) -> list[tuple[Any, ...]]:
+    return [(c.node, c.path, c.times.dtype, c.times.shape, c.times.tobytes(), c.values.dtype,
+             c.values.shape, c.values.tobytes()) for c in chs]
+
+
+def test_few_keys_channels_and_clips_match_the_numpy_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk over a few keys as Python floats gives the vectorized way's channels and clips
+    bit for bit, with the same notes."""
+    rng = np.random.default_rng(21)
+    cases = []
+    for trial in range(400):
+        tracks = _random_tracks(rng, np.float64 if trial % 4 == 3 else np.float32)
+        frames = [(int(f0), int(max(f0, f1)) if trial % 3 else int(f1))
+                  for f0, f1 in rng.integers(0, 35, (int(rng.integers(1, 5)), 2))]
+        cases.append((tracks, [(f0 / 30.0, max(f0, f1) / 30.0) for f0, f1 in frames]))
+
+    def run() -> list[Any]:
+        out = []
+        for tracks, bounds in cases:
+            ctx = Context(None)
+            chs = ts.track_channels(tracks, list(range(len(tracks))),
+                                    [str(i) for i in range(len(tracks))], ctx)
+            clips = ts.Clipper(chs).cut(bounds)
+            out.append((_channel_bits(chs), [_channel_bits(c) for c in clips],
+                        [(n.code, n.message) for n in ctx.notes]))
+        return out
+
+    small = run()
+    monkeypatch.setattr(ts, "_SMALL_KEYS", -1)
+    assert run() == small
+
+
+def _reference_bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """The bone order as it was first written (visited flags, cycles cut at their first
+    bone)."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i, p in enumerate(par):
+        if p >= 0:
+            children[p].append(i)
+    order: list[int] = []
+    seen = [False] * n
+    cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
+    roots = [i for i in range(n) if par[i] < 0]
+    while True:
+        stack = list(reversed(roots))
+        while stack:
+            i = stack.pop()
+            if not seen[i]:
+                seen[i] = True
+                order.append(i)
+                stack.extend(reversed(children[i]))
+        rest = [i for i in range(n) if not seen[i]]
+        if not rest:
+            return order, par, cut
+        par[rest[0]] = -1
+        children = [[c for c in ch if c != rest[0]] for ch in children]
+        roots = [rest[0]]
+        cut += 1
+
+
+def test_bone_order_and_world_matrices_match_the_bone_by_bone_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trees, chains, cycles and bad links: the same order, cuts and world matrices (bit for
+    bit: np.matmul bone by bone) with depths from a Python walk or by pointer jumping."""
+    rng = np.random.default_rng(23)
+    for trial in range(300):
+        n = int(rng.integers(0, 60))
+        if trial % 3 == 0:
+            parents = [i - 1 for i in range(n)]  # a chain
+        else:
+            parents = [int(rng.integers(-1, max(1, i + 1))) for i in range(n)]
+        for _ in range(int(rng.integers(0, 4))):
+            if n:
+                parents[int(rng.integers(0, n))] = int(rng.integers(-3, n + 3))
+        got = ts.bone_tree(parents, n)
+        assert got == _reference_bone_tree(parents, n)
+        order, par, _ = got
+        local = rng.normal(size=(n, 4, 4)) * 10.0 ** rng.integers(-3, 4, (n, 1, 1))
+        want = local.copy()
+        for i in order:
+            if par[i] >= 0:
+                want[i] = np.matmul(want[par[i]], local[i])
+        for small in (4096, -1):
+            monkeypatch.setattr(ts, "_SMALL_BONES", small)
+            assert ts.bone_worlds(local, par, order).tobytes() == want.tobytes()
+
+
+def test_bone_names_decode_as_cp949() -> None:
+    cases = [[], [b""], [b"Bip01", b"", b"a b"], ["\ud55c\uae00".encode("cp949"), b"x"],
+             [b"\xff\xfe", b"ok"], [b"a\0b", b"c"], [bytes(range(128))]]
+    for raw in cases:
+        assert ts.decode_names(raw) == [b.decode("cp949", errors="replace") for b in raw]
+
+
+def test_small_section_readers_match_the_field_by_field_reader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """TEXT, SMTL, ANIM, FRAM, MOTI, COLL and EXTR read through struct at a running offset
+    give the Reader walk's documents, notes and errors: on the fixtures and on copies with
+    bytes of those sections changed (counts, string lengths, bone ids) or cut."""
+    docs = _docs()
+    rng = np.random.default_rng(29)
+    cases = list(docs)
+    wanted = {b"TEXT", b"SMTL", b"ANIM", b"FRAM", b"MOTI", b"COLL", b"EXTR"}
+    for d, n in docs:
+        spans = []
+        at = 0
+        while at + 8 <= len(d):
+            length = int.from_bytes(d[at + 4:at + 8], "little")
+            if d[at:at + 4] in wanted and length:
+                spans.append((at + 8, at + 8 + length))
+            at += 8 + length
+        for _ in range(40):
+            s0, s1 = spans[int(rng.integers(0, len(spans)))]
+            m = bytearray(d)
+            for _ in range(int(rng.integers(1, 4))):
+                k = int(rng.integers(s0, s1))
+                m[k] = int(rng.choice([0, 1, 2, 7, 8, 9, 0x40, 0xFE, 0xFF, rng.integers(0, 256)]))
+            if rng.random() < 0.2:
+                m = m[:int(rng.integers(s0, s1 + 1))]
+            cases.append((bytes(m), n))
+
+    def outcome(d: bytes, n: str) -> Any:
+        ctx = Context(Path(n), {})
+        try:
+            return read_mod.read(d, ctx), [(x.code, x.message) for x in ctx.notes]
+        except gamemesh.FormatError as e:
+            return str(e)
+
+    fast = [outcome(d, n) for d, n in cases]
+    assert sum(isinstance(f, str) for f in fast) > 20  # errors are among the cases
+    monkeypatch.setattr(read_mod, "_fast", lambda *a: None)
+    for (d, n), got in zip(cases, fast, strict=True):
+        want = outcome(d, n)
+        if isinstance(want, str):
+            assert got == want
+        else:
+            assert not isinstance(got, str)
+            _same(got[0], want[0])
+            assert got[1] == want[1]
+
+
+def test_character_files_match_a_path_listing(tmp_path: Path) -> None:
+    """One scandir (names first) finds what the sorted Path listing found: case-insensitive
+    prefix and extension, folders and broken or looping links left out."""
+    for name in ("Tube_a.MPET", "tube_b.apet", "tube_z.bpet", "tube_.mpet", "tube_d.txt",
+                 "other_x.mpet", "tube_c.mpet.bak", "TUBE_e.Apet", "tube_00.mpet"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "tube_dir.mpet").mkdir()
+    (tmp_path / "tube_gone.apet").symlink_to(tmp_path / "missing")
+    (tmp_path / "tube_loop.apet").symlink_to(tmp_path / "tube_loop.apet")
+    (tmp_path / "tube_link.mpet").symlink_to(tmp_path / "tube_b.apet")
+    for main in ("tube_z.bpet", "Tube_a.MPET", "notube.bpet", "x_y.txt"):
+        path = tmp_path / main
+        want = [] if "_" not in main.lower() or not main.lower().endswith(
+            (".pet", ".apet", ".bpet", ".mpet")) else [
+            p for p in sorted(tmp_path.iterdir()) if p.is_file()
+            and p.name.lower().startswith(main.lower().split("_", 1)[0] + "_")
+            and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != main]
+        assert files_mod.character_files(path) == want
+
+
+def test_few_bones_trs_split_matches_the_batch() -> None:
+    """Bone by bone in plain floats: the batch's translations, rotations, scales and shear
+    flags bit for bit (rotations, scalings with a mirror or a zero axis, shear, huge and tiny
+    values); a non-finite split is left to the batch."""
+    from gamemesh.scene.math import quat_to_matrix
+
+    rng = np.random.default_rng(31)
+    left = 0
+    for trial in range(3000):
+        n = int(rng.integers(1, 25))
+        q = rng.normal(size=(n, 4))
+        m = np.zeros((n, 4, 4))
+        m[:, :3, :3] = quat_to_matrix(q) * rng.choice([1.0, -1.0, 0.0, 1e-30, 3.7, 1e160],
+                                                       (n, 1, 3), p=[.5, .2, .05, .05, .195, .005])
+        if trial % 3 == 0:
+            m[:, :3, :3] += rng.normal(size=(n, 3, 3)) * rng.choice([0.0, 1e-9, 1e-3, 1.0])
+        m[:, :3, 3] = rng.normal(size=(n, 3)) * rng.choice([1.0, 1e5, 1e-20])
+        m[:, 3, 3] = 1.0
+        if trial % 7 == 0:
+            m[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
+                rng.choice([np.nan, np.inf, -0.0])
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            gl = ts.S4 @ m @ ts.S4
+            few = ts._bone_trs_few(gl.copy())
+            batch = ts._bone_trs(gl.copy())
+        if few is None:  # a non-finite matrix or split
+            left += 1
+            continue
+        for got, want in zip(few[:3], batch[:3], strict=True):
+            assert np.array(got).tobytes() == np.array(want).tobytes()
+        assert few[3] == batch[3]
+    assert 0 < left < 1000
