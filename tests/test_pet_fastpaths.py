@@ -300,4 +300,3 @@ def test_positive_weight_counts_by_word_match_count_nonzero() -> None:
         w[6] = 1.0
         want = np.count_nonzero(np.ascontiguousarray(w.T) > 0, axis=0)
         assert np.array_equal(ts._count_positive(w), want)
-
