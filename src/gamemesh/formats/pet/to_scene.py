@@ -246,13 +246,13 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
         top = len(scene.nodes)
         scene.nodes.append(Node(name=sk.unit.stem, extras={"pet_root": True}))
         scene.roots.append(top)
-    for i, p in enumerate(sk.parents):
+    # Bone i is node base + i.
+    under = scene.nodes[top].children if top is not None else scene.roots
+    for i, p in enumerate(sk.parents, base):
         if p >= 0:
-            scene.nodes[sk.nodes[p]].children.append(sk.nodes[i])
-        elif top is not None:
-            scene.nodes[top].children.append(sk.nodes[i])
+            nodes[base + p].children.append(i)
         else:
-            scene.roots.append(sk.nodes[i])
+            under.append(i)
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
 
@@ -364,6 +364,7 @@ class _MeshBuilder:
         self.used_skin = False
         self.mesh_nodes: list[int] = []
         self.finders: dict[Path | None, TextureFinder] = {}
+        self._unit_finders: dict[int, TextureFinder] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
         self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
         self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
@@ -672,9 +673,13 @@ class _MeshBuilder:
             mat.alpha_cutoff = 0.4
 
     def _finder(self, unit: Unit) -> TextureFinder:
+        hit = self._unit_finders.get(id(unit))  # the units live as long as the builder
+        if hit is not None:
+            return hit
         d = unit.path.parent if unit.path is not None else None
         if d not in self.finders:
             self.finders[d] = TextureFinder(d, self.extra_dirs)
+        self._unit_finders[id(unit)] = self.finders[d]
         return self.finders[d]
 
 
