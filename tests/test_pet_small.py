@@ -264,3 +264,41 @@ def test_few_bones_trs_split_matches_the_batch() -> None:
             assert np.array(got).tobytes() == np.array(want).tobytes()
         assert few[3] == batch[3]
     assert 0 < left < 1000
+
+
+def test_parts_sharing_bones_share_their_skeleton_and_bind_transforms(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A character's parts with the same bones reuse one skeleton and bind transform; parts
+    with other matrices, parents or names get their own: the GLB is the one made part by
+    part."""
+    import io
+
+    (tmp_path / "h_def.bpet").write_bytes(write(build("bpet", (1, 3))))
+    docs = {name: build("mpet", (1, 3), rings=rings, sides=5)
+            for name, rings in (("a", 3), ("b", 4), ("c", 3), ("d", 5), ("e", 4))}
+    bc, bd, be = docs["c"].bones, docs["d"].bones, docs["e"].bones
+    assert bc is not None and bc.matrices is not None and bd is not None and be is not None
+    bc.matrices[2, 9] += 0.25  # another bind pose
+    bd.names[1] = b"Bip01 Other"  # a bone the skeleton lacks
+    be.parents[3] = 0
+    for name, doc in docs.items():
+        (tmp_path / f"h_{name}_01.mpet").write_bytes(write(doc))
+
+    def glb() -> bytes:
+        buf = io.BytesIO()
+        gamemesh.save(gamemesh.load(tmp_path / "h_def.bpet"), buf, format="glb")
+        return buf.getvalue()
+
+    shared = glb()
+    calls: list[int] = []
+    make = ts.make_skeleton
+    monkeypatch.setattr(ts, "make_skeleton", lambda *a: calls.append(1) or make(*a))
+    assert glb() == shared and len(calls) == 1 + 4  # the skeleton, then a, c, d, e
+
+    def uncached_rebind(self: Any, wm: Any, bone_map: Any) -> Any:
+        return self.sk.world[bone_map] @ ts.safe_inverse(wm)
+
+    monkeypatch.setattr(ts._MeshBuilder, "_own_skeleton",
+                        lambda self, unit: make(unit, Context(None, {}, [])))
+    monkeypatch.setattr(ts._MeshBuilder, "_rebind", uncached_rebind)
+    assert glb() == shared

@@ -369,6 +369,10 @@ class _MeshBuilder:
         self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
         self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
         self._bind: tuple[F64, F64] | None = None
+        # A character's parts mostly carry the same bones: their own skeletons and bind
+        # transforms are made once per distinct bone list (pure functions of it).
+        self._owns: dict[tuple[Any, ...], Skeleton | None] = {}
+        self._binds: dict[tuple[int, bytes], tuple[F64, F64]] = {}
         dirs = ctx.opt("texture_dir", []) or []
         self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
 
@@ -384,7 +388,7 @@ class _MeshBuilder:
         if sk is not None and sk.unit is unit:
             wm, bone_map = sk.world, np.arange(nb)
         else:
-            own = make_skeleton(unit, Context(None, {}, [])) if bs is not None else None
+            own = self._own_skeleton(unit) if bs is not None else None
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
@@ -405,8 +409,23 @@ class _MeshBuilder:
         the skinning and both normal passes use it)."""
         assert self.sk is not None
         if self._bind is None or self._bind[0] is not wm:
-            self._bind = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+            key = (id(wm), bone_map.tobytes())
+            hit = self._binds.get(key)  # the entry keeps ``wm`` alive: its id stays its own
+            if hit is None:
+                hit = self._binds[key] = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+            self._bind = hit
         return self._bind[1]
+
+    def _own_skeleton(self, unit: Unit) -> Skeleton | None:
+        """A part's own skeleton (its bind pose), shared by the parts with the same bones."""
+        bs = unit.doc.bones
+        assert bs is not None
+        mats = bs.matrices
+        key = (tuple(bs.names), tuple(bs.parents),
+               None if mats is None else (mats.dtype.str, mats.shape, mats.tobytes()))
+        if key not in self._owns:
+            self._owns[key] = make_skeleton(unit, Context(None, {}, []))
+        return self._owns[key]
 
     def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
         """The corners' vertex indices as int64, converted once per mesh."""
