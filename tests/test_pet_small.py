@@ -302,3 +302,19 @@ def test_parts_sharing_bones_share_their_skeleton_and_bind_transforms(
                         lambda self, unit: make(unit, Context(None, {}, [])))
     monkeypatch.setattr(ts._MeshBuilder, "_rebind", uncached_rebind)
     assert glb() == shared
+
+
+def test_bone_lookup_by_name_matches_the_linear_search() -> None:
+    """The first exact match, else the first match ignoring case (repeated names, names
+    differing in case only, non-ASCII)."""
+    rng = np.random.default_rng(37)
+    pool = ["Bip01", "bip01", "BIP01", "Spine", "spine", "\ud55c\uae00", "Bone001", ""]
+    for _ in range(300):
+        names = [str(rng.choice(pool)) for _ in range(int(rng.integers(0, 8)))]
+        sk = ts.Skeleton(None, names, [-1] * len(names), np.zeros((0, 4, 4)),
+                         np.zeros((0, 4, 4)))
+        for query in [*pool, "BONE001", "nope"]:
+            want = next((i for i, n in enumerate(names) if n == query),
+                        next((i for i, n in enumerate(names) if n.lower() == query.lower()),
+                             None))
+            assert sk.find(query) == want

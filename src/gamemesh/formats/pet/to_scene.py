@@ -190,16 +190,19 @@ class Skeleton:
     local: F64
     world: F64
     nodes: list[int] = field(default_factory=list)
+    # The first bone of each name and of each lower-case name, made on the first find.
+    _exact: dict[str, int] | None = field(default=None, repr=False)
+    _lower: dict[str, int] = field(default_factory=dict, repr=False)
 
     def find(self, name: str) -> int | None:
-        low = name.lower()
-        for i, n in enumerate(self.names):
-            if n == name:
-                return i
-        for i, n in enumerate(self.names):
-            if n.lower() == low:
-                return i
-        return None
+        """The first bone named ``name``, else the first whose name matches ignoring case."""
+        if self._exact is None:
+            self._exact = {}
+            for i, n in enumerate(self.names):
+                self._exact.setdefault(n, i)
+                self._lower.setdefault(n.lower(), i)
+        hit = self._exact.get(name)
+        return hit if hit is not None else self._lower.get(name.lower())
 
 
 def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
