@@ -5,6 +5,7 @@ bit (timing-independent)."""
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -318,3 +319,53 @@ def test_bone_lookup_by_name_matches_the_linear_search() -> None:
                         next((i for i, n in enumerate(names) if n.lower() == query.lower()),
                              None))
             assert sk.find(query) == want
+
+
+def test_bone_locals_match_the_tiled_identity_way() -> None:
+    from gamemesh.formats.pet.document import BoneSection
+
+    rng = np.random.default_rng(41)
+    for trial in range(200):
+        n = int(rng.integers(0, 12))
+        mats = (rng.normal(size=(n, 12)) * 10.0 ** rng.integers(-20, 20, (n, 1))).astype(
+            np.float32)
+        if n and trial % 3 == 0:
+            mats[rng.integers(0, n), rng.integers(0, 12)] = rng.choice([np.nan, np.inf, -0.0])
+        bs = BoneSection(names=[b"b"] * n, parents=[-1] * n,
+                         matrices=None if trial % 10 == 0 else mats)
+        want = np.tile(np.eye(4), (n, 1, 1))
+        if bs.matrices is not None and n:
+            rows = np.asarray(mats, np.float64).reshape(n, 4, 3)
+            want[:, :3, :3] = np.transpose(rows[:, :3, :], (0, 2, 1))
+            want[:, :3, 3] = rows[:, 3, :]
+            want[~np.all(np.isfinite(want.reshape(n, 16)), axis=1)] = np.eye(4)
+        got = ts.bone_locals(bs)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+
+
+def test_walk_up_is_reused_until_a_folder_on_it_changes(tmp_path: Path) -> None:
+    """The shared texture folders above a model: the walk is kept while every folder on it
+    has its mtime (only when none changed in the last 2 s), and a folder made on the way is
+    found by the next walk."""
+    import time as _time
+
+    top = tmp_path / "a"
+    model = top / "b" / "c" / "d" / "e" / "m"  # the walk: m, e, d, c, b, a
+    model.mkdir(parents=True)
+    (top / "Z_Common").mkdir()
+    old = _time.time() - 60
+    for d in (model, *model.parents):
+        if d == tmp_path:
+            break
+        os.utime(d, (old, old))
+    key = (model, os.getcwd())
+    want = [top / "Z_Common"]
+    assert files_mod._walk_up(model) == want
+    assert files_mod._WALKS[key][1] == want
+    assert files_mod._walk_up(model) == want  # from the memo
+    (model.parent / "texture_dds").mkdir()  # e's mtime changes
+    want = [model.parent / "texture_dds", top / "Z_Common"]
+    assert files_mod._walk_up(model) == want
+    assert files_mod._WALKS[key][1] != want  # e changed just now: the new walk is not kept
+    assert list(files_mod.TextureFinder(model)._shared_roots()) == want

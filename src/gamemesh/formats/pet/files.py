@@ -111,16 +111,7 @@ class TextureFinder:
 
     def _shared_roots(self) -> Iterable[Path]:
         if self._roots is None:
-            self._roots = []
-            d = self.model_dir
-            for _ in range(_WALK_UP if d is not None else 0):
-                assert d is not None
-                shared = _scan(d)[2]
-                if shared:
-                    self._roots += sorted(Path(p) for p in shared)
-                if d.parent == d:
-                    break
-                d = d.parent
+            self._roots = _walk_up(self.model_dir) if self.model_dir is not None else []
         return self._roots
 
     def find(self, name: str) -> Path | None:
@@ -154,6 +145,51 @@ class TextureFinder:
             if hit is not None:
                 return Path(hit)
         return None
+
+
+# Walks up from a model's folder, per (folder, working folder): each folder walked with its
+# mtime, and the shared texture folders found. A walk is reused while every folder in it
+# keeps that mtime (the listings' rule, a stat each rather than a listing lookup, a Path
+# and a comparison), and kept only when none was changed within the last 2 s.
+_WALKS: dict[tuple[Path, str], tuple[list[tuple[str, int]], list[Path]]] = {}
+
+
+def _mtime(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _walk_up(model_dir: Path) -> list[Path]:
+    """The shared texture folders in ``model_dir`` and up to :data:`_WALK_UP` - 1 folders
+    above it, nearest first (each folder's sorted)."""
+    key = (model_dir, os.getcwd())
+    hit = _WALKS.get(key)
+    if hit is not None and all(_mtime(f) == m for f, m in hit[0]):
+        return list(hit[1])
+    walked: list[tuple[str, int]] = []
+    roots: list[Path] = []
+    keep = True
+    now = time.time_ns()
+    d = model_dir
+    for _ in range(_WALK_UP):
+        m = _mtime(str(d))
+        if m is None or now - m <= _RACY_NS:
+            keep = False
+        else:
+            walked.append((str(d), m))
+        shared = _scan(d)[2]
+        if shared:
+            roots += sorted(Path(p) for p in shared)
+        if d.parent == d:
+            break
+        d = d.parent
+    if keep:
+        if len(_WALKS) >= _MAX_LISTINGS:
+            _WALKS.clear()
+        _WALKS[key] = (walked, roots)
+    return list(roots)
 
 
 def _pick(listing: dict[str, str], names: list[str]) -> Path | None:

@@ -74,14 +74,16 @@ def bone_locals(bs: BoneSection) -> F64:
     """Column-form 4x4 matrices from the D3D row-vector 4x3 rows (xa, ya, za, pivot); .apet
     bones (no matrix) and non-finite matrices are identity."""
     n = bs.count
-    out = np.tile(np.eye(4), (n, 1, 1))
     if bs.matrices is None or n == 0:
-        return out
+        return np.tile(np.eye(4), (n, 1, 1))
     rows = np.asarray(bs.matrices, np.float64).reshape(n, 4, 3)
-    out[:, :3, :3] = np.transpose(rows[:, :3, :], (0, 2, 1))
+    out = np.empty((n, 4, 4))
+    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    out[:, :3, :3] = rows[:, :3, :].transpose(0, 2, 1)
     out[:, :3, 3] = rows[:, 3, :]
-    bad = ~np.all(np.isfinite(out.reshape(n, 16)), axis=1)
-    out[bad] = np.eye(4)
+    finite = np.isfinite(out.reshape(n, 16)).all(axis=1)
+    if not finite.all():
+        out[~finite] = np.eye(4)
     return out
 
 
@@ -136,6 +138,8 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     else:
         depth = _depths(np.asarray(par, np.int64))
     levels = int(depth.max()) if n else 0
+    if levels == 0:  # roots only
+        return world
     if 2 * levels > n:
         # Per bone (a chain): views of the rows made once, each product written in place.
         # np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost.
