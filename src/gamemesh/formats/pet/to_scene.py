@@ -280,8 +280,12 @@ def _bone_trs(gl: F64) -> _BoneTrs:
     # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
     err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
     exact = (err <= tol[:, None, None]).all(axis=(1, 2))
-    return (list(map(tuple, t.tolist())), list(map(tuple, r.tolist())),
-            list(map(tuple, s.tolist())), exact.tolist())
+    return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
+
+
+def _tuples(a: F64) -> list[Any]:
+    """The rows of ``a`` as tuples, zipped from its columns (no list made per row)."""
+    return list(zip(*a.T.tolist(), strict=True))
 
 
 def _bone_trs_few(gl: F64) -> _BoneTrs | None:
