@@ -95,11 +95,11 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     for i, p in enumerate(par):
         if p >= 0:
             children[p].append(i)
-        else:
+        elif i < n:
             roots.append(i)
     order: list[int] = []
     seen = [False] * n
-    cut = len(roots) - sum(1 for p in parents if p < 0)
+    cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
     while True:
         # Depth first, children in order. Each bone is some one bone's child (or a root),
         # so it is met at most once: no visited check.
