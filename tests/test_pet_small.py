@@ -409,3 +409,48 @@ def test_safe_inverse_of_finite_invertible_stacks_skips_the_cleaning() -> None:
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes()
     assert safe_inverse(np.diag([2.0, 4.0])).tobytes() == np.diag([0.5, 0.25]).tobytes()
+
+
+def _reference_split(r: Any) -> Any:
+    """read._split as it was: every header through the Reader's checked calls."""
+    spans = []
+    while r.remaining() >= 8:
+        at = r.tell()
+        fourcc = r.bytes(4)
+        length = r.u32("section.length")
+        if length > r.remaining():
+            raise r.truncated(expected=f"{length} bytes of {fourcc!r}",
+                              actual=f"{r.remaining()} left", field="section.length", offset=at)
+        spans.append((fourcc, r.tell(), r.tell() + length))
+        r.skip(length)
+    if not spans:
+        msg = "not a PET file: no section"
+        raise r.corrupt(msg, expected="a section header", actual=f"{r.remaining()} bytes",
+                        offset=0)
+    return spans, r.rest()
+
+
+def test_section_headers_through_struct_match_the_reader_walk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut files, lengths past the end and short tails: the same sections and errors."""
+    from gamemesh.binary import Reader
+
+    rng = np.random.default_rng(47)
+    cases = [b"", b"VERS", b"VERS\x02\x00\x00\x00\x03\x01", b"VERS\xff\xff\xff\xff\x03\x01"]
+    for d, _ in _docs():
+        for _ in range(20):
+            m = bytearray(d[:int(rng.integers(0, len(d) + 1))])
+            if len(m) > 8 and rng.random() < 0.5:
+                m[4 + 8 * int(rng.integers(0, 2))] ^= 0x40
+            cases.append(bytes(m))
+
+    def outcome(data: bytes) -> Any:
+        try:
+            return read_mod._split(Reader(data, "pet"))
+        except gamemesh.FormatError as e:
+            return str(e)
+
+    fast = [outcome(d) for d in cases]
+    monkeypatch.setattr(read_mod, "_split", _reference_split)
+    assert fast == [outcome(d) for d in cases]
+    assert sum(isinstance(f, str) for f in fast) > 10

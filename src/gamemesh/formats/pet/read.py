@@ -92,6 +92,16 @@ def read(data: bytes, ctx: Context) -> PetDocument:
 def _split(r: Reader) -> tuple[list[tuple[bytes, int, int]], bytes]:
     """(FourCC, payload start, payload end) per section; a last partial header is kept raw."""
     spans: list[tuple[bytes, int, int]] = []
+    # The headers through struct; a length that does not fit is left to the checked walk
+    # below, which reports it.
+    view, pos, end = r._view, r.pos, r.end
+    while end - pos >= 8:
+        length = _U32.unpack_from(view, pos + 4)[0]
+        if length > end - pos - 8:
+            break
+        spans.append((bytes(view[pos:pos + 4]), pos + 8, pos + 8 + length))
+        pos += 8 + length
+    r.seek(pos)
     while r.remaining() >= 8:
         at = r.tell()
         fourcc = r.bytes(4)
@@ -141,11 +151,9 @@ def _read_section(r: Reader, fourcc: bytes, version: tuple[int, int], kind: str,
         except _Unsupported as e:
             ctx.note("pet.smtl_kept_raw", f"SMTL kept as raw bytes: {e}")
             return RawSection(fourcc, r.window(r.start, r.end - r.start).rest())
-    readers: dict[bytes, Callable[[Reader], Any]] = {
-        b"TEXT": _read_text, b"ANIM": lambda rr: _read_anim(rr, version),
-        b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti, b"COLL": _read_coll,
-        b"EXTR": _read_extr}
-    fn = readers.get(fourcc)
+    if fourcc == b"ANIM":
+        return _finish(r, _read_anim(r, version))
+    fn = _READERS.get(fourcc)
     if fn is None:
         if fourcc not in FOURCCS:
             ctx.note("pet.unknown_section", f"unknown section {fourcc!r} kept as raw bytes",
@@ -666,6 +674,11 @@ def _extr_at(view: memoryview, pos: int, end: int) -> tuple[ExtrSection, int]:
         out.bones.append(bone)
         out.wide.append(wide)
     return out, pos
+
+
+_READERS: dict[bytes, Callable[[Reader], Any]] = {
+    b"TEXT": _read_text, b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti,
+    b"COLL": _read_coll, b"EXTR": _read_extr}
 
 
 # -- MESH -----------------------------------------------------------------------------------------
