@@ -209,14 +209,18 @@ def character_files(path: Path) -> list[Path]:
     prefix = name.split("_", 1)[0] + "_"
     # Names from one listing (the entry's own type: no stat for a plain file), sorted as
     # their Paths would sort; a Path only for those kept.
+    parent, own = path.parent, path.name
     try:
-        with os.scandir(path.parent) as it:
-            names = [e.name for e in it if e.name.lower().startswith(prefix)
-                     and e.name.lower().endswith((".bpet", ".mpet", ".apet"))
-                     and e.name != path.name and _is_file(e)]
+        with os.scandir(parent) as it:
+            names = [e.name for e in it if _is_part(e.name.lower(), prefix)
+                     and e.name != own and _is_file(e)]
     except OSError:
         return []
-    return [path.parent / n for n in sorted(names, key=os.path.normcase)]
+    return [parent / n for n in sorted(names, key=os.path.normcase)]
+
+
+def _is_part(low: str, prefix: str) -> bool:
+    return low.startswith(prefix) and low.endswith((".bpet", ".mpet", ".apet"))
 
 
 def _is_file(e: os.DirEntry[str]) -> bool:
