@@ -1374,6 +1374,7 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         return
     bs = unit.doc.bones
     names = decode_names(bs.names) if bs is not None and sk.unit is not unit else []
+    stem = unit.stem
     flags: dict[str, list[list[float]]] = {}
     skipped = 0
     matched: list[tuple[Any, int, str]] = []
@@ -1386,15 +1387,15 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         if j is None:
             skipped += 1
             continue
-        matched.append((tr, sk.nodes[j], f"{unit.stem} track {i}"))
+        matched.append((tr, sk.nodes[j], f"{stem} track {i}"))
         if tr.flags is not None and len(tr.flags):
             flags[sk.names[j]] = np.asarray(tr.flags, np.float64).tolist()
     channels = track_channels([m[0] for m in matched], [m[1] for m in matched],
                               [m[2] for m in matched], ctx)
     if skipped:
-        ctx.note("pet.anim_track_unmatched", f"{unit.stem}: {skipped} track(s) name no bone")
+        ctx.note("pet.anim_track_unmatched", f"{stem}: {skipped} track(s) name no bone")
     moti = unit.doc.get(b"MOTI")
-    base = {"pet_source": unit.stem}
+    base = {"pet_source": stem}
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
     if isinstance(moti, MotiSection) and moti.motions:
@@ -1411,7 +1412,7 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
             scene.animations.append(Animation(name=mo.name.decode("cp949", "replace"),
                                               channels=clip, extras=extras))
     elif channels:
-        scene.animations.append(Animation(name=unit.stem, channels=channels, extras=base))
+        scene.animations.append(Animation(name=stem, channels=channels, extras=base))
 
 
 def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
