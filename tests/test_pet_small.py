@@ -454,3 +454,19 @@ def test_section_headers_through_struct_match_the_reader_walk(
     monkeypatch.setattr(read_mod, "_split", _reference_split)
     assert fast == [outcome(d) for d in cases]
     assert sum(isinstance(f, str) for f in fast) > 10
+
+
+def test_few_keys_clip_groups_match_the_numpy_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group built by the walk holds the numpy way's arrays (so either cut may use it)."""
+    rng = np.random.default_rng(53)
+    for _ in range(200):
+        tracks = _random_tracks(rng)
+        chs = ts.track_channels(tracks, list(range(len(tracks))),
+                                [str(i) for i in range(len(tracks))], Context(None))
+        monkeypatch.setattr(ts, "_SMALL_CUT", 1 << 30)
+        small = ts.Clipper(chs).groups
+        monkeypatch.setattr(ts, "_SMALL_CUT", -1)
+        for a, b in zip(small, ts.Clipper(chs).groups, strict=True):
+            assert (a.index, a.rotation) == (b.index, b.rotation)
+            for name in ("times", "values", "starts", "ends", "seg"):
+                _same(getattr(a, name), getattr(b, name))
