@@ -24,6 +24,8 @@ from .layout import ENCODING, FANM_DT, SKIN_DT
 
 def text_value(raw: bytes) -> str | dict[str, str]:
     """CP949 text when it decodes and encodes back to the same bytes, else the bytes as hex."""
+    if raw.isascii():  # CP949 keeps ASCII as is, both ways
+        return raw.decode("ascii")
     try:
         s = raw.decode(ENCODING)
         if s.encode(ENCODING) == raw:
@@ -56,7 +58,13 @@ def doc_extras(doc: PetDocument) -> dict[str, Any]:
                                     "value": v.value.hex()} for v in m.values]}
                        for m in smtl.materials]
     fanm = doc.get(b"FANM")
-    if isinstance(fanm, FanmSection):
+    if isinstance(fanm, FanmSection) and fanm.entries.dtype == FANM_DT:
+        # The records' bytes sliced (a numpy record's fields cost ~1 us each).
+        raw, size = fanm.entries.tobytes(), FANM_DT.itemsize
+        out["fanm"] = [{"group": raw[at], "name": raw[at + 1:at + 33].hex(),
+                        "material": raw[at + 33:at + 65].hex()}
+                       for at in range(0, len(raw), size)]
+    elif isinstance(fanm, FanmSection):
         out["fanm"] = [{"group": int(e["group"]), "name": bytes(e["name"]).hex(),
                         "material": bytes(e["material"]).hex()} for e in fanm.entries]
     fram = doc.get(b"FRAM")
@@ -68,9 +76,15 @@ def doc_extras(doc: PetDocument) -> dict[str, Any]:
         out["extr"] = list(extr.bones)
     mesh = doc.mesh
     if mesh is not None and mesh.skins is not None:
-        out["skins"] = [[int(r["bone"]), int(r["vtx_start"]), int(r["vtx_count"]),
-                         int(r["poly_start"]), int(r["poly_count"])] for r in mesh.skins]
+        out["skins"] = _skin_rows(mesh.skins)
     return out
+
+
+def _skin_rows(skins: npt.NDArray[Any]) -> list[list[int]]:
+    if skins.dtype == SKIN_DT:  # the records as tuples in one call
+        return [[b, vs, vc, ps, pc] for b, _, vs, vc, ps, pc in skins.tolist()]
+    return [[int(r["bone"]), int(r["vtx_start"]), int(r["vtx_count"]), int(r["poly_start"]),
+             int(r["poly_count"])] for r in skins]
 
 
 def texture_record(t: Texture) -> dict[str, Any]:

@@ -26,32 +26,35 @@ _WALK_UP = 6
 _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 
 # Folder listings shared by every load: (the folder's mtime, its files by lower-case name, its
-# sub-folders), as path strings (a Path is made only for a file that is used: a big folder
-# such as /tmp, met walking up the tree, would otherwise cost a Path per entry per load).
-# A listing is reused while the folder's mtime is unchanged, and kept only when
-# that mtime was over 2 s old when listed (a folder changed again within its timestamp's
-# granularity would look unchanged: the rule git uses for its index).
-_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str]]] = {}
+# sub-folders, those of them named as a shared texture folder), as path strings (a Path is
+# made only for a file that is used: a big folder such as /tmp, met walking up the tree,
+# would otherwise cost a Path per entry per load). A listing is reused while the folder's
+# mtime is unchanged, and kept only when that mtime was over 2 s old when listed (a folder
+# changed again within its timestamp's granularity would look unchanged: the rule git uses
+# for its index).
+_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str], list[str]]] = {}
 _MAX_LISTINGS = 4096
 _RACY_NS = 2_000_000_000
 
 
-def _scan(folder: Path) -> tuple[dict[str, str], list[str]]:
-    """The files (by lower-case name, first wins) and sub-folders of ``folder``."""
+def _scan(folder: Path) -> tuple[dict[str, str], list[str], list[str]]:
+    """The files (by lower-case name, first wins), sub-folders and shared texture folders
+    (:data:`SHARED_DIRS`) of ``folder``."""
     try:
         mtime = os.stat(folder).st_mtime_ns
     except OSError:
-        return {}, []
+        return {}, [], []
     # As given (the listing's paths are built on it) and absolute (after a chdir a relative
     # folder names another one).
     key = (folder, os.path.abspath(folder))
     hit = _LISTINGS.get(key)
     if hit is not None:
         if hit[0] == mtime:
-            return hit[1], hit[2]
+            return hit[1], hit[2], hit[3]
         _LISTINGS.pop(key, None)
     files: dict[str, str] = {}
     subs: list[str] = []
+    shared: list[str] = []
     try:
         with os.scandir(folder) as it:
             for e in it:
@@ -59,13 +62,15 @@ def _scan(folder: Path) -> tuple[dict[str, str], list[str]]:
                     files.setdefault(e.name.lower(), e.path)
                 elif e.is_dir():
                     subs.append(e.path)
+                    if e.name.lower() in SHARED_DIRS:
+                        shared.append(e.path)
     except OSError:
-        return {}, []
+        return {}, [], []
     if time.time_ns() - mtime > _RACY_NS:
         if len(_LISTINGS) >= _MAX_LISTINGS:
             _LISTINGS.clear()
-        _LISTINGS[key] = (mtime, files, subs)
-    return files, subs
+        _LISTINGS[key] = (mtime, files, subs, shared)
+    return files, subs, shared
 
 
 @dataclass
@@ -106,15 +111,7 @@ class TextureFinder:
 
     def _shared_roots(self) -> Iterable[Path]:
         if self._roots is None:
-            self._roots = []
-            d = self.model_dir
-            for _ in range(_WALK_UP if d is not None else 0):
-                assert d is not None
-                self._roots += sorted(Path(p) for p in _scan(d)[1]
-                                      if os.path.basename(p).lower() in SHARED_DIRS)
-                if d.parent == d:
-                    break
-                d = d.parent
+            self._roots = _walk_up(self.model_dir) if self.model_dir is not None else []
         return self._roots
 
     def find(self, name: str) -> Path | None:
@@ -150,6 +147,51 @@ class TextureFinder:
         return None
 
 
+# Walks up from a model's folder, per (folder, working folder): each folder walked with its
+# mtime, and the shared texture folders found. A walk is reused while every folder in it
+# keeps that mtime (the listings' rule, a stat each rather than a listing lookup, a Path
+# and a comparison), and kept only when none was changed within the last 2 s.
+_WALKS: dict[tuple[Path, str], tuple[list[tuple[str, int]], list[Path]]] = {}
+
+
+def _mtime(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _walk_up(model_dir: Path) -> list[Path]:
+    """The shared texture folders in ``model_dir`` and up to :data:`_WALK_UP` - 1 folders
+    above it, nearest first (each folder's sorted)."""
+    key = (model_dir, os.getcwd())
+    hit = _WALKS.get(key)
+    if hit is not None and all(_mtime(f) == m for f, m in hit[0]):
+        return list(hit[1])
+    walked: list[tuple[str, int]] = []
+    roots: list[Path] = []
+    keep = True
+    now = time.time_ns()
+    d = model_dir
+    for _ in range(_WALK_UP):
+        m = _mtime(str(d))
+        if m is None or now - m <= _RACY_NS:
+            keep = False
+        else:
+            walked.append((str(d), m))
+        shared = _scan(d)[2]
+        if shared:
+            roots += sorted(Path(p) for p in shared)
+        if d.parent == d:
+            break
+        d = d.parent
+    if keep:
+        if len(_WALKS) >= _MAX_LISTINGS:
+            _WALKS.clear()
+        _WALKS[key] = (walked, roots)
+    return list(roots)
+
+
 def _pick(listing: dict[str, str], names: list[str]) -> Path | None:
     for n in names:
         if n in listing:
@@ -165,12 +207,27 @@ def character_files(path: Path) -> list[Path]:
     if "_" not in name or not name.endswith(EXTENSIONS):
         return []
     prefix = name.split("_", 1)[0] + "_"
+    # Names from one listing (the entry's own type: no stat for a plain file), sorted as
+    # their Paths would sort; a Path only for those kept.
+    parent, own = path.parent, path.name
     try:
-        entries = sorted(path.parent.iterdir())
+        with os.scandir(parent) as it:
+            names = [e.name for e in it if _is_part(e.name.lower(), prefix)
+                     and e.name != own and _is_file(e)]
     except OSError:
         return []
-    return [p for p in entries if p.is_file() and p.name.lower().startswith(prefix)
-            and p.suffix.lower() in (".bpet", ".mpet", ".apet") and p.name != path.name]
+    return [parent / n for n in sorted(names, key=os.path.normcase)]
+
+
+def _is_part(low: str, prefix: str) -> bool:
+    return low.startswith(prefix) and low.endswith((".bpet", ".mpet", ".apet"))
+
+
+def _is_file(e: os.DirEntry[str]) -> bool:
+    try:
+        return e.is_file()
+    except OSError:
+        return Path(e.path).is_file()  # Path's answer (or error) for what the entry cannot say
 
 
 def siblings(path: Path) -> list[Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,16 @@ def read(data: bytes, ctx: Context) -> PetDocument:
 def _split(r: Reader) -> tuple[list[tuple[bytes, int, int]], bytes]:
     """(FourCC, payload start, payload end) per section; a last partial header is kept raw."""
     spans: list[tuple[bytes, int, int]] = []
+    # The headers through struct; a length that does not fit is left to the checked walk
+    # below, which reports it.
+    view, pos, end = r._view, r.pos, r.end
+    while end - pos >= 8:
+        length = _U32.unpack_from(view, pos + 4)[0]
+        if length > end - pos - 8:
+            break
+        spans.append((bytes(view[pos:pos + 4]), pos + 8, pos + 8 + length))
+        pos += 8 + length
+    r.seek(pos)
     while r.remaining() >= 8:
         at = r.tell()
         fourcc = r.bytes(4)
@@ -140,11 +151,9 @@ def _read_section(r: Reader, fourcc: bytes, version: tuple[int, int], kind: str,
         except _Unsupported as e:
             ctx.note("pet.smtl_kept_raw", f"SMTL kept as raw bytes: {e}")
             return RawSection(fourcc, r.window(r.start, r.end - r.start).rest())
-    readers: dict[bytes, Callable[[Reader], Any]] = {
-        b"TEXT": _read_text, b"ANIM": lambda rr: _read_anim(rr, version),
-        b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti, b"COLL": _read_coll,
-        b"EXTR": _read_extr}
-    fn = readers.get(fourcc)
+    if fourcc == b"ANIM":
+        return _finish(r, _read_anim(r, version))
+    fn = _READERS.get(fourcc)
     if fn is None:
         if fourcc not in FOURCCS:
             ctx.note("pet.unknown_section", f"unknown section {fourcc!r} kept as raw bytes",
@@ -222,6 +231,9 @@ def _cstr(r: Reader, field: str) -> bytes:
 
 # -- sections ------------------------------------------------------------------------------------
 def _read_text(r: Reader) -> TextSection:
+    fast = _fast(r, _text_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     n = r.count(r.u32("count"), TEXT_DT.itemsize, "count")
     recs = r.array(TEXT_DT, n, "textures")
     raw = recs.tobytes()
@@ -236,6 +248,9 @@ def _read_text(r: Reader) -> TextSection:
 
 
 def _read_smtl(r: Reader) -> SmtlSection:
+    fast = _fast(r, _smtl_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     out = SmtlSection()
     n = r.count(r.u32("count"), 8, "count")
     for i in range(n):
@@ -377,6 +392,9 @@ _KEYS = (("pos", 16), ("rot", 20), ("scale", 16))
 
 def _read_anim(r: Reader, version: tuple[int, int]) -> AnimSection:
     """§B.7: the all-versions layout ({t,xyz}, {t,xyzw}, scale list always, flags in 1.3)."""
+    fast = _fast(r, _anim_flags_at if version >= (1, 3) else _anim_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     out = AnimSection(terminator=b"")
     i = 0
     while not r.at_end():
@@ -404,6 +422,9 @@ def _read_fanm(r: Reader) -> FanmSection:
 
 
 def _read_fram(r: Reader) -> FramSection:
+    fast = _fast(r, _fram_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     out = FramSection()
     n = r.count(r.u32("count"), 16, "count")
     for i in range(n):
@@ -417,6 +438,9 @@ def _read_fram(r: Reader) -> FramSection:
 
 
 def _read_moti(r: Reader) -> MotiSection:
+    fast = _fast(r, _moti_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     out = MotiSection()
     n = r.count(r.u32("count"), 28, "count")
     for i in range(n):
@@ -430,6 +454,9 @@ def _read_moti(r: Reader) -> MotiSection:
 
 
 def _read_coll(r: Reader) -> CollSection:
+    fast = _fast(r, _coll_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     out = CollSection()
     n = r.count(r.u32("count"), 48, "count")
     for i in range(n):
@@ -442,6 +469,9 @@ def _read_coll(r: Reader) -> CollSection:
 
 
 def _read_extr(r: Reader) -> ExtrSection:
+    fast = _fast(r, _extr_at)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
     out = ExtrSection()
     n = r.count(r.u32("count"), 1, "count")
     for i in range(n):
@@ -449,6 +479,206 @@ def _read_extr(r: Reader) -> ExtrSection:
         out.bones.append(bone)
         out.wide.append(wide)
     return out
+
+
+# -- small records, fast -------------------------------------------------------------------------
+# The records above read through struct at a running offset: a few hundred small fields cost
+# ~1 us each through the Reader's checked calls. Each reader checks what the Reader would
+# and, when a record does not fit (or holds what only the Reader reports, such as an SMTL
+# MATRIXARRAY), gives up: the Reader's walk then reads the section and reports the error.
+_U32 = struct.Struct("<I")
+_U32X2 = struct.Struct("<II")
+_I16 = struct.Struct("<h")
+_F32 = struct.Struct("<f")
+_TEXT_REC = struct.Struct("<32sbB2sII")
+_ParseAt = Callable[[memoryview, int, int], tuple[Any, int]]
+
+
+class _Short(Exception):
+    """A fast reader met a record that does not fit."""
+
+
+def _fast(r: Reader, parse: _ParseAt) -> Any:
+    """``parse(view, pos, end)``'s section body, the reader moved past it; None (the reader
+    untouched) when a record does not fit."""
+    try:
+        body, pos = parse(r._view, r.pos, r.end)
+    except _Short:
+        return None
+    r.seek(pos)
+    return body
+
+
+def _u32_at(view: memoryview, pos: int, end: int) -> int:
+    if pos + 4 > end:
+        raise _Short
+    return int(_U32.unpack_from(view, pos)[0])
+
+
+def _count_at(view: memoryview, pos: int, end: int, size: int) -> int:
+    """A u32 count at ``pos`` whose ``size``-byte items fit after it."""
+    n = _u32_at(view, pos, end)
+    if n * size > end - pos - 4:
+        raise _Short
+    return n
+
+
+def _lstr_at(view: memoryview, pos: int, end: int) -> tuple[bytes, int]:
+    n = _u32_at(view, pos, end)
+    pos += 4
+    if n > end - pos:
+        raise _Short
+    return bytes(view[pos:pos + n]), pos + n
+
+
+def _text_at(view: memoryview, pos: int, end: int) -> tuple[TextSection, int]:
+    n = _count_at(view, pos, end, _TEXT_REC.size)
+    pos += 4
+    out = TextSection()
+    for _ in range(n):
+        name, flag, group, pad, diffuse, handle = _TEXT_REC.unpack_from(view, pos)
+        out.textures.append(Texture(name, flag, group, pad, diffuse, handle))
+        pos += _TEXT_REC.size
+    return out, pos
+
+
+def _smtl_at(view: memoryview, pos: int, end: int) -> tuple[SmtlSection, int]:
+    n = _count_at(view, pos, end, 8)
+    pos += 4
+    out = SmtlSection()
+    for _ in range(n):
+        name, pos = _lstr_at(view, pos, end)
+        mat = SmtlMaterial(name)
+        nv = _count_at(view, pos, end, 12)
+        pos += 4
+        for _ in range(nv):
+            vname, pos = _lstr_at(view, pos, end)
+            kind = _u32_at(view, pos, end)
+            pos += 4
+            if kind == 8:
+                value, pos = _lstr_at(view, pos, end)
+            else:
+                size = SMTL_SIZES.get(kind)
+                if size is None or pos + size > end:
+                    raise _Short  # MATRIXARRAY and unknown types: the Reader's walk says so
+                value = bytes(view[pos:pos + size])
+                pos += size
+            mat.values.append(SmtlValue(vname, kind, value))
+        out.materials.append(mat)
+    return out, pos
+
+
+def _boneid_at(view: memoryview, pos: int, end: int) -> tuple[int, bool, int]:
+    """:func:`read_boneid` at ``pos``: (id, escaped, the offset after it)."""
+    if pos >= end:
+        raise _Short
+    b = view[pos]
+    if b == 0xFE:
+        if pos + 3 > end:
+            raise _Short
+        return int(_I16.unpack_from(view, pos + 1)[0]), True, pos + 3
+    return (-1 if b == 0xFF else b), False, pos + 1
+
+
+def _anim_keys_at(view: memoryview, pos: int, end: int, sizes: tuple[int, ...]
+                  ) -> tuple[AnimSection, int]:
+    out = AnimSection(terminator=b"")
+    tracks = out.tracks
+    frombuffer = np.frombuffer
+    while pos < end:
+        at = pos
+        bone, wide, pos = _boneid_at(view, pos, end)
+        if bone == -1:
+            out.terminator = bytes(view[at:pos])
+            break
+        keys = []
+        for size in sizes:
+            n = _count_at(view, pos, end, size)
+            pos += 4
+            keys.append(frombuffer(view, "<f4", n * size // 4, pos).reshape(n, size // 4))
+            pos += n * size
+        tracks.append(Track(bone, wide, *keys))
+    return out, pos
+
+
+def _anim_at(view: memoryview, pos: int, end: int) -> tuple[AnimSection, int]:
+    return _anim_keys_at(view, pos, end, (16, 20, 16))
+
+
+def _anim_flags_at(view: memoryview, pos: int, end: int) -> tuple[AnimSection, int]:
+    return _anim_keys_at(view, pos, end, (16, 20, 16, 8))
+
+
+def _fram_at(view: memoryview, pos: int, end: int) -> tuple[FramSection, int]:
+    n = _count_at(view, pos, end, 16)
+    pos += 4
+    out = FramSection()
+    for _ in range(n):
+        index = _u32_at(view, pos, end)
+        c0, pos = _lstr_at(view, pos + 4, end)
+        c1, pos = _lstr_at(view, pos, end)
+        c2, pos = _lstr_at(view, pos, end)
+        check = None
+        if end - pos >= 4:  # #2/#3 omit it in short sections (§B.10)
+            check = _u32_at(view, pos, end)
+            pos += 4
+        out.frames.append(Frame(index, (c0, c1, c2), check))
+    return out, pos
+
+
+def _moti_at(view: memoryview, pos: int, end: int) -> tuple[MotiSection, int]:
+    n = _count_at(view, pos, end, 28)
+    pos += 4
+    out = MotiSection()
+    for _ in range(n):
+        name, pos = _lstr_at(view, pos, end)
+        if pos + 8 > end:
+            raise _Short
+        start, stop = _U32X2.unpack_from(view, pos)
+        nxt, pos = _lstr_at(view, pos + 8, end)
+        method, pos = _lstr_at(view, pos, end)
+        if pos + 4 > end:
+            raise _Short
+        time = float(_F32.unpack_from(view, pos)[0])
+        root, pos = _lstr_at(view, pos + 4, end)
+        out.motions.append(Motion(name, start, stop, nxt, method, time, root))
+    return out, pos
+
+
+def _coll_at(view: memoryview, pos: int, end: int) -> tuple[CollSection, int]:
+    n = _count_at(view, pos, end, 48)
+    pos += 4
+    out = CollSection()
+    for _ in range(n):
+        if pos + 8 > end:
+            raise _Short
+        shape, show = _U32X2.unpack_from(view, pos)
+        box_name, pos = _lstr_at(view, pos + 8, end)
+        bone_name, pos = _lstr_at(view, pos, end)
+        option1, pos = _lstr_at(view, pos, end)
+        option2, pos = _lstr_at(view, pos, end)
+        if pos + 24 > end:
+            raise _Short
+        box = np.frombuffer(view, "<f4", 6, pos).copy()
+        pos += 24
+        out.boxes.append(CollBox(shape, show, box_name, bone_name, option1, option2, box))
+    return out, pos
+
+
+def _extr_at(view: memoryview, pos: int, end: int) -> tuple[ExtrSection, int]:
+    n = _count_at(view, pos, end, 1)
+    pos += 4
+    out = ExtrSection()
+    for _ in range(n):
+        bone, wide, pos = _boneid_at(view, pos, end)
+        out.bones.append(bone)
+        out.wide.append(wide)
+    return out, pos
+
+
+_READERS: dict[bytes, Callable[[Reader], Any]] = {
+    b"TEXT": _read_text, b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti,
+    b"COLL": _read_coll, b"EXTR": _read_extr}
 
 
 # -- MESH -----------------------------------------------------------------------------------------

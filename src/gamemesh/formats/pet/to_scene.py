@@ -8,6 +8,7 @@ Vertices are stored in their main (first) bone's rest space and normals per corn
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from ...scene import (
     Skin,
     TextureRef,
 )
-from ...scene.math import matrices_to_trs, trs_to_matrices
+from ...scene.math import matrices_to_trs, matrix_to_quat, quat_to_matrix, trs_to_matrices
 from ...scene.skinning import limit_influences, safe_inverse
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -73,14 +74,16 @@ def bone_locals(bs: BoneSection) -> F64:
     """Column-form 4x4 matrices from the D3D row-vector 4x3 rows (xa, ya, za, pivot); .apet
     bones (no matrix) and non-finite matrices are identity."""
     n = bs.count
-    out = np.tile(np.eye(4), (n, 1, 1))
     if bs.matrices is None or n == 0:
-        return out
+        return np.tile(np.eye(4), (n, 1, 1))
     rows = np.asarray(bs.matrices, np.float64).reshape(n, 4, 3)
-    out[:, :3, :3] = np.transpose(rows[:, :3, :], (0, 2, 1))
+    out = np.empty((n, 4, 4))
+    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    out[:, :3, :3] = rows[:, :3, :].transpose(0, 2, 1)
     out[:, :3, 3] = rows[:, 3, :]
-    bad = ~np.all(np.isfinite(out.reshape(n, 16)), axis=1)
-    out[bad] = np.eye(4)
+    finite = np.isfinite(out.reshape(n, 16)).all(axis=1)
+    if not finite.all():
+        out[~finite] = np.eye(4)
     return out
 
 
@@ -88,25 +91,30 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     """(order with parents first, parents with bad links cut, number cut). Iterative."""
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
     children: list[list[int]] = [[] for _ in range(n)]
+    roots: list[int] = []
     for i, p in enumerate(par):
         if p >= 0:
             children[p].append(i)
+        elif i < n:
+            roots.append(i)
     order: list[int] = []
     seen = [False] * n
     cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
-    roots = [i for i in range(n) if par[i] < 0]
     while True:
-        stack = list(reversed(roots))
+        # Depth first, children in order. Each bone is some one bone's child (or a root),
+        # so it is met at most once: no visited check.
+        stack = roots[::-1]
+        pop, push, add = stack.pop, stack.extend, order.append
         while stack:
-            i = stack.pop()
-            if seen[i]:
-                continue
+            i = pop()
+            add(i)
             seen[i] = True
-            order.append(i)
-            stack.extend(reversed(children[i]))
-        rest = [i for i in range(n) if not seen[i]]
-        if not rest:
+            ch = children[i]
+            if ch:
+                push(ch[::-1])
+        if len(order) == n:
             return order, par, cut
+        rest = [i for i in range(n) if not seen[i]]
         # A parent cycle: cut it at its first bone so every bone is reached.
         par[rest[0]] = -1
         children = [[c for c in ch if c != rest[0]] for ch in children]
@@ -119,15 +127,28 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
     world = local.copy()
     n = len(par)
-    depth = _depths(np.asarray(par, np.int64)) if n else np.zeros(0, np.int64)
-    levels = int(depth.max()) if n else 0
-    if 2 * levels > n:
-        # Per bone (a chain): views of the rows made once, each product written in place.
-        rows, lrows = list(world), list(local)
+    if n <= _SMALL_BONES:
+        # Parents come first in ``order``: each depth from its parent's, one step a bone.
+        dl = [0] * n
         for i in order:
             p = par[i]
             if p >= 0:
-                np.matmul(rows[p], lrows[i], out=rows[i])
+                dl[i] = dl[p] + 1
+        depth = np.array(dl, np.int64)
+    else:
+        depth = _depths(np.asarray(par, np.int64))
+    levels = int(depth.max()) if n else 0
+    if levels == 0:  # roots only
+        return world
+    if 2 * levels > n:
+        # Per bone (a chain): views of the rows made once, each product written in place.
+        # np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost.
+        rows, lrows = list(world), list(local)
+        dot = np.dot
+        for i in order:
+            p = par[i]
+            if p >= 0:
+                dot(rows[p], lrows[i], out=rows[i])
         return world
     parent = np.asarray(par, np.int64)
     by_depth = np.argsort(depth, kind="stable")
@@ -136,6 +157,20 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
         idx = by_depth[cuts[d]:cuts[d + 1]]
         world[idx] = world[parent[idx]] @ local[idx]
     return world
+
+
+# Up to this many bones, the depths are one Python step a bone (cheaper than the pointer
+# jumping's numpy passes below a few thousand bones).
+_SMALL_BONES = 2048
+
+
+def decode_names(raw: Sequence[bytes]) -> list[str]:
+    """Bone names as text (CP949, bad bytes replaced). All-ASCII names (CP949 keeps ASCII as
+    is) are decoded in one call."""
+    joined = b"\0".join(raw)
+    if raw and joined.isascii() and joined.count(b"\0") == len(raw) - 1:
+        return joined.decode("ascii").split("\0")
+    return [b.decode("cp949", errors="replace") for b in raw]
 
 
 def _depths(par: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -159,23 +194,26 @@ class Skeleton:
     local: F64
     world: F64
     nodes: list[int] = field(default_factory=list)
+    # The first bone of each name and of each lower-case name, made on the first find.
+    _exact: dict[str, int] | None = field(default=None, repr=False)
+    _lower: dict[str, int] = field(default_factory=dict, repr=False)
 
     def find(self, name: str) -> int | None:
-        low = name.lower()
-        for i, n in enumerate(self.names):
-            if n == name:
-                return i
-        for i, n in enumerate(self.names):
-            if n.lower() == low:
-                return i
-        return None
+        """The first bone named ``name``, else the first whose name matches ignoring case."""
+        if self._exact is None:
+            self._exact = {}
+            for i, n in enumerate(self.names):
+                self._exact.setdefault(n, i)
+                self._lower.setdefault(n.lower(), i)
+        hit = self._exact.get(name)
+        return hit if hit is not None else self._lower.get(name.lower())
 
 
 def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
     bs = unit.doc.bones
     if bs is None:
         return None
-    names = [b.decode("cp949", errors="replace") for b in bs.names]
+    names = decode_names(bs.names)
     order, par, cut = bone_tree(bs.parents, bs.count)
     if cut:
         ctx.note("pet.bone_parent_cut", f"{cut} bone parent link(s) out of range or in a cycle "
@@ -194,17 +232,11 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
     gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
-    t, r, s = matrices_to_trs(gl)
-    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
-    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
-    tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
-    # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
-    err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
-    exact = (err <= tol[:, None, None]).all(axis=(1, 2))
-    tl, rl, sl = map(tuple, t.tolist()), map(tuple, r.tolist()), map(tuple, s.tolist())
+    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
+    tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
     extra = bs.extra.tolist() if bs.extra is not None else None
     nodes = scene.nodes
-    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact.tolist(), tl, rl, sl,
+    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact, tl, rl, sl,
                                                    strict=True)):  # per bone
         extras: dict[str, Any] = {"pet_bone": i}
         if extra is not None:
@@ -213,7 +245,7 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
             nodes.append(Node(name=name, translation=ti, rotation=ri, scale=si, extras=extras))
         else:
             nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
-    sheared = int(np.count_nonzero(~exact))
+    sheared = exact.count(False)
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
     if len(roots) > 1:
@@ -221,15 +253,83 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
         top = len(scene.nodes)
         scene.nodes.append(Node(name=sk.unit.stem, extras={"pet_root": True}))
         scene.roots.append(top)
-    for i, p in enumerate(sk.parents):
+    # Bone i is node base + i.
+    under = scene.nodes[top].children if top is not None else scene.roots
+    for i, p in enumerate(sk.parents, base):
         if p >= 0:
-            scene.nodes[sk.nodes[p]].children.append(sk.nodes[i])
-        elif top is not None:
-            scene.nodes[top].children.append(sk.nodes[i])
+            nodes[base + p].children.append(i)
         else:
-            scene.roots.append(sk.nodes[i])
+            under.append(i)
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+# Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
+_BoneTrs = tuple[list[Any], list[Any], list[Any], list[bool]]
+# Up to this many bones the TRS split runs bone by bone in plain floats (measured: ~20 us a
+# bone against the batch's ~0.2 ms).
+_FEW_BONES = 10
+
+
+def _bone_trs(gl: F64) -> _BoneTrs:
+    """Each glTF bone matrix as (translation, rotation, scale) and whether those give the
+    matrix back (else it has shear); a non-finite split is the identity."""
+    t, r, s = matrices_to_trs(gl)
+    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
+    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
+    tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
+    # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
+    err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
+    exact = (err <= tol[:, None, None]).all(axis=(1, 2))
+    return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
+
+
+def _tuples(a: F64) -> list[Any]:
+    """The rows of ``a`` as tuples, zipped from its columns (no list made per row)."""
+    return list(zip(*a.T.tolist(), strict=True))
+
+
+def _bone_trs_few(gl: F64) -> _BoneTrs | None:
+    """:func:`_bone_trs` of a few bones, one at a time in plain floats: the operations of
+    ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
+    paths give the batch's bits), the determinants' signs from the same LAPACK call. None
+    (the batch decides) when a value is not finite."""
+    mats = gl.tolist()
+    dets = np.linalg.det(gl[:, :3, :3]).tolist()
+    out: _BoneTrs = ([], [], [], [])
+    backs: list[list[float]] = []
+    tols: list[float] = []
+    isfinite, sqrt = math.isfinite, math.sqrt
+    for m, det in zip(mats, dets, strict=True):
+        flat = [x for row in m for x in row]
+        if not all(map(isfinite, flat)):
+            return None
+        (m00, m01, m02, m03), (m10, m11, m12, m13), (m20, m21, m22, m23) = m[:3]
+        # Column lengths, summed row after row as numpy's reduction over the rows does.
+        s = [sqrt(m00 * m00 + m10 * m10 + m20 * m20), sqrt(m01 * m01 + m11 * m11 + m21 * m21),
+             sqrt(m02 * m02 + m12 * m12 + m22 * m22)]
+        if det < 0:
+            s[0] = -s[0]
+        d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
+        q = matrix_to_quat([[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                            [m20 / d0, m21 / d1, m22 / d2]]).tolist()
+        t = [m03, m13, m23]
+        if not all(map(isfinite, q + s)):
+            return None
+        rot = quat_to_matrix(q).tolist()
+        backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
+                      rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
+                      rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
+                      0.0, 0.0, 0.0, 1.0])
+        tols.append(1e-4 * max(1.0, max(map(abs, flat))))
+        out[0].append(tuple(t))
+        out[1].append(tuple(q))
+        out[2].append(tuple(s))
+    # The allclose test of all bones at once (elementwise, as the batch does it).
+    flat_all = gl.reshape(len(gl), 16)
+    err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
+    out[3].extend(np.asarray((err <= np.array(tols)[:, None]).all(axis=1)).tolist())
+    return out
 
 
 # -- the scene -------------------------------------------------------------------------------------
@@ -328,10 +428,15 @@ class _MeshBuilder:
         self.used_skin = False
         self.mesh_nodes: list[int] = []
         self.finders: dict[Path | None, TextureFinder] = {}
+        self._unit_finders: dict[int, TextureFinder] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
         self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
         self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
         self._bind: tuple[F64, F64] | None = None
+        # A character's parts mostly carry the same bones: their own skeletons and bind
+        # transforms are made once per distinct bone list (pure functions of it).
+        self._owns: dict[tuple[Any, ...], Skeleton | None] = {}
+        self._binds: dict[tuple[int, bytes], tuple[F64, F64]] = {}
         dirs = ctx.opt("texture_dir", []) or []
         self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
 
@@ -344,7 +449,7 @@ class _MeshBuilder:
         if sk is not None and sk.unit is unit:
             wm, bone_map = sk.world, np.arange(nb)
         else:
-            own = make_skeleton(unit, Context(None, {}, [])) if bs is not None else None
+            own = self._own_skeleton(unit) if bs is not None else None
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
@@ -369,8 +474,23 @@ class _MeshBuilder:
         the skinning and both normal passes use it)."""
         assert self.sk is not None
         if self._bind is None or self._bind[0] is not wm:
-            self._bind = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+            key = (id(wm), bone_map.tobytes())
+            hit = self._binds.get(key)  # the entry keeps ``wm`` alive: its id stays its own
+            if hit is None:
+                hit = self._binds[key] = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+            self._bind = hit
         return self._bind[1]
+
+    def _own_skeleton(self, unit: Unit) -> Skeleton | None:
+        """A part's own skeleton (its bind pose), shared by the parts with the same bones."""
+        bs = unit.doc.bones
+        assert bs is not None
+        mats = bs.matrices
+        key = (tuple(bs.names), tuple(bs.parents),
+               None if mats is None else (mats.dtype.str, mats.shape, mats.tobytes()))
+        if key not in self._owns:
+            self._owns[key] = make_skeleton(unit, Context(None, {}, []))
+        return self._owns[key]
 
     def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
         """The corners' vertex indices as int64, converted once per mesh (when the corners are
@@ -678,9 +798,13 @@ class _MeshBuilder:
             mat.alpha_cutoff = 0.4
 
     def _finder(self, unit: Unit) -> TextureFinder:
+        hit = self._unit_finders.get(id(unit))  # the units live as long as the builder
+        if hit is not None:
+            return hit
         d = unit.path.parent if unit.path is not None else None
         if d not in self.finders:
             self.finders[d] = TextureFinder(d, self.extra_dirs)
+        self._unit_finders[id(unit)] = self.finders[d]
         return self.finders[d]
 
 
@@ -974,7 +1098,7 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     bone, no children), corners of Bip/Bone/Jaw main bones rotate by that bone instead.
     Returns, per bone, the bone whose rotation its corners' normals use."""
     out = np.arange(nb)
-    names = [b.decode("cp949", errors="replace") for b in names_raw[:nb]]
+    names = decode_names(names_raw[:nb])
     mains = set(np.unique(main[main >= 0]).tolist()) if len(main) else set()
     has_child = {p for p in parents if 0 <= p < nb}
     skeletal = [any(k in n for k in ("Bip", "Bone", "Jaw")) for n in names]
@@ -1166,28 +1290,11 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
             continue
         a = np.concatenate([arrays[i] for i in used]).astype(np.float64)
         lens = [len(arrays[i]) for i in used]
-        _, seg0 = _segments(lens)
-        t, v = a[:, 0], a[:, 1:]
-        ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
-        t, v, seg = t[ok], v[ok], seg0[ok]
-        # Stable by time within each channel: the segments are already in order.
-        order = np.lexsort((t, seg))
-        t, v, seg = t[order], v[order], seg[order]
-        keep = np.ones(len(t), bool)
-        keep[1:] = (np.diff(t) > 0) | (seg[1:] != seg[:-1])
-        lost = (np.bincount(seg[~keep], minlength=len(used))
-                + np.bincount(seg0[~ok], minlength=len(used)))
-        for k in np.flatnonzero(lost).tolist():
+        keys = (_path_keys_small(a, lens, path) if len(a) <= _SMALL_KEYS
+                else _path_keys(a, lens, path))
+        t32, v32, counts, lost = keys
+        for k in lost:
             bad.add((used[k], p))
-        t, v, seg = t[keep], v[keep], seg[keep]
-        if path == "translation":
-            v = v * _FLIP3
-        elif path == "rotation":
-            v = v * _FLIP4
-            length = np.linalg.norm(v, axis=1, keepdims=True)
-            v = np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0), _UNIT_Q)
-        t32, v32 = t.astype(np.float32), v.astype(np.float32)
-        counts = np.bincount(seg, minlength=len(used)).tolist()
         s = 0
         for k, c in enumerate(counts):
             if c:
@@ -1206,6 +1313,86 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
     return channels
 
 
+# Up to this many keys (of one path of a file) the channels are built, and up to _SMALL_CUT
+# key rows (a group's keys times its motions) cut, by a walk over the keys as Python floats:
+# a file has a few keys per channel, and below these sizes (measured: ~1 us a key walked,
+# ~2 us a numpy call) the numpy calls cost more than that arithmetic. Only the reductions
+# (quaternion lengths, dot products) stay numpy calls, on the same arrays as the numpy way,
+# so every value has the same bits.
+_SMALL_KEYS = 64
+_SMALL_CUT = 256
+
+_PathKeys = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], list[int], list[int]]
+
+
+def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
+    """One path's keys of all used tracks (``a``: rows t, values..., concatenated per track
+    with ``lens``) cleaned: (times, values, keys kept per track, tracks that lost keys)."""
+    _, seg0 = _segments(lens)
+    t, v = a[:, 0], a[:, 1:]
+    ok = np.isfinite(t) & (t >= 0) & np.all(np.isfinite(v), axis=1)
+    t, v, seg = t[ok], v[ok], seg0[ok]
+    # Stable by time within each channel: the segments are already in order.
+    order = np.lexsort((t, seg))
+    t, v, seg = t[order], v[order], seg[order]
+    keep = np.ones(len(t), bool)
+    keep[1:] = (np.diff(t) > 0) | (seg[1:] != seg[:-1])
+    lost = (np.bincount(seg[~keep], minlength=len(lens))
+            + np.bincount(seg0[~ok], minlength=len(lens)))
+    t, v, seg = t[keep], v[keep], seg[keep]
+    if path == "translation":
+        v = v * _FLIP3
+    elif path == "rotation":
+        v = _unit_rotations(v * _FLIP4)
+    counts = np.bincount(seg, minlength=len(lens)).tolist()
+    return (t.astype(np.float32), v.astype(np.float32), counts,
+            np.flatnonzero(lost).tolist())
+
+
+def _unit_rotations(v: F64) -> F64:
+    length = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
+                               _UNIT_Q))
+
+
+def _path_keys_small(a: F64, lens: list[int], path: str) -> _PathKeys:
+    """:func:`_path_keys` of a few keys, track by track as Python floats (the same
+    comparisons, the same stable order; z negated exactly as ``* -1.0``)."""
+    rows = a.tolist()
+    times: list[float] = []
+    vals: list[list[float]] = []
+    counts: list[int] = []
+    lost: list[int] = []
+    s = 0
+    isfinite = math.isfinite
+    for k, n in enumerate(lens):
+        good = [r for r in rows[s:s + n] if r[0] >= 0 and all(map(isfinite, r))]
+        s += n
+        good.sort(key=_first)  # stable, as np.lexsort
+        last = -1.0
+        c = 0
+        for r in good:
+            if r[0] > last:  # np.diff(t) > 0: a repeated time keeps its first key
+                last = r[0]
+                times.append(last)
+                vals.append(r[1:])
+                c += 1
+        counts.append(c)
+        if c < n:
+            lost.append(k)
+    if path in ("translation", "rotation"):
+        for r in vals:
+            r[2] = -r[2]
+    v = np.array(vals, np.float64).reshape(-1, a.shape[1] - 1)
+    if path == "rotation":
+        v = _unit_rotations(v)
+    return np.array(times, np.float32), v.astype(np.float32), counts, lost
+
+
+def _first(r: list[float]) -> float:
+    return r[0]
+
+
 @dataclass
 class _Group:
     """Channels of one width: their keys concatenated (rotations in one hemisphere key to
@@ -1218,6 +1405,29 @@ class _Group:
     ends: I64
     seg: I64
     rotation: bool
+
+
+def _group_small(index: list[int], t: F64, v: F64, lens: list[int], rotation: bool) -> _Group:
+    """:meth:`Clipper._group` of a few keys: the segment bookkeeping in Python, the dot
+    products by the same numpy call (the hemisphere flips are exact negations)."""
+    starts: list[int] = []
+    seg: list[int] = []
+    at = 0
+    for c, n in enumerate(lens):
+        starts.append(at)
+        seg += [c] * n
+        at += n
+    if rotation and len(v) > 1:
+        d = np.sum(v[1:] * v[:-1], axis=1).tolist()
+        sign = [1.0] * len(v)
+        for k in range(1, len(v)):
+            # Per channel: each key's sign flips the next ones' while its dot is negative.
+            sign[k] = (sign[k - 1] if seg[k] == seg[k - 1] else 1.0) * (
+                -1.0 if d[k - 1] < 0 and seg[k] == seg[k - 1] else 1.0)
+        v = v * np.array(sign)[:, None]
+    st = np.array(starts, np.int64)
+    return _Group(index, t, v, st, st + np.array(lens, np.int64), np.array(seg, np.int64),
+                  rotation)
 
 
 class Clipper:
@@ -1234,9 +1444,11 @@ class Clipper:
     def _group(self, index: list[int], rotation: bool) -> _Group:
         chs = [self.channels[i] for i in index]
         lens = [len(c.times) for c in chs]
-        starts, seg = _segments(lens)
         t = np.concatenate([c.times for c in chs]).astype(np.float64)
         v = np.concatenate([c.values for c in chs]).astype(np.float64)
+        if len(v) <= _SMALL_CUT:
+            return _group_small(index, t, v, lens, rotation)
+        starts, seg = _segments(lens)
         if rotation and len(v) > 1:
             # Per channel: v * cumprod(sign of each key's dot with the one before), the
             # product of signs being the parity of the negative dots so far.
@@ -1255,6 +1467,13 @@ class Clipper:
         of keys: each motion works on its own copy of the keys)."""
         out: list[list[Channel | None]] = [[None] * len(self.channels) for _ in bounds]
         for g in self.groups:
+            small = (self._cut_group_small(g, bounds)
+                     if len(g.times) * len(bounds) <= _SMALL_CUT else None)
+            if small is not None:
+                for m, chans in enumerate(small):
+                    for i, ch in zip(g.index, chans, strict=True):
+                        out[m][i] = ch
+                continue
             step = max(1, _CUT_ROWS // max(1, len(g.times)))
             for c0 in range(0, len(bounds), step):
                 for m, chans in enumerate(self._cut_group(g, bounds[c0:c0 + step]), c0):
@@ -1316,6 +1535,92 @@ class Clipper:
         return res
 
 
+    def _cut_group_small(self, g: _Group, bounds: Sequence[tuple[float, float]]
+                         ) -> list[list[Channel]] | None:
+        """:meth:`_cut_group` of a few keys, channel by channel as Python floats: the same
+        rows in the same order, each value by the same operations (so the same bits; the
+        quaternion lengths by the same numpy call on the same array). None (the numpy way
+        decides) for what it does not cover: an empty channel, two equal key times."""
+        tk, vk = g.times.tolist(), g.values.tolist()
+        spans = list(zip(g.starts.tolist(), g.ends.tolist(), strict=True))
+        if any(a >= e for a, e in spans):
+            return None
+        times: list[float] = []
+        vals: list[list[float]] = []
+        rows: list[tuple[int, int]] = []
+        for b in bounds:
+            x0, x1 = float(b[0]), float(b[1])
+            # Key times within a tenth of a millisecond of a bound are that bound.
+            tt = [x0 if -1e-4 < t - x0 < 1e-4 else (x1 if -1e-4 < t - x1 < 1e-4 else t)
+                  for t in tk]
+            two = x1 > x0
+            for a, e in spans:
+                s = len(times)
+                times.append(x0 - x0)
+                vals.append(vk[a])  # the value at x0, set below
+                n0 = n1 = 0  # keys at or before x0, x1
+                for k in range(a, e):
+                    t = tt[k]
+                    if t <= x0:
+                        n0 += 1
+                    if t <= x1:
+                        n1 += 1
+                    if two and x0 < t < x1:
+                        times.append(t - x0)
+                        vals.append(vk[k])
+                first = _interp_small(tt, vk, a, e, x0, n0)
+                if first is None:
+                    return None
+                vals[s] = first
+                if two:
+                    last = _interp_small(tt, vk, a, e, x1, n1)
+                    if last is None:
+                        return None
+                    times.append(x1 - x0)
+                    vals.append(last)
+                rows.append((s, len(times) - s))
+        v = np.array(vals, np.float64).reshape(len(vals), -1)
+        if g.rotation:
+            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        t32 = np.array(times, np.float64).astype(np.float32)
+        v32 = v.astype(np.float32)
+        nch = len(spans)
+        res: list[list[Channel]] = []
+        for m in range(len(bounds)):
+            row: list[Channel] = []
+            for i, (s, n) in zip(g.index, rows[m * nch:(m + 1) * nch], strict=True):
+                ch = self.channels[i]
+                row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
+            res.append(row)
+        return res
+
+
+def _interp_small(t: list[float], v: list[list[float]], a: int, e: int, x: float,
+                  count: int) -> list[float] | None:
+    """:func:`_interp_at` of one segment (rows ``a:e``, ``count`` of them at or before
+    ``x``) as Python floats; None for two equal key times around ``x`` (numpy's division by
+    zero is left to the numpy way)."""
+    j = a + max(count - 1, 0)
+    tj = t[j]
+    if count == 0 or a + count >= e or tj == x:
+        return v[j]
+    dt = t[j + 1] - tj
+    if dt == 0:
+        return None
+    v0, v1 = v[j], v[j + 1]
+    dx = x - tj
+    out = []
+    for c in range(len(v0)):
+        slope = (v1[c] - v0[c]) / dt
+        r = slope * dx + v0[c]
+        if r != r:  # NaN: from the right end; equal ends give their value
+            r = slope * (x - t[j + 1]) + v1[c]
+            if r != r and v0[c] == v1[c]:
+                r = v0[c]
+        out.append(r)
+    return out
+
+
 # Keys (times the motions cut at once) per chunk of :meth:`Clipper.cut`.
 _CUT_ROWS = 1 << 20
 
@@ -1359,8 +1664,8 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
             ctx.note("pet.anim_no_bones", f"{unit.stem}: ANIM without bones is left out")
         return
     bs = unit.doc.bones
-    names = ([b.decode("cp949", errors="replace") for b in bs.names]
-             if bs is not None and sk.unit is not unit else [])
+    names = decode_names(bs.names) if bs is not None and sk.unit is not unit else []
+    stem = unit.stem
     flags: dict[str, list[list[float]]] = {}
     skipped = 0
     matched: list[tuple[Any, int, str]] = []
@@ -1373,15 +1678,15 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         if j is None:
             skipped += 1
             continue
-        matched.append((tr, sk.nodes[j], f"{unit.stem} track {i}"))
+        matched.append((tr, sk.nodes[j], f"{stem} track {i}"))
         if tr.flags is not None and len(tr.flags):
             flags[sk.names[j]] = np.asarray(tr.flags, np.float64).tolist()
     channels = track_channels([m[0] for m in matched], [m[1] for m in matched],
                               [m[2] for m in matched], ctx)
     if skipped:
-        ctx.note("pet.anim_track_unmatched", f"{unit.stem}: {skipped} track(s) name no bone")
+        ctx.note("pet.anim_track_unmatched", f"{stem}: {skipped} track(s) name no bone")
     moti = unit.doc.get(b"MOTI")
-    base = {"pet_source": unit.stem}
+    base = {"pet_source": stem}
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
     if isinstance(moti, MotiSection) and moti.motions:
@@ -1398,7 +1703,7 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
             scene.animations.append(Animation(name=mo.name.decode("cp949", "replace"),
                                               channels=clip, extras=extras))
     elif channels:
-        scene.animations.append(Animation(name=unit.stem, channels=channels, extras=base))
+        scene.animations.append(Animation(name=stem, channels=channels, extras=base))
 
 
 def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
