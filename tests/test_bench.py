@@ -44,6 +44,23 @@ def test_bench_corpus_times_every_fixture(capsys: pytest.CaptureFixture[str]) ->
     assert "cores" in out["machine"]
 
 
+def test_bench_small_files_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """The small-file table counts each format's files under 30 KB, names the slowest load and
+    counts those over 1 ms, from the same per-file loads as the groups."""
+    papa = ROOT / "tests" / "fixtures" / "papa"
+    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (row,) = out["small"]
+    sizes = {p.name: p.stat().st_size for p in papa.glob("*.papa")}
+    assert row["format"] == "papa" and row["files"] == sum(s < 30_000 for s in sizes.values())
+    assert row["slowest"] in sizes
+    assert 0 < row["load_median_ms"] <= row["load_max_ms"]
+    assert row["over_1ms"] == 0 or row["load_max_ms"] > 1
+    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "| files under 30 KB | files | load median |" in text and "| papa | 4 |" in text
+
+
 def test_bench_corpus_peer_ratio(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--peer reads per-file times (oracle_papa.py's JSON lines) and compares the same files;
     files the peer failed on and its summary line are left out."""

@@ -140,18 +140,20 @@ def _corpus_main(args: argparse.Namespace) -> None:
         timings += bc.time_corpus(Path(root), args.repeat, args.clock)
     rows = bc.group_rows(timings)
     peers = bc.peer_rows(timings, bc.read_peer(Path(args.peer))) if args.peer else []
+    small = bc.small_rows(timings)
     failed = [{"file": str(t.path), "error": t.error} for t in timings if t.error]
     if args.json:
-        json.dump({"machine": bc.machine(), "groups": rows, "peer": peers, "failed": failed},
+        json.dump({"machine": bc.machine(), "groups": rows, "peer": peers, "small": small,
+                   "failed": failed},
                   sys.stdout, indent=2)
         print()
     elif args.markdown:
         print(f"Corpus {', '.join(args.corpus)}, best of {args.repeat} per file, {args.clock} "
               "time (the peer table: wall time on both sides); "
               f"{bc.machine()}\n")
-        print(bc.markdown(rows, peers))
+        print(bc.markdown(rows, peers, small))
     else:
-        print(bc.text(rows, peers))
+        print(bc.text(rows, peers, small))
     for f in failed if not args.json else []:
         print(f"refused: {f['file']}: {f['error']}", file=sys.stderr)
 

@@ -28,8 +28,8 @@ from . import allocator, api, registry
 from .errors import FormatError
 from .formats.gltf import write_glb
 
-__all__ = ["CLOCKS", "FileTiming", "best_of", "corpus_files", "group_rows", "machine",
-           "time_corpus"]
+__all__ = ["CLOCKS", "SMALL_FILE", "FileTiming", "best_of", "corpus_files", "group_rows",
+           "machine", "small_rows", "time_corpus"]
 
 
 @dataclass
@@ -139,6 +139,29 @@ def group_rows(timings: list[FileTiming]) -> list[dict[str, Any]]:
     return rows
 
 
+SMALL_FILE = 30_000
+"""Files under this many bytes are "small": the issue's goal is a load of each within 1 ms."""
+
+
+def small_rows(timings: list[FileTiming], limit: int = SMALL_FILE) -> list[dict[str, Any]]:
+    """Per format, the loads of its files under ``limit`` bytes: how many, the median, the
+    slowest (and which file), and how many took over 1 ms (a unit's or character's load
+    counts its sibling files too: that is what ``load`` of the file does)."""
+    groups: dict[str, list[FileTiming]] = {}
+    for t in timings:
+        if t.error is None and t.load_s is not None and t.size < limit:
+            groups.setdefault(t.format, []).append(t)
+    rows = []
+    for fmt, ts in sorted(groups.items()):
+        slowest = max(ts, key=lambda t: t.load_s or 0.0)
+        loads = [t.load_s or 0.0 for t in ts]
+        rows.append({"format": fmt, "files": len(ts),
+                     "load_median_ms": round(statistics.median(loads) * 1e3, 3),
+                     "load_max_ms": round(max(loads) * 1e3, 3), "slowest": slowest.path.name,
+                     "over_1ms": sum(v > 1e-3 for v in loads)})
+    return rows
+
+
 def read_peer(path: Path) -> dict[Path, float]:
     """A peer's per-file parse times: JSON lines with ``file`` and ``parse_s`` (failed parses
     and summary lines are skipped)."""
@@ -195,7 +218,8 @@ def machine() -> str:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
-def markdown(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
+def markdown(rows: list[dict[str, Any]], peers: list[dict[str, Any]],
+             small: list[dict[str, Any]] | None = None) -> str:
     lines = ["| format | kind | files | MB | read_native total / median | load total / median "
              "| load → GLB total / median | load → GLB MB/s |",
              "|---|---|---|---|---|---|---|---|"]
@@ -216,10 +240,17 @@ def markdown(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
                          f"{p['peer_median_ms']:.3f} ms | {p['ours_total_s']:.4f} s / "
                          f"{p['ours_median_ms']:.3f} ms | {p['total_ratio']}x / "
                          f"{p['median_ratio']}x |")
+    if small:
+        lines += ["", f"| files under {SMALL_FILE // 1000} KB | files | load median | load "
+                  "slowest (file) | over 1 ms |", "|---|---|---|---|---|"]
+        for r in small:
+            lines.append(f"| {r['format']} | {r['files']} | {r['load_median_ms']:.3f} ms | "
+                         f"{r['load_max_ms']:.3f} ms ({r['slowest']}) | {r['over_1ms']} |")
     return "\n".join(lines)
 
 
-def text(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
+def text(rows: list[dict[str, Any]], peers: list[dict[str, Any]],
+         small: list[dict[str, Any]] | None = None) -> str:
     out = []
     for r in rows:
         parts = [f"{r['format']:<11} {r['kind']:<8} {r['files']:>4} files "
@@ -234,4 +265,8 @@ def text(rows: list[dict[str, Any]], peers: list[dict[str, Any]]) -> str:
                    f"{p['peer_total_s']} s vs {p['ours_total_s']} s ({p['total_ratio']}x), "
                    f"median {p['peer_median_ms']} ms vs {p['ours_median_ms']} ms "
                    f"({p['median_ratio']}x)")
+    for r in small or []:
+        out.append(f"{r['format']:<11} {r['files']:>4} files under {SMALL_FILE // 1000} KB: load "
+                   f"median {r['load_median_ms']:.3f} ms, slowest {r['load_max_ms']:.3f} ms "
+                   f"({r['slowest']}), {r['over_1ms']} over 1 ms")
     return "\n".join(out)
