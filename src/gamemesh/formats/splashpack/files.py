@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 __all__ = ["fork_sidecars", "siblings", "sidecar"]
@@ -12,14 +13,14 @@ __all__ = ["fork_sidecars", "siblings", "sidecar"]
 def sidecar(path: Path, kind: str) -> Path | None:
     """The upstream sidecar (``kind`` = "vram" or "spu") of ``path`` when it exists."""
     p = Path(path).with_suffix(f".{kind}")
-    return p if p != Path(path) and p.is_file() else None
+    # os.path.isfile on the string: Path.is_file costs several times its stat on a small load.
+    return p if p != Path(path) and os.path.isfile(p) else None
 
 
 def fork_sidecars(path: Path) -> list[Path]:
     """PS1Godot's sidecars of ``path`` (``scene.splashpack.vram``) that exist."""
-    path = Path(path)
-    found = [path.with_name(f"{path.name}.{k}") for k in ("vram", "spu")]
-    return [p for p in found if p.is_file()]
+    name = os.fspath(path)
+    return [Path(f) for f in (f"{name}.vram", f"{name}.spu") if os.path.isfile(f)]
 
 
 def siblings(path: Path) -> list[Path]:

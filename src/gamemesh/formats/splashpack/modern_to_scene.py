@@ -12,6 +12,7 @@ mesh. What has no glTF meaning stays in the scene's extras as the file's own rec
 from __future__ import annotations
 
 import base64
+import bisect
 from typing import Any
 
 import numpy as np
@@ -66,16 +67,15 @@ class _Builder:
             return self.untextured()
         return self.tex.material(key, tris["uv"])
 
-    def mesh(self, i: int, tris: npt.NDArray[np.void], bones: npt.NDArray[np.uint8] | None
-             ) -> int:
+    def mesh(self, i: int, batch: _Batch, bones: npt.NDArray[np.uint8] | None) -> int:
         mesh = Mesh(name=_text(self.doc.names[i]) or f"object_{i}")
-        keys, inverse = material_keys(tris)
+        tris = self.doc.meshes[i]
+        keys, inverse = batch.keys(i)
         for k, t in enumerate(keys):
             # One material (the common case): no mask and no copy of the records.
             sel = slice(None) if inverse is None else inverse == k
-            part = tris[sel]
-            prim = _primitive(part, self.s)
-            prim.material = self.material(t, part)
+            prim = batch.primitive(i, sel)
+            prim.material = self.material(t, tris if inverse is None else tris[sel])
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []
             if bones is not None:
@@ -86,6 +86,63 @@ class _Builder:
                 prim.weights[:, 0] = 1.0
             mesh.primitives.append(prim)
         return self.scene.add_mesh(mesh)
+
+
+class _Batch:
+    """Every object's triangles converted in one pass (``_primitive`` on all of them at once:
+    its operations are element by element, so each object's slice holds the bits a call on that
+    object alone gives), and each object's material keys, told apart without a numpy call per
+    object. A small scene has a few triangles per object, where numpy's cost per call was most
+    of the conversion."""
+
+    def __init__(self, meshes: list[npt.NDArray[np.void]], s: float) -> None:
+        self.meshes = meshes
+        lens = [len(m) for m in meshes]
+        self.starts = [0] * len(lens)
+        total = 0
+        for i, n in enumerate(lens):
+            self.starts[i], total = total, total + n
+        parts = [m for m in meshes if len(m)]
+        if not parts:
+            return
+        if len(parts) == 1:
+            tris = parts[0]
+        elif all(m.dtype == ml.TRI for m in parts):
+            # As bytes: numpy concatenates structured records field by field, far slower.
+            tris = np.concatenate([np.ascontiguousarray(m).view(np.uint8) for m in parts]
+                                  ).view(ml.TRI)
+        else:
+            tris = np.concatenate(parts)
+        prim = _primitive(tris, s)
+        # (T, 3, ...) views: a triangle's three corners stay together under a mask.
+        self.pos = prim.positions.reshape(total, 3, 3)
+        self.nrm = prim.normals.reshape(total, 3, 3)  # type: ignore[union-attr]
+        self.uv = prim.texcoords[0].reshape(total, 3, 2)
+        self.col = prim.colors[0].reshape(total, 3, 3)
+        key = (tris["tpage"].astype(np.int64) << 32) | \
+            (tris["clut_x"].astype(np.int64) << 16) | tris["clut_y"].astype(np.int64)
+        # Where the key changes from one triangle to the next; an object has one material
+        # unless a change falls inside it.
+        self.changes = (np.flatnonzero(key[1:] != key[:-1]) + 1).tolist()
+        firsts = [st for st, n in zip(self.starts, lens, strict=True) if n]
+        self.first = dict(zip(firsts, key[firsts].tolist(), strict=True))
+
+    def keys(self, i: int) -> tuple[list[tuple[int, int, int]], npt.NDArray[np.intp] | None]:
+        """:func:`material_keys` of object ``i``."""
+        start, n = self.starts[i], len(self.meshes[i])
+        k = bisect.bisect_right(self.changes, start)
+        if k < len(self.changes) and self.changes[k] < start + n:
+            return material_keys(self.meshes[i])
+        key = self.first[start]
+        return [(key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)], None
+
+    def primitive(self, i: int, sel: slice | npt.NDArray[np.bool_]) -> Primitive:
+        """Object ``i``'s triangles ``sel`` as ``_primitive`` makes them."""
+        a = slice(self.starts[i], self.starts[i] + len(self.meshes[i]))
+        return Primitive(positions=self.pos[a][sel].reshape(-1, 3),
+                         normals=self.nrm[a][sel].reshape(-1, 3),
+                         texcoords=[self.uv[a][sel].reshape(-1, 2)],
+                         colors=[self.col[a][sel].reshape(-1, 3)])
 
 
 def _objects(b: _Builder) -> None:
@@ -99,6 +156,7 @@ def _objects(b: _Builder) -> None:
     pos_list = (objs["pos"].astype(np.float64) * AXES * b.s).tolist()
     rot_raw, pos_raw = objs["rot"].tolist(), objs["pos"].tolist()
     lua, flags, inter = (objs[k].tolist() for k in ("lua_index", "flags", "interactable_index"))
+    batch = _Batch(doc.meshes, b.s)
     for i in range(n):
         if errs[i] > 0.01:
             b.ctx.note("splashpack.rotation_not_orthonormal", f"object {i}: the stored matrix is "
@@ -110,9 +168,9 @@ def _objects(b: _Builder) -> None:
         x, y, z = pos_list[i]
         node = Node(name=name or f"object_{i}", translation=(x, y, z), rotation=rots[i],
                     extras={FMT: extras})
-        tris = doc.meshes[i]
         sk = skinned.get(i)
-        mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None) if len(tris) else None
+        mesh = b.mesh(i, batch, sk.bone_index if sk is not None else None) \
+            if len(doc.meshes[i]) else None
         node.mesh = mesh if sk is None else None
         ni = b.scene.add_node(node)
         if sk is not None and mesh is not None:
