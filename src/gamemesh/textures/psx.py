@@ -29,12 +29,18 @@ __all__ = ["OPAQUE_BLACK", "PAGE", "TRANSPARENT", "VRAM_H", "VRAM_W", "blit", "d
            "tpage_depth", "unpack_indices", "vram_to_rgba", "words_per_row", "words_to_rgba"]
 
 
+_SHIFTS = np.array([0, 5, 10], dtype=np.uint16)
+# 5-bit channel -> 8 bits, (c << 3) | (c >> 2), for each of the 32 values.
+_C8 = ((np.arange(32) << 3) | (np.arange(32) >> 2)).astype(np.uint8)
+
+
 def _expand(w: U16) -> U8:
+    """RGBA of colour words: the three channels in one pass (shift and mask all three, then
+    one lookup of the 5-to-8-bit expansion); a few numpy calls whatever the shape, which is
+    what a 16-entry palette costs."""
     out = np.empty((*w.shape, 4), dtype=np.uint8)
-    for ch, shift in enumerate((0, 5, 10)):
-        c5 = ((w >> shift) & 0x1F).astype(np.uint8)
-        out[..., ch] = (c5 << 3) | (c5 >> 2)
-    out[..., 3] = np.where(w == TRANSPARENT, 0, 255).astype(np.uint8)
+    out[..., :3] = _C8[(w[..., None] >> _SHIFTS) & 0x1F]
+    out[..., 3] = np.where(w == TRANSPARENT, 0, 255)
     return out
 
 

@@ -12,9 +12,15 @@ __all__ = ["fork_sidecars", "siblings", "sidecar"]
 
 def sidecar(path: Path, kind: str) -> Path | None:
     """The upstream sidecar (``kind`` = "vram" or "spu") of ``path`` when it exists."""
-    p = Path(path).with_suffix(f".{kind}")
-    # os.path.isfile on the string: Path.is_file costs several times its stat on a small load.
-    return p if p != Path(path) and os.path.isfile(p) else None
+    # Path.with_suffix on the string (its suffix rule: the last dot, not leading, not
+    # trailing), and os.path.isfile: the Path calls cost several times the stat on a small
+    # load.
+    full = os.fspath(path)
+    head, name = os.path.split(full)
+    dot = name.rfind(".")
+    stem = name[:dot] if 0 < dot < len(name) - 1 else name
+    p = os.path.join(head, f"{stem}.{kind}") if head else f"{stem}.{kind}"
+    return Path(p) if p != full and os.path.isfile(p) else None
 
 
 def fork_sidecars(path: Path) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +50,20 @@ def is_modern(prefix: bytes) -> bool:
     return v in ml.VERSIONS or v in ml.FORK_VERSIONS
 
 
-def _own(r: Reader, dt: npt.DTypeLike, n: int, field: str | None = None) -> npt.NDArray[Any]:
+_U1, _U2 = np.dtype("u1"), np.dtype("<u2")
+
+
+def _own(r: Reader, dt: np.dtype[Any], n: int, field: str | None = None) -> npt.NDArray[Any]:
     """``n`` records of ``dt`` at the cursor as an array of its own (the document outlives the
     file's bytes), checked as ``Reader.array`` checks them. The bytes are copied as bytes: numpy
     copies a structured array field by field, some 25 times slower (4 us for three records,
     3.7 ms for 100k triangles)."""
-    dt = np.dtype(dt)
-    r.count(n, dt.itemsize, field)
+    size = dt.itemsize * n
+    if n < 0 or size > r.end - r.pos:
+        r.count(n, dt.itemsize, field)  # raises the reader's own error
     start = r.pos
-    r.pos += dt.itemsize * n
-    return np.frombuffer(bytearray(r.data[start:r.pos]), dt)
+    r.pos = start + size
+    return np.frombuffer(bytearray(r.data[start:start + size]), dt)
 
 
 def _table(r: Reader, name: str, dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:
@@ -152,12 +157,13 @@ def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
     for i, d in enumerate(doc.lua_desc):
         w = _at(r, int(d["offset"]), f"lua[{i}].offset", floor)
         doc.lua.append(w.bytes(int(d["length"]), "length"))
-    for i, o in enumerate(doc.objects):
-        n = int(o["poly_count"])
+    objs = doc.objects
+    for i, (n, off) in enumerate(zip(objs["poly_count"].tolist(), objs["mesh_offset"].tolist(),
+                                     strict=True)):
         if n == 0:
             doc.meshes.append(_none(ml.TRI))
             continue
-        w = _at(r, int(o["mesh_offset"]), f"objects[{i}].mesh_offset", floor)
+        w = _at(r, off, f"objects[{i}].mesh_offset", floor)
         doc.meshes.append(_own(w, ml.TRI, n, "poly_count"))
 
 
@@ -174,9 +180,12 @@ def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
 
 
 def _cstring(r: Reader, offset: int, n: int, what: str) -> bytes:
-    w = r.window(offset)
-    with w.field(what):
-        raw = w.bytes(n + 1)
+    if 0 <= offset and offset + n + 1 <= r.end:
+        raw = bytes(r.data[offset:offset + n + 1])  # in range: no window needed
+    else:
+        w = r.window(offset)
+        with w.field(what):
+            raw = w.bytes(n + 1)  # raises the reader's own error
     if raw[-1] != 0:
         msg = "name is not NUL-terminated"
         raise r.corrupt(msg, field=what, expected=0, actual=raw[-1], offset=offset + n)
@@ -241,7 +250,7 @@ def _skin(r: Reader, doc: ModernDocument, e: npt.NDArray[np.void], where: str,
                         expected=f"< {len(doc.objects)} / <= 64 / <= 16",
                         actual=(go, bones, clips), offset=w.tell() - 4)
     n = int(doc.objects[go]["poly_count"]) * 3
-    idx = _own(w, "u1", n, "bone_index")
+    idx = _own(w, _U1, n, "bone_index")
     if n and bones and int(idx.max()) >= bones:
         msg = "bone index out of range"
         raise w.corrupt(msg, field="bone_index", expected=f"< {bones}", actual=int(idx.max()))
@@ -281,12 +290,16 @@ def _lights(r: Reader, doc: ModernDocument, floor: int) -> None:
             r, int(rec["name_offset"]), end, f"lights[{k}].name")))
 
 
+@cache
+def _block_offsets(dt: np.dtype[Any]) -> tuple[str, ...]:
+    """The header fields of ``dt`` that point at a data block (pixel data is not one)."""
+    return tuple(n for n in dt.names or () if n.endswith("_offset") and n != "pixel_data_offset")
+
+
 def _opaque(r: Reader, doc: ModernDocument, floor: int) -> None:
     """Blocks gamemesh does not model, each up to the next block the header points at."""
-    names = doc.header.dtype.names or ()
-    values = doc.header[0].tolist()  # every field at once, not one lookup per name
-    starts = {n: v for n, v in zip(names, values, strict=True)
-              if n.endswith("_offset") and n != "pixel_data_offset" and v}
+    h = doc.header
+    starts = {n: v for n in _block_offsets(h.dtype) if (v := int(h[n][0]))}
     bounds = sorted({*starts.values(), r.end})
     for name in ml.OPAQUE_FIELDS:
         off = starts.get(name)
@@ -367,14 +380,14 @@ def read_vram(data: bytes) -> VramFile:
         for i in range(atlases):
             with r.field(f"atlases[{i}]"):
                 _, _, w, h = _record(r, _ATLAS, raws)
-                vf.atlas_pixels.append(_own(r, "<u2", w * h, "pixels").reshape(h, w))
+                vf.atlas_pixels.append(_own(r, _U2, w * h, "pixels").reshape(h, w))
                 r.align(4)
         vf.atlases = np.frombuffer(bytearray(b"".join(raws)), ml.VRAM_ATLAS)
         raws = []
         for i in range(cluts):
             with r.field(f"cluts[{i}]"):
                 _, _, n, _ = _record(r, _CLUT, raws)
-                vf.clut_words.append(_own(r, "<u2", n, "words"))
+                vf.clut_words.append(_own(r, _U2, n, "words"))
                 r.align(4)
         vf.cluts = np.frombuffer(bytearray(b"".join(raws)), ml.VRAM_CLUT)
         raws = []
@@ -410,8 +423,9 @@ def read_modern_file(data: bytes, ctx: Context) -> ModernDocument:
     path = ctx.path
     if path is None or ctx.opt("no_siblings", False):
         return doc
-    fork = fork_sidecars(path)
     vram, spu = sidecar(path, "vram"), sidecar(path, "spu")
+    # The fork's names matter only without an upstream .vram (two stats saved otherwise).
+    fork = fork_sidecars(path) if vram is None else []
     if fork and vram is None and doc.version != 20:
         msg = (f"{fork[0].name} is how the {FORK} fork names its sidecar; its version "
                f"{doc.version} is another layout than upstream's, which gamemesh does not read")

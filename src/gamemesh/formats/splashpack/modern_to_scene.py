@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,8 @@ import numpy.typing as npt
 from ...errors import add_new_notes
 from ...registry import Context
 from ...scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
-from ...scene.math import matrices_to_trs
 from . import modern_layout as ml
-from .conventions import AXES, bone_to_matrix, track_to_quat
+from .conventions import AXES, bone_trs, track_to_quat
 from .document import SplashpackDocument
 from .modern_document import ModernDocument, Sequence, SkinnedMesh
 from .to_scene import _lua_extras, _primitive, _rotations, _Textures, material_keys
@@ -32,6 +32,7 @@ from .to_scene import to_scene as to_scene_v1
 FMT = "splashpack"
 DEFAULT_GTE = 100.0
 UNTEXTURED = 0xFFFF
+_EYE4 = np.eye(4, dtype=np.float32)
 
 __all__ = ["to_scene", "to_scene_modern"]
 
@@ -192,8 +193,8 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
     if holder is None or not joints:
         return
     b.scene.nodes[holder].skin = b.scene.add_skin(Skin(joints=joints, name=f"{node.name}_skin",
-                                      inverse_bind_matrices=np.tile(
-                                          np.eye(4, dtype=np.float32), (len(joints), 1, 1))))
+                                      inverse_bind_matrices=np.repeat(
+                                          _EYE4[None], len(joints), axis=0)))
     for c, clip in enumerate(sk.clips):
         frames = clip.matrices.shape[0]
         if frames == 0:
@@ -207,7 +208,7 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         # bone), then cut per joint.
         n = len(joints)
         rr, tt = clip.matrices["r"][:, :n], clip.matrices["t"][:, :n]
-        trs = [a.reshape(frames, n, -1) for a in matrices_to_trs(bone_to_matrix(rr, tt, b.s))]
+        trs = [a.reshape(frames, n, -1) for a in bone_trs(rr, tt, b.s)]
         scaled = np.abs(trs[2] - 1).max(axis=(0, 2)) > 1e-3
         # (joint, frame, value) in float32: each joint's keys contiguous.
         t, r, s = (a.transpose(1, 0, 2).astype(np.float32) for a in trs)
@@ -322,12 +323,20 @@ def _native(doc: ModernDocument) -> dict[str, Any]:
     return out
 
 
+@cache
+def _kept_fields(dt: np.dtype[Any]) -> tuple[tuple[int, str], ...]:
+    """(position, name) of the header fields kept in extras: not the magic, counts or offsets
+    (the writer recomputes those)."""
+    return tuple((k, name) for k, name in enumerate(dt.names or ())
+                 if name not in ("magic",) and not name.endswith(("_count", "_offset")))
+
+
 def _header_fields(doc: ModernDocument) -> dict[str, Any]:
-    out: dict[str, Any] = {}
     # The record's values in one tolist (a field lookup per name cost more than the rest).
-    for name, v in zip(doc.header.dtype.names or (), doc.header[0].tolist(), strict=True):
-        if name in ("magic",) or name.endswith(("_count", "_offset")):
-            continue
+    values = doc.header[0].tolist()
+    out: dict[str, Any] = {}
+    for k, name in _kept_fields(doc.header.dtype):
+        v = values[k]
         out[name] = v.tolist() if isinstance(v, np.ndarray) else int(v)
     return out
 
