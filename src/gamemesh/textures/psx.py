@@ -161,10 +161,10 @@ def _gather_rgba(table: U8, idx: npt.NDArray[np.integer]) -> U8:
     words instead of byte by byte."""
     size = table.shape[-1]
     packed = np.ascontiguousarray(table).view(np.uint32 if size == 4 else np.uint64).reshape(-1)
-    # Fancy indexing casts the small indices in buffered chunks; np.take makes a whole intp
-    # copy of them first (8 bytes per texel), which costs more than the gather once the heap
-    # has been through a few conversions.
-    out: U8 = packed[idx].view(np.uint8).reshape(*idx.shape, size)
+    # np.take, not fancy indexing: on numpy 2 it gathers a page in about 0.6 of the time
+    # (4/8/16 bpp page 85/141/136 -> 61/94/83 us CPU), with the default or the tuned malloc,
+    # in a fresh process or one that has converted the corpus first.
+    out: U8 = packed.take(idx).view(np.uint8).reshape(*idx.shape, size)
     return out
 
 
