@@ -15,6 +15,7 @@ import struct
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import chain, compress
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -138,22 +139,21 @@ def _json(js: bytes) -> Any:
     return doc
 
 
+_CONTAINER = frozenset((dict, list)).__contains__
+
+
 def _depth(doc: Any) -> int:
-    """The deepest nesting of arrays and objects, walked without recursion."""
-    if not isinstance(doc, dict | list):
+    """The deepest nesting of arrays and objects, walked level by level without recursion.
+    Each level's values are gathered and filtered by C-level iteration (chain, map, compress):
+    a Python test per value cost more than ``json.loads`` itself (json only makes exact dicts
+    and lists, so their types are tested exactly)."""
+    if not _CONTAINER(type(doc)):
         return 1  # a bare value is one level, as the walk below would count it
     deepest, level = 0, [doc]
     while level and deepest <= MAX_JSON_DEPTH:
         deepest += 1
-        nxt: list[Any] = []
-        push = nxt.append
-        # Only containers are ever queued, so each is a dict or a list (plain loops: a
-        # generator per container cost more than the walk).
-        for v in level:
-            for x in v.values() if isinstance(v, dict) else v:
-                if isinstance(x, dict | list):
-                    push(x)
-        level = nxt
+        kids = list(chain.from_iterable([v.values() if type(v) is dict else v for v in level]))
+        level = list(compress(kids, map(_CONTAINER, map(type, kids))))
     return deepest
 
 
