@@ -15,9 +15,9 @@ import struct
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import chain, compress
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain, compress
 from pathlib import Path
 from typing import Any
 

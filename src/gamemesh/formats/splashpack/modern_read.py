@@ -180,7 +180,7 @@ def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
 
 
 def _cstring(r: Reader, offset: int, n: int, what: str) -> bytes:
-    if 0 <= offset and offset + n + 1 <= r.end:
+    if offset >= 0 and offset + n + 1 <= r.end:
         raw = bytes(r.data[offset:offset + n + 1])  # in range: no window needed
     else:
         w = r.window(offset)
