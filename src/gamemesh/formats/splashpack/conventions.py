@@ -26,8 +26,36 @@ def track_to_quat(raw: npt.ArrayLike) -> F64:
     """(K, 3) raw rotation keys -> (K, 4) glTF xyzw quaternions."""
     a = np.asarray(raw, dtype=np.float64).reshape(-1, 3) * ANGLE
     unity = np.stack([-a[:, 0], a[:, 1], -a[:, 2]], axis=1)
+    if len(unity) <= _FEW_KEYS:
+        return _yxz_small(unity)
     q = euler_to_quat(unity, "YXZ")
     return np.stack([q[:, 0], -q[:, 1], -q[:, 2], q[:, 3]], axis=1)
+
+
+_FEW_KEYS = 16
+_YXZ = (1, 0, 2)
+
+
+def _yxz_small(unity: F64) -> F64:
+    """The rest of :func:`track_to_quat` for a few keys: ``euler_to_quat(unity, "YXZ")``'s
+    arithmetic with its sines and cosines taken by numpy on the whole array (the same ufuncs
+    on the same half angles) and its products in plain floats, term for term (so the same
+    bits, at a fraction of its some eighty numpy calls on a short track)."""
+    half = unity / 2
+    sin, cos = np.sin(half).tolist(), np.cos(half).tolist()
+    out = []
+    for s, c in zip(sin, cos, strict=True):
+        x1, y1, z1, w1 = 0.0, 0.0, 0.0, 1.0
+        for k in _YXZ:
+            r = [0.0, 0.0, 0.0, c[k]]
+            r[k] = s[k]
+            x2, y2, z2, w2 = r
+            x1, y1, z1, w1 = (w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                              w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                              w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+                              w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2)
+        out.append((x1, -y1, -z1, w1))
+    return np.array(out, dtype=np.float64).reshape(-1, 4)
 
 
 def quat_to_track(q: npt.ArrayLike) -> npt.NDArray[np.int16]:

@@ -92,12 +92,32 @@ def _rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     r = AXES[None, :, None] * r * AXES[None, None, :]
     u, _, vt = np.linalg.svd(r)
     rot = u @ vt
+    if len(rot) <= 16:
+        return _rotations_few(u, vt, rot, r)
     neg = np.flatnonzero(np.linalg.det(rot) < 0)
     if neg.size:
         u[neg, :, -1] = -u[neg, :, -1]
         rot[neg] = u[neg] @ vt[neg]
     err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
     return _quats(rot), err.tolist()
+
+
+def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
+                   rot: npt.NDArray[np.float64], r: npt.NDArray[np.float64]
+                   ) -> tuple[list[Quat], list[float]]:
+    """The rest of :func:`_rotations` for a few objects in plain floats. ``rot`` is
+    orthogonal (U V^T of an SVD, to 1e-15), so its determinant is +-1 and its sign comes out
+    the same by any formula; the error is the same max of the same differences."""
+    m = rot.tolist()
+    for i, ((a, b, c), (d, e, f), (g, h, k)) in enumerate(m):
+        if a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g) < 0:
+            u[i, :, -1] = -u[i, :, -1]
+            rot[i] = u[i] @ vt[i]
+            m[i] = rot[i].tolist()
+    ref = r.tolist()
+    err = [max(abs(x - y) for row, row_r in zip(mi, ri, strict=True)
+               for x, y in zip(row, row_r, strict=True)) for mi, ri in zip(m, ref, strict=True)]
+    return [_quat(a) for a in m], err
 
 
 def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
@@ -211,6 +231,18 @@ def material_keys(tris: npt.NDArray[np.void]
     return out, inverse.reshape(-1)
 
 
+def _uv_box(uv: npt.NDArray[np.uint8]) -> tuple[int, int, int, int]:
+    """(u min, u max, v min, v max) of (T, 3, 2) texture coordinates: in plain ints for a few
+    triangles (four numpy reductions cost more than the list), one flat reduction per axis
+    otherwise (numpy reduces (T, 3, 2) over two axes ten times slower than a column)."""
+    if uv.size <= 192:
+        flat = uv.reshape(-1).tolist()
+        us, vs = flat[0::2], flat[1::2]
+        return min(us), max(us), min(vs), max(vs)
+    u, v = uv[..., 0].ravel(), uv[..., 1].ravel()
+    return int(u.min()), int(u.max()), int(v.min()), int(v.max())
+
+
 class _Textures:
     """One image and material per (tpage, clutX, clutY), decoded from VRAM on first use."""
 
@@ -230,8 +262,8 @@ class _Textures:
             # MASK when a texel the triangles can reach (their UV bounding box) is transparent.
             # One flat reduction per axis: numpy reduces (T, 3, 2) over two axes ten times
             # slower than it reduces a column.
-            u, v = uv[..., 0].ravel(), uv[..., 1].ravel()
-            alpha = self.pages[key][int(v.min()):int(v.max()) + 1, int(u.min()):int(u.max()) + 1, 3]
+            u0, u1, v0, v1 = _uv_box(uv)
+            alpha = self.pages[key][v0:v1 + 1, u0:u1 + 1, 3]
             if (alpha == 0).any():
                 mat.alpha_mode = "MASK"
         return mi
@@ -246,7 +278,10 @@ class _Textures:
                                 "vram": list(psx.page_origin(tpage))}
         if bpp < 16:
             n = min(count if count is not None else 1 << bpp, 1 << bpp)
-            pal = self.vram[cy % psx.VRAM_H, (cx * 16 + np.arange(n)) % psx.VRAM_W]
+            x0 = cx * 16
+            # A slice when the palette does not wrap around VRAM (no index array).
+            pal = self.vram[cy % psx.VRAM_H, x0:x0 + n] if x0 + n <= psx.VRAM_W else \
+                self.vram[cy % psx.VRAM_H, (x0 + np.arange(n)) % psx.VRAM_W]
             info["palette"] = pal.tolist()  # Python ints, in one call
         name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
         sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
