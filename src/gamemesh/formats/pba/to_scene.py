@@ -171,6 +171,12 @@ def _hierarchical(doc: PbaDocument) -> bool:
     the placement is the readers' either way, and the hierarchy survives the trip to glTF and
     back (gamemesh writes each bone's world transform and its parent)."""
     n = len(doc.bones)
+    if n <= 64:
+        # A few bones: the same tests on a list (numpy's cost per call was most of this).
+        par: list[int] = doc.bones["parent"].tolist()
+        if any(p < -1 or p >= n or p == i for i, p in enumerate(par)):
+            return False
+        return any(p >= 0 for p in par) and _acyclic(np.asarray(par, np.int64))
     parents = doc.bones["parent"].astype(np.int64)
     used = parents[parents >= 0]
     if np.any(parents < -1) or np.any(used >= n) or np.any(parents == np.arange(n)):
@@ -567,7 +573,14 @@ def key_times(times: npt.NDArray[Any], duration: int) -> tuple[F32, bool]:
     """Key times in seconds: the stored milliseconds when they increase strictly and end within
     the duration, else evenly spaced over the duration (what the model viewer does)."""
     t = np.asarray(times, dtype=np.float64)
-    if len(t) and np.all(np.diff(t) > 0) and (duration == 0 or t[-1] <= duration):
+    if len(t) <= 64:
+        # A few keys: np.diff's test on the list (the stored times are integers or floats
+        # converted exactly, so the differences' signs are the comparisons').
+        ms = t.tolist()
+        rising = bool(ms) and all(b - a > 0 for a, b in zip(ms, ms[1:], strict=False))
+    else:
+        rising = bool(len(t)) and bool(np.all(np.diff(t) > 0))
+    if rising and (duration == 0 or t[-1] <= duration):
         return (t / 1000.0).astype(np.float32), True
     span = duration / 1000.0 if duration > 0 else max(len(t) - 1, 1) / 24.0
     return np.linspace(0.0, span, len(t), dtype=np.float32), False
