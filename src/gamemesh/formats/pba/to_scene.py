@@ -8,6 +8,7 @@ the front faces stay front faces.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -577,7 +578,7 @@ def key_times(times: npt.NDArray[Any], duration: int) -> tuple[F32, bool]:
         # A few keys: np.diff's test on the list (the stored times are integers or floats
         # converted exactly, so the differences' signs are the comparisons').
         ms = t.tolist()
-        rising = bool(ms) and all(b - a > 0 for a, b in zip(ms, ms[1:], strict=False))
+        rising = bool(ms) and all(b - a > 0 for a, b in pairwise(ms))
     else:
         rising = bool(len(t)) and bool(np.all(np.diff(t) > 0))
     if rising and (duration == 0 or t[-1] <= duration):
