@@ -259,6 +259,12 @@ def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
     return v
 
 
+def _in_range(v: Any, hi: int | None = None) -> bool:
+    """What :func:`_int` accepts with ``lo`` = 0, for a plain int (json makes no other): the
+    hot paths test this and call ``_int`` (which builds its field name) only when it fails."""
+    return type(v) is int and v >= 0 and (hi is None or v < hi)
+
+
 def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
     v = obj.get(key)
     return None if v is None else _int(v, f"{where}.{key}", 0, count)
@@ -269,7 +275,8 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
     """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
     ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
     accs = _list(doc.json, "accessors")
-    _int(index, ref, 0, len(accs))
+    if not _in_range(index, len(accs)):
+        _int(index, ref, 0, len(accs))
     if index in doc._cache:
         return doc._cache[index]
     a = accs[index]
@@ -282,7 +289,9 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
     if width is None:
         raise _err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
                    actual=a.get("type"))
-    count = _int(a.get("count"), f"{where}.count")
+    count = a.get("count")
+    if not _in_range(count):
+        count = _int(count, f"{where}.count")
     if "bufferView" in a:
         columns = {"MAT2": 2, "MAT3": 3, "MAT4": 4}.get(str(a.get("type")), 0)
         arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
@@ -307,12 +316,19 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     type, whose columns start on 4-byte boundaries (MAT2/MAT3 of 1- and 2-byte components
     carry padding, glTF 2.0 section 3.6.2.4)."""
     views = _list(doc.json, "bufferViews")
-    vi = _int(a.get(view_key), f"{where}.{view_key}", 0, len(views))
+    vi: Any = a.get(view_key)
+    if not _in_range(vi, len(views)):
+        vi = _int(vi, f"{where}.{view_key}", 0, len(views))
     v = views[vi]
-    bi = _int(v.get("buffer"), f"bufferViews[{vi}].buffer", 0, len(doc.buffers))
+    bi, vstart, vlen = v.get("buffer"), v.get("byteOffset", 0), v.get("byteLength")
+    # The checks of _int, its message built only for a value that fails them.
+    if not _in_range(bi, len(doc.buffers)):
+        bi = _int(bi, f"bufferViews[{vi}].buffer", 0, len(doc.buffers))
+    if not _in_range(vstart):
+        vstart = _int(vstart, f"bufferViews[{vi}].byteOffset")
+    if not _in_range(vlen):
+        vlen = _int(vlen, f"bufferViews[{vi}].byteLength")
     buf = doc.buffers[bi]
-    vstart = _int(v.get("byteOffset", 0), f"bufferViews[{vi}].byteOffset")
-    vlen = _int(v.get("byteLength"), f"bufferViews[{vi}].byteLength")
     if vstart + vlen > len(buf):
         raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
                    expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
@@ -320,8 +336,14 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     used = item * (width // columns) if columns else item * width
     padded = (used + 3) // 4 * 4 if columns else used
     elem = padded * columns if columns else used
-    stride = _int(v.get("byteStride", elem), f"bufferViews[{vi}].byteStride") or elem
-    start = vstart + _int(a.get(offset_key, 0), f"{where}.{offset_key}")
+    stride = v.get("byteStride", elem)
+    if not _in_range(stride):
+        stride = _int(stride, f"bufferViews[{vi}].byteStride")
+    stride = stride or elem
+    aoff = a.get(offset_key, 0)
+    if not _in_range(aoff):
+        aoff = _int(aoff, f"{where}.{offset_key}")
+    start = vstart + aoff
     if count == 0:
         return np.zeros((0, width), dtype=comp)
     need = start + stride * (count - 1) + elem
