@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import struct
 import urllib.parse
@@ -76,6 +77,7 @@ class GltfDocument:
 # JSON nesting deeper than this is refused: no glTF needs it, and walking it (here, in json, in
 # the writer's json.dumps) would run out of stack.
 MAX_JSON_DEPTH = 64
+_UNIT_TOLERANCE = 1e-3  # scene.numbers.unit_quaternions': a longer or shorter one is noted
 
 
 @lru_cache(maxsize=4096)
@@ -745,9 +747,7 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
     node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), f"{where}.translation")  # type: ignore[assignment]
     if n.get("rotation") is not None:
         rotation = _vec(n["rotation"], 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
-        q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
-                             lambda m: ctx.note("gltf.rotation_normalized", m))
-        node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+        node.rotation = _unit_rotation(rotation, f"{where}.rotation", ctx)
     # else the default identity, which normalising leaves as it is
     node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), f"{where}.scale")  # type: ignore[assignment]
     node.mesh = _index(n, "mesh", n_meshes, where)
@@ -767,8 +767,23 @@ def _vec(v: Any, k: int, default: tuple[float, ...], where: str) -> tuple[float,
     if not isinstance(v, list) or len(v) != k:
         raise _err(what="vector", field=where, expected=f"{k} numbers", actual=v)
     out = tuple(float(x) for x in v)
-    require_finite(np.asarray([out]), FMT, pointer(where))
+    if not all(math.isfinite(x) for x in out):  # the pointer is made only for the error
+        require_finite(np.asarray([out]), FMT, pointer(where))
     return out
+
+
+def _unit_rotation(q: tuple[float, ...], where: str, ctx: Context
+                   ) -> tuple[float, float, float, float]:
+    """:func:`unit_quaternions` of one node rotation (already finite). In plain floats when
+    it is within the tolerance of unit length: norm's sum in its order and the same divisions,
+    so the same bits; anything else (a note or an error to word) goes through it."""
+    x, y, z, w = q
+    n = math.sqrt(((x * x + y * y) + z * z) + w * w)
+    if n >= 1e-6 and abs(n - 1.0) <= _UNIT_TOLERANCE:
+        return (x / n, y / n, z / n, w / n)
+    u = unit_quaternions(q, FMT, pointer(where),
+                         lambda m: ctx.note("gltf.rotation_normalized", m))
+    return (float(u[0]), float(u[1]), float(u[2]), float(u[3]))
 
 
 def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
@@ -804,10 +819,14 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
             raise _err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
         times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
-        require_finite(times, FMT, pointer(f"accessors[{s.get('input')}]"), "key times")
+        # require_finite's own test first: the JSON pointer naming the accessor (a regex
+        # substitution) is made only for the error.
+        if not np.isfinite(times).all():
+            require_finite(times, FMT, pointer(f"accessors[{s.get('input')}]"), "key times")
         vals = np.asarray(accessor(doc, s.get("output"), f"{where}.samplers.output"),
                           dtype=np.float32)
-        require_finite(vals, FMT, pointer(f"accessors[{s.get('output')}]"), "key values")
+        if not np.isfinite(vals).all():
+            require_finite(vals, FMT, pointer(f"accessors[{s.get('output')}]"), "key values")
         if path == "rotation" and vals.shape[1:] == (4,) and interp != "CUBICSPLINE":
             vals = unit_quaternions(vals, FMT, pointer(f"accessors[{s.get('output')}]"),
                                     lambda m: ctx.note("gltf.rotation_normalized", m)
