@@ -648,7 +648,8 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     if "POSITION" not in attrs:
         raise _err(what="primitive without POSITION", field=f"{where}.attributes")
     pos = _floats(doc, attrs["POSITION"], 3, f"{where}.attributes.POSITION")
-    require_finite(pos, FMT, pointer(f"accessors[{attrs['POSITION']}]"), "POSITION values")
+    if not np.isfinite(pos).all():  # the pointer is made only for the error
+        require_finite(pos, FMT, pointer(f"accessors[{attrs['POSITION']}]"), "POSITION values")
     n = len(pos)
 
     def attr(name: str, width: int | tuple[int, ...]) -> npt.NDArray[np.float32] | None:
