@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import bisect
 from functools import cache
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -120,13 +121,19 @@ class _Batch:
         self.nrm = prim.normals.reshape(total, 3, 3)  # type: ignore[union-attr]
         self.uv = prim.texcoords[0].reshape(total, 3, 2)
         self.col = prim.colors[0].reshape(total, 3, 3)
-        key = (tris["tpage"].astype(np.int64) << 32) | \
-            (tris["clut_x"].astype(np.int64) << 16) | tris["clut_y"].astype(np.int64)
-        # Where the key changes from one triangle to the next; an object has one material
-        # unless a change falls inside it.
-        self.changes = (np.flatnonzero(key[1:] != key[:-1]) + 1).tolist()
+        # Where the key changes from one triangle to the next (an object has one material
+        # unless a change falls inside it), and each object's first key.
         firsts = [st for st, n in zip(self.starts, lens, strict=True) if n]
-        self.first = dict(zip(firsts, key[firsts].tolist(), strict=True))
+        tp, cx, cy = tris["tpage"], tris["clut_x"], tris["clut_y"]
+        if total <= 256:  # a few triangles: the same on tuples of ints
+            rows = list(zip(tp.tolist(), cx.tolist(), cy.tolist(), strict=True))
+            self.changes = [k for k in range(1, total) if rows[k] != rows[k - 1]]
+            self.first = {st: rows[st] for st in firsts}
+            return
+        key = (tp.astype(np.int64) << 32) | (cx.astype(np.int64) << 16) | cy.astype(np.int64)
+        self.changes = (np.flatnonzero(key[1:] != key[:-1]) + 1).tolist()
+        self.first = {st: (k >> 32, (k >> 16) & 0xFFFF, k & 0xFFFF)
+                      for st, k in zip(firsts, key[firsts].tolist(), strict=True)}
 
     def keys(self, i: int) -> tuple[list[tuple[int, int, int]], npt.NDArray[np.intp] | None]:
         """:func:`material_keys` of object ``i``."""
@@ -134,8 +141,7 @@ class _Batch:
         k = bisect.bisect_right(self.changes, start)
         if k < len(self.changes) and self.changes[k] < start + n:
             return material_keys(self.meshes[i])
-        key = self.first[start]
-        return [(key >> 32, (key >> 16) & 0xFFFF, key & 0xFFFF)], None
+        return [self.first[start]], None
 
     def primitive(self, i: int, sel: slice | npt.NDArray[np.bool_]) -> Primitive:
         """Object ``i``'s triangles ``sel`` as ``_primitive`` makes them."""
@@ -229,13 +235,11 @@ def _sequence(b: _Builder, seq: Sequence, kind: str, k: int) -> None:
                 not len(tr.keys):
             kept.append(t)
             continue
-        frames = (tr.keys["frame"] & 0x1FFF).astype(np.float64)
-        order = np.argsort(frames, kind="stable")
-        times = (frames[order] / ml.FPS).astype(np.float32)
-        if np.any(np.diff(times) <= 0):
+        order, times, rising, step = _key_order(tr.keys["frame"])
+        if not rising:
             kept.append(t)  # repeated frames have no glTF meaning
             continue
-        interp = "STEP" if np.all(tr.keys["frame"] >> 13 == 1) else "LINEAR"
+        interp = "STEP" if step else "LINEAR"
         vals = tr.keys["v"][order]
         if tr.type == ml.TRACK_OBJ_POS:
             ch = Channel(node, "translation", times,
@@ -247,6 +251,26 @@ def _sequence(b: _Builder, seq: Sequence, kind: str, k: int) -> None:
     anim.extras[FMT]["native_tracks"] = kept
     if anim.channels:
         b.scene.animations.append(anim)
+
+
+def _key_order(raw: npt.NDArray[np.uint16]) -> tuple[Any, npt.NDArray[np.float32], bool, bool]:
+    """A track's keys in time order (a stable sort of the 13-bit frames), their times in
+    seconds, whether those strictly increase, and whether every key is a step key. A track
+    holds at most 64 keys: plain ints give the same order, times and tests (a stable sort,
+    the same float64 division, comparisons of the same float32 values) for fewer numpy calls."""
+    words: list[int] = raw.tolist()
+    if len(words) <= ml.MAX_KEYS:
+        frames = [w & 0x1FFF for w in words]
+        order: Any = sorted(range(len(frames)), key=frames.__getitem__)
+        times = np.array([frames[i] / ml.FPS for i in order], dtype=np.float64
+                         ).astype(np.float32)
+        ts = times.tolist()
+        rising = all(b - a > 0 for a, b in pairwise(ts))
+        return order, times, rising, all(w >> 13 == 1 for w in words)
+    f = (raw & 0x1FFF).astype(np.float64)
+    order = np.argsort(f, kind="stable")
+    times = (f[order] / ml.FPS).astype(np.float32)
+    return order, times, not np.any(np.diff(times) <= 0), bool(np.all(raw >> 13 == 1))
 
 
 def _lights(b: _Builder) -> None:
