@@ -129,6 +129,7 @@ class _Build:
     # flat reading): node tracks are stored in model space too and made local with them.
     bone_world: tuple[F64, F64] = (np.zeros((0, 3)), np.zeros((0, 4)))
     bone_parents: list[int] = field(default_factory=list)
+    bone_lookup: dict[str, int] = field(default_factory=dict)  # name -> first bone of it
 
     def note(self, code: str, message: str) -> None:
         self.ctx.note(code, message)
@@ -215,6 +216,8 @@ def _bones(b: _Build) -> None:
     b.bone_parents = [p if hier else -1 for p in parents]
     lt, lq = to_local(t, q, t, q, b.bone_parents)
     names = [name_str(n) for n in bones["name"].tolist()]
+    for i, name in enumerate(names):
+        b.bone_lookup.setdefault(name, i)
     b.bone_nodes = [b.scene.add_node(Node(name=names[i], translation=_t3(lt[i]),
                                           rotation=_t4(lq[i]),
                                           extras={"pba_bone": i, "pba_parent": parents[i]}),
@@ -254,12 +257,9 @@ def _t4(v: Any) -> tuple[float, float, float, float]:
     return (float(v[0]), float(v[1]), float(v[2]), float(v[3]))
 
 
-def _bone_index(doc: PbaDocument, name: bytes) -> int | None:
-    target = name_str(name)
-    for i, n in enumerate(doc.bones["name"].tolist()):
-        if name_str(n) == target:
-            return i
-    return None
+def _bone_index(b: _Build, name: bytes) -> int | None:
+    """The first bone named ``name`` (names as every reader compares them)."""
+    return b.bone_lookup.get(name_str(name))
 
 
 # -- materials and textures -----------------------------------------------------------------
@@ -367,9 +367,21 @@ def _lh_field(raw: npt.NDArray[Any], name: str) -> F32:
     return out
 
 
+_RGBA_BYTES = np.array([26, 25, 24, 27])  # the D3DCOLOR's R, G, B, A in the 36-byte vertex
+
+
 def _rgba(raw: npt.NDArray[Any]) -> F32:
     """D3DCOLOR bytes B, G, R, A -> (N, 4) float RGBA in 0..1: the bytes swapped in one
-    uint32 per vertex, then divided as floats (the same numbers as byte / 255)."""
+    uint32 per vertex, then divided as floats (the same numbers as byte / 255). A few
+    vertices take the bytes R, G, B, A by one gather instead (fewer numpy calls, the same
+    bytes in the same order)."""
+    n = len(raw)
+    if n <= 4096:
+        # np.take, not a fancy index: that hands back a column-major (N, 4).
+        rgba = np.take(np.ascontiguousarray(raw).view(np.uint8).reshape(n, VERTEX.itemsize),
+                       _RGBA_BYTES, axis=1).astype(np.float32)
+        rgba /= np.float32(255)
+        return rgba
     x = raw["color"].astype("<u4")
     y = x & np.uint32(0xFF00FF00)
     y |= (x >> np.uint32(16)) & np.uint32(0xFF)
@@ -491,7 +503,7 @@ def _place(b: _Build, mesh: PbaMesh, m: int) -> int:
     them; animated and node meshes are in model space (no reader applies a bone to them)."""
     extras = {"pba_state": state_of(mesh.label) or mesh.label,
               "pba_mesh_type": MESH_TYPES[mesh.mesh_type]}
-    bi = _bone_index(b.doc, mesh.name) if mesh.mesh_type in (RIGID, FLEXIBLE) else None
+    bi = _bone_index(b, mesh.name) if mesh.mesh_type in (RIGID, FLEXIBLE) else None
     if bi is not None:
         host = b.bone_nodes[bi]
         if b.scene.nodes[host].mesh is None:
@@ -513,7 +525,7 @@ def _node_skin(b: _Build, mesh: PbaMesh, node: int) -> None:
     joints: list[int] = []
     per_vertex: list[int] = []
     for vg in mesh.vertex_groups:
-        bi = _bone_index(b.doc, vg.name)
+        bi = _bone_index(b, vg.name)
         if bi is None:
             b.note("pba.node_group_unbound", f"mesh {mesh.label!r}: vertex group "
                    f"{name_str(vg.name)!r} names no bone; left unskinned")
