@@ -24,7 +24,8 @@ PAGE = 256
 TRANSPARENT = 0x0000
 OPAQUE_BLACK = 0x8000  # black that the GPU still draws: STP set
 
-__all__ = ["OPAQUE_BLACK", "PAGE", "TRANSPARENT", "VRAM_H", "VRAM_W", "blit", "decode_page",
+__all__ = ["OPAQUE_BLACK", "PAGE", "TRANSPARENT", "VRAM_H", "VRAM_W", "blit", "decode_indexed",
+           "decode_page",
            "index_with_palette", "pack_indices", "page_origin", "quantize", "rgba_to_words",
            "tpage_depth", "unpack_indices", "vram_to_rgba", "words_per_row", "words_to_rgba"]
 
@@ -140,6 +141,12 @@ def decode_page(vram: U16, tpage: int, clut_x: int, clut_y: int,
     if bpp == 16:
         return _gather_rgba(_all_words(), raw)
     palette = vram[clut_y % VRAM_H, (clut_x + np.arange(1 << bpp)) % VRAM_W]
+    return decode_indexed(raw, bpp, palette, clut_count)
+
+
+def decode_indexed(raw: U16, bpp: int, palette: U16, clut_count: int | None = None) -> U8:
+    """A 4 or 8 bpp page's (256, 64 or 128) words through its CLUT row ``palette`` (1 << bpp
+    words, changed in place), as :func:`decode_page` decodes it from VRAM."""
     if clut_count is not None:
         palette[min(clut_count, len(palette)):] = TRANSPARENT
     # Decode the palette once, then gather RGBA straight from the page's bytes: a 4 bpp byte

@@ -55,6 +55,68 @@ def build_vram(doc: SplashpackDocument) -> psx.U16:
     return vram
 
 
+def _uploads(doc: SplashpackDocument) -> list[tuple[int, int, psx.U16]]:
+    """What :func:`build_vram` blits, in its order: (x, y, (h, w) words), clipped to VRAM as
+    the blit clips it; uploads that land nowhere are left out."""
+    out = []
+    ups = [(int(d["x"]), int(d["y"]), px) for d, px in zip(doc.atlases, doc.atlas_pixels,
+                                                            strict=False)]
+    for x, y, words in [*ups, *doc.clut_entries()]:
+        block = np.asarray(words, dtype=np.uint16)
+        if block.ndim == 1:
+            block = block[None, :]
+        h = max(0, min(block.shape[0], psx.VRAM_H - y))
+        w = max(0, min(block.shape[1], psx.VRAM_W - x))
+        if h and w and x >= 0 and y >= 0:
+            out.append((x, y, block[:h, :w]))
+    return out
+
+
+def vram_rect(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, w: int, h: int
+              ) -> psx.U16:
+    """``build_vram(doc)[y:y + h, x:x + w]`` (a rectangle inside VRAM) from the document's
+    ``_uploads``, without the whole 1 MB VRAM: the later upload wins where two overlap."""
+    out = np.zeros((h, w), dtype=np.uint16)
+    for ux, uy, block in uploads:
+        x0, x1 = max(x, ux), min(x + w, ux + block.shape[1])
+        y0, y1 = max(y, uy), min(y + h, uy + block.shape[0])
+        if x0 < x1 and y0 < y1:
+            out[y0 - y:y1 - y, x0 - x:x1 - x] = block[y0 - uy:y1 - uy, x0 - ux:x1 - ux]
+    return out
+
+
+def vram_row(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, n: int) -> psx.U16:
+    """``n`` words of VRAM row ``y % 512`` from column ``x``, wrapping around the right edge
+    (as the GPU reads a CLUT)."""
+    y, x = y % psx.VRAM_H, x % psx.VRAM_W
+    parts: list[psx.U16] = []
+    while n > 0:
+        k = min(n, psx.VRAM_W - x)
+        parts.append(vram_rect(uploads, x, y, k, 1)[0])
+        x, n = 0, n - k
+    if len(parts) == 1:
+        return parts[0]
+    row: psx.U16 = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint16)
+    return row
+
+
+def _decode_page(uploads: list[tuple[int, int, psx.U16]], tpage: int, clut_x: int, clut_y: int,
+                clut_count: int | None = None) -> npt.NDArray[np.uint8]:
+    """:func:`psx.decode_page` of ``build_vram(doc)``, reading only the page's words and its
+    CLUT row (a page is at most 256 words wide, so it wraps at most once)."""
+    px0, py0 = psx.page_origin(tpage)
+    bpp = psx.tpage_depth(tpage)
+    n_words = psx.PAGE * bpp // 16
+    k = min(n_words, psx.VRAM_W - px0)
+    raw = vram_rect(uploads, px0, py0, k, psx.PAGE)
+    if k < n_words:
+        raw = np.concatenate([raw, vram_rect(uploads, 0, py0, n_words - k, psx.PAGE)], axis=1)
+    if bpp == 16:
+        return psx.decode_page(raw, 0x100, 0, 0)  # the page at (0, 0) of ``raw``
+    palette = vram_row(uploads, clut_x, clut_y, 1 << bpp)
+    return psx.decode_indexed(raw, bpp, palette, clut_count)
+
+
 def vram_png(doc: SplashpackDocument, ctx: Context) -> dict[str, bytes]:
     """The whole VRAM as a 1024 x 512 PNG, each word shown as 15-bit colour."""
     from ...textures import encode_png
@@ -248,7 +310,8 @@ class _Textures:
 
     def __init__(self, doc: SplashpackDocument, scene: Scene) -> None:
         self.doc, self.scene = doc, scene
-        self.vram = build_vram(doc)
+        # The uploads, not the whole VRAM: a page reads only its own words and CLUT row.
+        self.uploads = _uploads(doc)
         self.counts = {(x // 16, y): len(w) for x, y, w in doc.clut_entries()}
         self.materials: dict[tuple[int, int, int], int] = {}
         self.pages: dict[tuple[int, int, int], npt.NDArray[np.uint8]] = {}
@@ -272,16 +335,13 @@ class _Textures:
         tpage, cx, cy = key
         bpp = psx.tpage_depth(tpage)
         count = self.counts.get((cx, cy)) if bpp < 16 else None
-        page = psx.decode_page(self.vram, tpage, cx * 16, cy, count)
+        page = _decode_page(self.uploads, tpage, cx * 16, cy, count)
         self.pages[key] = page
         info: dict[str, Any] = {"tpage": tpage, "clut": [cx, cy], "bpp": bpp,
                                 "vram": list(psx.page_origin(tpage))}
         if bpp < 16:
             n = min(count if count is not None else 1 << bpp, 1 << bpp)
-            x0 = cx * 16
-            # A slice when the palette does not wrap around VRAM (no index array).
-            pal = self.vram[cy % psx.VRAM_H, x0:x0 + n] if x0 + n <= psx.VRAM_W else \
-                self.vram[cy % psx.VRAM_H, (x0 + np.arange(n)) % psx.VRAM_W]
+            pal = vram_row(self.uploads, cx * 16, cy, n)
             info["palette"] = pal.tolist()  # Python ints, in one call
         name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
         sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
