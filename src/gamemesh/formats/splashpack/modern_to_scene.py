@@ -34,6 +34,7 @@ FMT = "splashpack"
 DEFAULT_GTE = 100.0
 UNTEXTURED = 0xFFFF
 _EYE4 = np.eye(4, dtype=np.float32)
+_SWAP = np.array([0, 2, 1])  # the corners' winding flip (to_scene.SWAP)
 
 __all__ = ["to_scene", "to_scene_modern"]
 
@@ -81,7 +82,7 @@ class _Builder:
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []
             if bones is not None:
-                corner = bones.reshape(-1, 3)[sel][:, [0, 2, 1]].reshape(-1)
+                corner = np.take(bones.reshape(-1, 3)[sel], _SWAP, axis=1).reshape(-1)
                 prim.joints = np.zeros((len(corner), 4), np.uint16)
                 prim.joints[:, 0] = corner
                 prim.weights = np.zeros((len(corner), 4), np.float32)

@@ -169,17 +169,15 @@ def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
                    ) -> tuple[list[Quat], list[float]]:
     """The rest of :func:`_rotations` for a few objects in plain floats. ``rot`` is
     orthogonal (U V^T of an SVD, to 1e-15), so its determinant is +-1 and its sign comes out
-    the same by any formula; the error is the same max of the same differences."""
+    the same by any formula."""
     m = rot.tolist()
     for i, ((a, b, c), (d, e, f), (g, h, k)) in enumerate(m):
         if a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g) < 0:
             u[i, :, -1] = -u[i, :, -1]
             rot[i] = u[i] @ vt[i]
             m[i] = rot[i].tolist()
-    ref = r.tolist()
-    err = [max(abs(x - y) for row, row_r in zip(mi, ri, strict=True)
-               for x, y in zip(row, row_r, strict=True)) for mi, ri in zip(m, ref, strict=True)]
-    return [_quat(a) for a in m], err
+    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
+    return [_quat(a) for a in m], err.tolist()
 
 
 def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
