@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -435,14 +435,14 @@ def _primitive(verts: npt.NDArray[Any], idx: npt.ArrayLike, where: str) -> Primi
 
 def _slices(mesh: PbaMesh, total: int, where: str) -> list[tuple[int, int]]:
     """Consecutive per-group slices of a shared vertex array (types 3 and 4)."""
-    sizes = np.array([g.num_vertices for g in mesh.groups], dtype=np.int64)
-    ends = np.cumsum(sizes)
-    if len(ends) and int(ends[-1]) > total:
+    # Python ints (the counts are u32 read from the file: no overflow to guard against).
+    sizes = [int(g.num_vertices) for g in mesh.groups]
+    ends = list(accumulate(sizes))
+    if ends and ends[-1] > total:
         msg = "face groups use more vertices than the mesh has"
         raise CorruptDataError(FMT, msg, field=f"{where}.groups.num_vertices",
-                               expected=f"sum <= {total}", actual=int(ends[-1]))
-    starts = ends - sizes
-    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+                               expected=f"sum <= {total}", actual=ends[-1])
+    return [(e - n, e) for n, e in zip(sizes, ends, strict=True)]
 
 
 def _build_mesh(b: _Build, mi: int, mesh: PbaMesh, drop_shadows: bool) -> Mesh | None:

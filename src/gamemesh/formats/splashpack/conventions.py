@@ -18,6 +18,7 @@ from ...scene.math import euler_to_quat, matrix_to_quat, quat_to_euler
 F64 = npt.NDArray[np.float64]
 AXES = np.array([-1.0, -1.0, 1.0])
 ANGLE = np.pi / 1024.0  # radians per raw unit of a rotation track
+_CRC = AXES[:, None] * AXES[None, :]  # the signs C R C gives each matrix element
 
 __all__ = ["AXES", "bone_to_matrix", "bone_trs", "matrix_to_bone", "quat_to_track", "track_to_quat"]
 
@@ -83,7 +84,9 @@ def bone_trs(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> tuple[F64, F64, F6
     operations on the same values in the same order (so the same bits), a dozen numpy calls
     fewer on a clip of a few dozen matrices."""
     rr = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3) / 4096.0
-    basis = AXES[None, :, None] * rr * AXES[None, None, :]
+    # C R C: each element times the product of its row's and column's signs (both +-1, so
+    # one exact sign change either way, zeros included).
+    basis = rr * _CRC
     tt = np.asarray(t, dtype=np.float64).reshape(-1, 3) * AXES * s
     # matrices_to_trs: column lengths, the sign of a mirrored basis on X, then the rotation.
     sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
