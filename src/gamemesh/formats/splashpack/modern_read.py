@@ -169,6 +169,10 @@ def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
 
 def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
     w = _at(r, int(doc.header["name_table_offset"][0]), "header.name_table_offset", floor)
+    names = _names_fast(w, len(doc.objects))
+    if names is not None:
+        doc.names.extend(names)
+        return
     for i in range(len(doc.objects)):
         with w.field(f"names[{i}]"):
             n = w.u8("len")
@@ -177,6 +181,25 @@ def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
             if end != 0:
                 msg = "name is not NUL-terminated"
                 raise w.corrupt(msg, expected=0, actual=end, offset=w.tell() - 1)
+
+
+def _names_fast(w: Reader, n: int) -> list[bytes] | None:
+    """The ``n`` length-prefixed, NUL-terminated names at ``w``'s cursor straight from the
+    bytes; None when one runs past the end or lacks its NUL (the Reader walk then words the
+    error)."""
+    data, pos, end = w.data, w.pos, w.end
+    out = []
+    for _ in range(n):
+        if pos >= end:
+            return None
+        k = data[pos]
+        stop = pos + 1 + k
+        if stop >= end or data[stop] != 0:
+            return None
+        out.append(bytes(data[pos + 1:stop]))
+        pos = stop + 1
+    w.pos = pos
+    return out
 
 
 def _cstring(r: Reader, offset: int, n: int, what: str) -> bytes:
