@@ -153,6 +153,16 @@ def _at(r: Reader, offset: int, what: str, floor: int) -> Reader:
     return w
 
 
+def _own_at(r: Reader, offset: int, what: str, floor: int, dt: np.dtype[Any], n: int,
+            field: str | None = None) -> npt.NDArray[Any]:
+    """``_own(_at(r, offset, what, floor), dt, n, field)`` without the window reader when the
+    records are in range (the usual case); otherwise that call raises its own error."""
+    size = dt.itemsize * n
+    if offset % 4 == 0 and floor <= offset and n >= 0 and offset + size <= r.end:
+        return np.frombuffer(bytearray(r.data[offset:offset + size]), dt)
+    return _own(_at(r, offset, what, floor), dt, n, field)
+
+
 def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
     for i, d in enumerate(doc.lua_desc):
         w = _at(r, int(d["offset"]), f"lua[{i}].offset", floor)
@@ -163,8 +173,8 @@ def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
         if n == 0:
             doc.meshes.append(_none(ml.TRI))
             continue
-        w = _at(r, off, f"objects[{i}].mesh_offset", floor)
-        doc.meshes.append(_own(w, ml.TRI, n, "poly_count"))
+        doc.meshes.append(_own_at(r, off, f"objects[{i}].mesh_offset", floor, ml.TRI, n,
+                                  "poly_count"))
 
 
 def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
@@ -223,15 +233,14 @@ def _table_entries(r: Reader, offset: int, count: int, what: str, floor: int
                         actual=count)
     if count == 0:
         return _none(ml.TABLE_ENTRY)
-    return _own(_at(r, offset, f"{what}_table", floor), ml.TABLE_ENTRY, count)
+    return _own_at(r, offset, f"{what}_table", floor, ml.TABLE_ENTRY, count)
 
 
 def _sequence(r: Reader, e: npt.NDArray[np.void], cutscene: bool, where: str,
               floor: int) -> Sequence:
     name = _cstring(r, int(e["name_offset"]), int(e["name_len"]), f"{where}.name")
     dt = ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER
-    w = _at(r, int(e["offset"]), f"{where}.offset", floor)
-    hdr = _own(w, dt, 1)
+    hdr = _own_at(r, int(e["offset"]), f"{where}.offset", floor, dt, 1)
     seq = Sequence(name=name, header=hdr)
     n = int(hdr["track_count"][0])
     if n:
@@ -240,17 +249,17 @@ def _sequence(r: Reader, e: npt.NDArray[np.void], cutscene: bool, where: str,
         for k, t in enumerate(recs):
             tw = f"{where}.tracks[{k}]"
             target = _cstring(r, int(t["target_offset"]), int(t["target_len"]), f"{tw}.target")
-            keys = _own(_at(r, int(t["keys_offset"]), f"{tw}.keys_offset", floor), ml.KEY,
-                        int(t["key_count"]))
+            keys = _own_at(r, int(t["keys_offset"]), f"{tw}.keys_offset", floor, ml.KEY,
+                           int(t["key_count"]))
             seq.tracks.append(Track(int(t["type"]), int(t["light_index"]), target, keys))
     if cutscene and int(hdr["audio_event_count"][0]):
-        seq.audio_events = _own(_at(r, int(hdr["audio_events_offset"][0]),
-                                    f"{where}.audio_events_offset", floor), ml.AUDIO_EVENT,
-                                int(hdr["audio_event_count"][0]))
+        seq.audio_events = _own_at(r, int(hdr["audio_events_offset"][0]),
+                                   f"{where}.audio_events_offset", floor, ml.AUDIO_EVENT,
+                                   int(hdr["audio_event_count"][0]))
     if int(hdr["skin_event_count"][0]):
-        seq.skin_events = _own(_at(r, int(hdr["skin_events_offset"][0]),
-                                   f"{where}.skin_events_offset", floor), ml.SKIN_EVENT,
-                               int(hdr["skin_event_count"][0]))
+        seq.skin_events = _own_at(r, int(hdr["skin_events_offset"][0]),
+                                  f"{where}.skin_events_offset", floor, ml.SKIN_EVENT,
+                                  int(hdr["skin_event_count"][0]))
     return seq
 
 
