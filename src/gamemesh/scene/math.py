@@ -29,6 +29,11 @@ def row_lengths(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return s
 
 
+# Up to this many rows, quat_to_matrix and quat_multiply work row by row in plain floats
+# (numpy's fixed cost per call is most of their time on a few rows).
+_FEW = 8
+
+
 def quat_normalize(q: npt.ArrayLike) -> F64:
     a = np.asarray(q, dtype=np.float64)
     n = row_lengths(a)[..., None]
@@ -43,6 +48,11 @@ def quat_to_matrix(q: npt.ArrayLike) -> F64:
         one = a.tolist()
         if all(math.isfinite(c) for c in one):
             return np.array(_quat_to_matrix1(one))
+    elif a.ndim == 2 and a.shape[1] == 4 and 0 < len(a) <= _FEW:
+        # A few quaternions (a model's bones): row by row in plain floats, the same bits.
+        rows = a.tolist()
+        if all(math.isfinite(c) for row in rows for c in row):
+            return np.array([_quat_to_matrix1(row) for row in rows])
     x, y, z, w = np.moveaxis(quat_normalize(a), -1, 0)
     m = np.empty((*x.shape, 3, 3))
     m[..., 0, 0] = 1 - 2 * (y * y + z * z)
@@ -183,6 +193,11 @@ def quat_to_euler(q: npt.ArrayLike, order: str = "XYZ") -> F64:
 def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
     p = np.asarray(a, dtype=np.float64)
     q = np.asarray(b, dtype=np.float64)
+    if p.shape == q.shape and p.ndim == 2 and p.shape[1] == 4 and len(p) <= _FEW:
+        # The expressions below in plain floats, in the same order: the same bits.
+        return np.array([_quat_multiply1(r1, r2) for r1, r2 in zip(p.tolist(), q.tolist(),
+                                                                    strict=True)],
+                        dtype=np.float64).reshape(p.shape)
     x1, y1, z1, w1 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
     x2, y2, z2, w2 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     # Filled in place (np.stack and moveaxis cost more than the arithmetic on short arrays).
@@ -192,6 +207,15 @@ def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
     out[..., 2] = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
     out[..., 3] = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
     return out
+
+
+def _quat_multiply1(p: list[float], q: list[float]) -> list[float]:
+    x1, y1, z1, w1 = p
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
 
 
 def trs_to_matrix(t: npt.ArrayLike = (0, 0, 0), r: npt.ArrayLike = (0, 0, 0, 1),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import struct
 import urllib.parse
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain, compress
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,7 @@ class GltfDocument:
 # JSON nesting deeper than this is refused: no glTF needs it, and walking it (here, in json, in
 # the writer's json.dumps) would run out of stack.
 MAX_JSON_DEPTH = 64
+_UNIT_TOLERANCE = 1e-3  # scene.numbers.unit_quaternions': a longer or shorter one is noted
 
 
 @lru_cache(maxsize=4096)
@@ -138,22 +141,21 @@ def _json(js: bytes) -> Any:
     return doc
 
 
+_CONTAINER = frozenset((dict, list)).__contains__
+
+
 def _depth(doc: Any) -> int:
-    """The deepest nesting of arrays and objects, walked without recursion."""
-    if not isinstance(doc, dict | list):
+    """The deepest nesting of arrays and objects, walked level by level without recursion.
+    Each level's values are gathered and filtered by C-level iteration (chain, map, compress):
+    a Python test per value cost more than ``json.loads`` itself (json only makes exact dicts
+    and lists, so their types are tested exactly)."""
+    if not _CONTAINER(type(doc)):
         return 1  # a bare value is one level, as the walk below would count it
     deepest, level = 0, [doc]
     while level and deepest <= MAX_JSON_DEPTH:
         deepest += 1
-        nxt: list[Any] = []
-        push = nxt.append
-        # Only containers are ever queued, so each is a dict or a list (plain loops: a
-        # generator per container cost more than the walk).
-        for v in level:
-            for x in v.values() if isinstance(v, dict) else v:
-                if isinstance(x, dict | list):
-                    push(x)
-        level = nxt
+        kids = list(chain.from_iterable([v.values() if type(v) is dict else v for v in level]))
+        level = list(compress(kids, map(_CONTAINER, map(type, kids))))
     return deepest
 
 
@@ -259,6 +261,12 @@ def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
     return v
 
 
+def _in_range(v: Any, hi: int | None = None) -> bool:
+    """What :func:`_int` accepts with ``lo`` = 0, for a plain int (json makes no other): the
+    hot paths test this and call ``_int`` (which builds its field name) only when it fails."""
+    return type(v) is int and v >= 0 and (hi is None or v < hi)
+
+
 def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
     v = obj.get(key)
     return None if v is None else _int(v, f"{where}.{key}", 0, count)
@@ -269,7 +277,8 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
     """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
     ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
     accs = _list(doc.json, "accessors")
-    _int(index, ref, 0, len(accs))
+    if not _in_range(index, len(accs)):
+        _int(index, ref, 0, len(accs))
     if index in doc._cache:
         return doc._cache[index]
     a = accs[index]
@@ -282,7 +291,9 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
     if width is None:
         raise _err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
                    actual=a.get("type"))
-    count = _int(a.get("count"), f"{where}.count")
+    count = a.get("count")
+    if not _in_range(count):
+        count = _int(count, f"{where}.count")
     if "bufferView" in a:
         columns = {"MAT2": 2, "MAT3": 3, "MAT4": 4}.get(str(a.get("type")), 0)
         arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
@@ -307,12 +318,19 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     type, whose columns start on 4-byte boundaries (MAT2/MAT3 of 1- and 2-byte components
     carry padding, glTF 2.0 section 3.6.2.4)."""
     views = _list(doc.json, "bufferViews")
-    vi = _int(a.get(view_key), f"{where}.{view_key}", 0, len(views))
+    vi: Any = a.get(view_key)
+    if not _in_range(vi, len(views)):
+        vi = _int(vi, f"{where}.{view_key}", 0, len(views))
     v = views[vi]
-    bi = _int(v.get("buffer"), f"bufferViews[{vi}].buffer", 0, len(doc.buffers))
+    bi, vstart, vlen = v.get("buffer"), v.get("byteOffset", 0), v.get("byteLength")
+    # The checks of _int, its message built only for a value that fails them.
+    if not _in_range(bi, len(doc.buffers)):
+        bi = _int(bi, f"bufferViews[{vi}].buffer", 0, len(doc.buffers))
+    if not _in_range(vstart):
+        vstart = _int(vstart, f"bufferViews[{vi}].byteOffset")
+    if not _in_range(vlen):
+        vlen = _int(vlen, f"bufferViews[{vi}].byteLength")
     buf = doc.buffers[bi]
-    vstart = _int(v.get("byteOffset", 0), f"bufferViews[{vi}].byteOffset")
-    vlen = _int(v.get("byteLength"), f"bufferViews[{vi}].byteLength")
     if vstart + vlen > len(buf):
         raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
                    expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
@@ -320,8 +338,14 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     used = item * (width // columns) if columns else item * width
     padded = (used + 3) // 4 * 4 if columns else used
     elem = padded * columns if columns else used
-    stride = _int(v.get("byteStride", elem), f"bufferViews[{vi}].byteStride") or elem
-    start = vstart + _int(a.get(offset_key, 0), f"{where}.{offset_key}")
+    stride = v.get("byteStride", elem)
+    if not _in_range(stride):
+        stride = _int(stride, f"bufferViews[{vi}].byteStride")
+    stride = stride or elem
+    aoff = a.get(offset_key, 0)
+    if not _in_range(aoff):
+        aoff = _int(aoff, f"{where}.{offset_key}")
+    start = vstart + aoff
     if count == 0:
         return np.zeros((0, width), dtype=comp)
     need = start + stride * (count - 1) + elem
@@ -624,7 +648,8 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     if "POSITION" not in attrs:
         raise _err(what="primitive without POSITION", field=f"{where}.attributes")
     pos = _floats(doc, attrs["POSITION"], 3, f"{where}.attributes.POSITION")
-    require_finite(pos, FMT, pointer(f"accessors[{attrs['POSITION']}]"), "POSITION values")
+    if not np.isfinite(pos).all():  # the pointer is made only for the error
+        require_finite(pos, FMT, pointer(f"accessors[{attrs['POSITION']}]"), "POSITION values")
     n = len(pos)
 
     def attr(name: str, width: int | tuple[int, ...]) -> npt.NDArray[np.float32] | None:
@@ -723,9 +748,7 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
     node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), f"{where}.translation")  # type: ignore[assignment]
     if n.get("rotation") is not None:
         rotation = _vec(n["rotation"], 4, (0.0, 0.0, 0.0, 1.0), f"{where}.rotation")
-        q = unit_quaternions(rotation, FMT, pointer(f"{where}.rotation"),
-                             lambda m: ctx.note("gltf.rotation_normalized", m))
-        node.rotation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+        node.rotation = _unit_rotation(rotation, f"{where}.rotation", ctx)
     # else the default identity, which normalising leaves as it is
     node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), f"{where}.scale")  # type: ignore[assignment]
     node.mesh = _index(n, "mesh", n_meshes, where)
@@ -745,8 +768,23 @@ def _vec(v: Any, k: int, default: tuple[float, ...], where: str) -> tuple[float,
     if not isinstance(v, list) or len(v) != k:
         raise _err(what="vector", field=where, expected=f"{k} numbers", actual=v)
     out = tuple(float(x) for x in v)
-    require_finite(np.asarray([out]), FMT, pointer(where))
+    if not all(math.isfinite(x) for x in out):  # the pointer is made only for the error
+        require_finite(np.asarray([out]), FMT, pointer(where))
     return out
+
+
+def _unit_rotation(q: tuple[float, ...], where: str, ctx: Context
+                   ) -> tuple[float, float, float, float]:
+    """:func:`unit_quaternions` of one node rotation (already finite). In plain floats when
+    it is within the tolerance of unit length: norm's sum in its order and the same divisions,
+    so the same bits; anything else (a note or an error to word) goes through it."""
+    x, y, z, w = q
+    n = math.sqrt(((x * x + y * y) + z * z) + w * w)
+    if n >= 1e-6 and abs(n - 1.0) <= _UNIT_TOLERANCE:
+        return (x / n, y / n, z / n, w / n)
+    u = unit_quaternions(q, FMT, pointer(where),
+                         lambda m: ctx.note("gltf.rotation_normalized", m))
+    return (float(u[0]), float(u[1]), float(u[2]), float(u[3]))
 
 
 def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
@@ -782,10 +820,14 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
             raise _err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
         times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
-        require_finite(times, FMT, pointer(f"accessors[{s.get('input')}]"), "key times")
+        # require_finite's own test first: the JSON pointer naming the accessor (a regex
+        # substitution) is made only for the error.
+        if not np.isfinite(times).all():
+            require_finite(times, FMT, pointer(f"accessors[{s.get('input')}]"), "key times")
         vals = np.asarray(accessor(doc, s.get("output"), f"{where}.samplers.output"),
                           dtype=np.float32)
-        require_finite(vals, FMT, pointer(f"accessors[{s.get('output')}]"), "key values")
+        if not np.isfinite(vals).all():
+            require_finite(vals, FMT, pointer(f"accessors[{s.get('output')}]"), "key values")
         if path == "rotation" and vals.shape[1:] == (4,) and interp != "CUBICSPLINE":
             vals = unit_quaternions(vals, FMT, pointer(f"accessors[{s.get('output')}]"),
                                     lambda m: ctx.note("gltf.rotation_normalized", m)

@@ -7,7 +7,9 @@ the front faces stay front faces.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -77,6 +79,10 @@ _CONJUGATE = np.array([-1.0, -1.0, -1.0, 1.0])
 def lh_quats(wxyz: npt.ArrayLike) -> F32:
     """(..., 4) file quaternions (w, x, y, z) -> unit glTF (x, y, z, w) = [-x, -y, z, w]."""
     q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
+    if len(q) <= 16:
+        few = _lh_quats_few(q.tolist())
+        if few is not None:
+            return few
     out = q[:, [1, 2, 3, 0]] * _QUAT_SIGNS
     # np.linalg.norm's own sum, without its argument checks (models have a few bones).
     n = np.sqrt(np.add.reduce(out * out, axis=1, keepdims=True))
@@ -85,6 +91,20 @@ def lh_quats(wxyz: npt.ArrayLike) -> F32:
         return np.asarray(out / n, dtype=np.float32)
     out = np.where(ok, out / np.where(ok, n, 1.0), _IDENTITY)
     return out.astype(np.float32)
+
+
+def _lh_quats_few(rows: list[list[float]]) -> F32 | None:
+    """:func:`lh_quats` of a few rows in plain floats: the same products by the signs, norm's
+    sum in its order and the same divisions, then one rounding to float32 (the same bits);
+    None when a row cannot be normalised (the numpy path words that case)."""
+    out = []
+    for w, x, y, z in rows:
+        a, b, c, d = x * -1.0, y * -1.0, z * 1.0, w * 1.0
+        n = math.sqrt(((a * a + b * b) + c * c) + d * d)
+        if not (math.isfinite(n) and n > 1e-12):
+            return None
+        out.append((a / n, b / n, c / n, d / n))
+    return np.array(out, dtype=np.float64).reshape(-1, 4).astype(np.float32)
 
 
 def flip_winding(idx: npt.ArrayLike) -> npt.NDArray[np.uint32]:
@@ -128,6 +148,7 @@ class _Build:
     # flat reading): node tracks are stored in model space too and made local with them.
     bone_world: tuple[F64, F64] = (np.zeros((0, 3)), np.zeros((0, 4)))
     bone_parents: list[int] = field(default_factory=list)
+    bone_lookup: dict[str, int] = field(default_factory=dict)  # name -> first bone of it
 
     def note(self, code: str, message: str) -> None:
         self.ctx.note(code, message)
@@ -171,6 +192,12 @@ def _hierarchical(doc: PbaDocument) -> bool:
     the placement is the readers' either way, and the hierarchy survives the trip to glTF and
     back (gamemesh writes each bone's world transform and its parent)."""
     n = len(doc.bones)
+    if n <= 64:
+        # A few bones: the same tests on a list (numpy's cost per call was most of this).
+        par: list[int] = doc.bones["parent"].tolist()
+        if any(p < -1 or p >= n or p == i for i, p in enumerate(par)):
+            return False
+        return any(p >= 0 for p in par) and _acyclic(np.asarray(par, np.int64))
     parents = doc.bones["parent"].astype(np.int64)
     used = parents[parents >= 0]
     if np.any(parents < -1) or np.any(used >= n) or np.any(parents == np.arange(n)):
@@ -208,6 +235,8 @@ def _bones(b: _Build) -> None:
     b.bone_parents = [p if hier else -1 for p in parents]
     lt, lq = to_local(t, q, t, q, b.bone_parents)
     names = [name_str(n) for n in bones["name"].tolist()]
+    for i, name in enumerate(names):
+        b.bone_lookup.setdefault(name, i)
     b.bone_nodes = [b.scene.add_node(Node(name=names[i], translation=_t3(lt[i]),
                                           rotation=_t4(lq[i]),
                                           extras={"pba_bone": i, "pba_parent": parents[i]}),
@@ -247,12 +276,9 @@ def _t4(v: Any) -> tuple[float, float, float, float]:
     return (float(v[0]), float(v[1]), float(v[2]), float(v[3]))
 
 
-def _bone_index(doc: PbaDocument, name: bytes) -> int | None:
-    target = name_str(name)
-    for i, n in enumerate(doc.bones["name"].tolist()):
-        if name_str(n) == target:
-            return i
-    return None
+def _bone_index(b: _Build, name: bytes) -> int | None:
+    """The first bone named ``name`` (names as every reader compares them)."""
+    return b.bone_lookup.get(name_str(name))
 
 
 # -- materials and textures -----------------------------------------------------------------
@@ -360,9 +386,21 @@ def _lh_field(raw: npt.NDArray[Any], name: str) -> F32:
     return out
 
 
+_RGBA_BYTES = np.array([26, 25, 24, 27])  # the D3DCOLOR's R, G, B, A in the 36-byte vertex
+
+
 def _rgba(raw: npt.NDArray[Any]) -> F32:
     """D3DCOLOR bytes B, G, R, A -> (N, 4) float RGBA in 0..1: the bytes swapped in one
-    uint32 per vertex, then divided as floats (the same numbers as byte / 255)."""
+    uint32 per vertex, then divided as floats (the same numbers as byte / 255). A few
+    vertices take the bytes R, G, B, A by one gather instead (fewer numpy calls, the same
+    bytes in the same order)."""
+    n = len(raw)
+    if n <= 4096:
+        # np.take, not a fancy index: that hands back a column-major (N, 4).
+        rgba = np.take(np.ascontiguousarray(raw).view(np.uint8).reshape(n, VERTEX.itemsize),
+                       _RGBA_BYTES, axis=1).astype(np.float32)
+        rgba /= np.float32(255)
+        return rgba
     x = raw["color"].astype("<u4")
     y = x & np.uint32(0xFF00FF00)
     y |= (x >> np.uint32(16)) & np.uint32(0xFF)
@@ -397,14 +435,14 @@ def _primitive(verts: npt.NDArray[Any], idx: npt.ArrayLike, where: str) -> Primi
 
 def _slices(mesh: PbaMesh, total: int, where: str) -> list[tuple[int, int]]:
     """Consecutive per-group slices of a shared vertex array (types 3 and 4)."""
-    sizes = np.array([g.num_vertices for g in mesh.groups], dtype=np.int64)
-    ends = np.cumsum(sizes)
-    if len(ends) and int(ends[-1]) > total:
+    # Python ints (the counts are u32 read from the file: no overflow to guard against).
+    sizes = [int(g.num_vertices) for g in mesh.groups]
+    ends = list(accumulate(sizes))
+    if ends and ends[-1] > total:
         msg = "face groups use more vertices than the mesh has"
         raise CorruptDataError(FMT, msg, field=f"{where}.groups.num_vertices",
-                               expected=f"sum <= {total}", actual=int(ends[-1]))
-    starts = ends - sizes
-    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+                               expected=f"sum <= {total}", actual=ends[-1])
+    return [(e - n, e) for n, e in zip(sizes, ends, strict=True)]
 
 
 def _build_mesh(b: _Build, mi: int, mesh: PbaMesh, drop_shadows: bool) -> Mesh | None:
@@ -484,7 +522,7 @@ def _place(b: _Build, mesh: PbaMesh, m: int) -> int:
     them; animated and node meshes are in model space (no reader applies a bone to them)."""
     extras = {"pba_state": state_of(mesh.label) or mesh.label,
               "pba_mesh_type": MESH_TYPES[mesh.mesh_type]}
-    bi = _bone_index(b.doc, mesh.name) if mesh.mesh_type in (RIGID, FLEXIBLE) else None
+    bi = _bone_index(b, mesh.name) if mesh.mesh_type in (RIGID, FLEXIBLE) else None
     if bi is not None:
         host = b.bone_nodes[bi]
         if b.scene.nodes[host].mesh is None:
@@ -506,7 +544,7 @@ def _node_skin(b: _Build, mesh: PbaMesh, node: int) -> None:
     joints: list[int] = []
     per_vertex: list[int] = []
     for vg in mesh.vertex_groups:
-        bi = _bone_index(b.doc, vg.name)
+        bi = _bone_index(b, vg.name)
         if bi is None:
             b.note("pba.node_group_unbound", f"mesh {mesh.label!r}: vertex group "
                    f"{name_str(vg.name)!r} names no bone; left unskinned")
@@ -567,7 +605,14 @@ def key_times(times: npt.NDArray[Any], duration: int) -> tuple[F32, bool]:
     """Key times in seconds: the stored milliseconds when they increase strictly and end within
     the duration, else evenly spaced over the duration (what the model viewer does)."""
     t = np.asarray(times, dtype=np.float64)
-    if len(t) and np.all(np.diff(t) > 0) and (duration == 0 or t[-1] <= duration):
+    if len(t) <= 64:
+        # A few keys: np.diff's test on the list (the stored times are integers or floats
+        # converted exactly, so the differences' signs are the comparisons').
+        ms = t.tolist()
+        rising = bool(ms) and all(b - a > 0 for a, b in pairwise(ms))
+    else:
+        rising = bool(len(t)) and bool(np.all(np.diff(t) > 0))
+    if rising and (duration == 0 or t[-1] <= duration):
         return (t / 1000.0).astype(np.float32), True
     span = duration / 1000.0 if duration > 0 else max(len(t) - 1, 1) / 24.0
     return np.linspace(0.0, span, len(t), dtype=np.float32), False

@@ -13,21 +13,50 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ...scene.math import euler_to_quat, quat_to_euler
+from ...scene.math import euler_to_quat, matrix_to_quat, quat_to_euler
 
 F64 = npt.NDArray[np.float64]
 AXES = np.array([-1.0, -1.0, 1.0])
 ANGLE = np.pi / 1024.0  # radians per raw unit of a rotation track
+_CRC = AXES[:, None] * AXES[None, :]  # the signs C R C gives each matrix element
 
-__all__ = ["AXES", "bone_to_matrix", "matrix_to_bone", "quat_to_track", "track_to_quat"]
+__all__ = ["AXES", "bone_to_matrix", "bone_trs", "matrix_to_bone", "quat_to_track", "track_to_quat"]
 
 
 def track_to_quat(raw: npt.ArrayLike) -> F64:
     """(K, 3) raw rotation keys -> (K, 4) glTF xyzw quaternions."""
     a = np.asarray(raw, dtype=np.float64).reshape(-1, 3) * ANGLE
     unity = np.stack([-a[:, 0], a[:, 1], -a[:, 2]], axis=1)
+    if len(unity) <= _FEW_KEYS:
+        return _yxz_small(unity)
     q = euler_to_quat(unity, "YXZ")
     return np.stack([q[:, 0], -q[:, 1], -q[:, 2], q[:, 3]], axis=1)
+
+
+_FEW_KEYS = 16
+_YXZ = (1, 0, 2)
+
+
+def _yxz_small(unity: F64) -> F64:
+    """The rest of :func:`track_to_quat` for a few keys: ``euler_to_quat(unity, "YXZ")``'s
+    arithmetic with its sines and cosines taken by numpy on the whole array (the same ufuncs
+    on the same half angles) and its products in plain floats, term for term (so the same
+    bits, at a fraction of its some eighty numpy calls on a short track)."""
+    half = unity / 2
+    sin, cos = np.sin(half).tolist(), np.cos(half).tolist()
+    out = []
+    for s, c in zip(sin, cos, strict=True):
+        x1, y1, z1, w1 = 0.0, 0.0, 0.0, 1.0
+        for k in _YXZ:
+            r = [0.0, 0.0, 0.0, c[k]]
+            r[k] = s[k]
+            x2, y2, z2, w2 = r
+            x1, y1, z1, w1 = (w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                              w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                              w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+                              w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2)
+        out.append((x1, -y1, -z1, w1))
+    return np.array(out, dtype=np.float64).reshape(-1, 4)
 
 
 def quat_to_track(q: npt.ArrayLike) -> npt.NDArray[np.int16]:
@@ -48,6 +77,23 @@ def bone_to_matrix(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> F64:
     out[:, :3, 3] = tt * AXES * s
     out[:, 3, 3] = 1.0
     return out
+
+
+def bone_trs(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> tuple[F64, F64, F64]:
+    """``matrices_to_trs(bone_to_matrix(r, t, s))`` without the 4 x 4 matrices: the same
+    operations on the same values in the same order (so the same bits), a dozen numpy calls
+    fewer on a clip of a few dozen matrices."""
+    rr = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3) / 4096.0
+    # C R C: each element times the product of its row's and column's signs (both +-1, so
+    # one exact sign change either way, zeros included).
+    basis = rr * _CRC
+    tt = np.asarray(t, dtype=np.float64).reshape(-1, 3) * AXES * s
+    # matrices_to_trs: column lengths, the sign of a mirrored basis on X, then the rotation.
+    sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
+    sc[np.linalg.det(basis) < 0, 0] *= -1
+    safe = np.where(sc == 0, 1.0, sc)
+    q = matrix_to_quat(basis / safe[:, None, :]) if len(basis) else np.zeros((0, 4))
+    return tt, q, sc
 
 
 def matrix_to_bone(m: npt.ArrayLike, s: float) -> tuple[npt.NDArray[np.int16],

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 __all__ = ["fork_sidecars", "siblings", "sidecar"]
@@ -11,15 +12,21 @@ __all__ = ["fork_sidecars", "siblings", "sidecar"]
 
 def sidecar(path: Path, kind: str) -> Path | None:
     """The upstream sidecar (``kind`` = "vram" or "spu") of ``path`` when it exists."""
-    p = Path(path).with_suffix(f".{kind}")
-    return p if p != Path(path) and p.is_file() else None
+    # Path.with_suffix on the string (its suffix rule: the last dot, not leading, not
+    # trailing), and os.path.isfile: the Path calls cost several times the stat on a small
+    # load.
+    full = os.fspath(path)
+    head, name = os.path.split(full)
+    dot = name.rfind(".")
+    stem = name[:dot] if 0 < dot < len(name) - 1 else name
+    p = os.path.join(head, f"{stem}.{kind}") if head else f"{stem}.{kind}"
+    return Path(p) if p != full and os.path.isfile(p) else None
 
 
 def fork_sidecars(path: Path) -> list[Path]:
     """PS1Godot's sidecars of ``path`` (``scene.splashpack.vram``) that exist."""
-    path = Path(path)
-    found = [path.with_name(f"{path.name}.{k}") for k in ("vram", "spu")]
-    return [p for p in found if p.is_file()]
+    name = os.fspath(path)
+    return [Path(f) for f in (f"{name}.vram", f"{name}.spu") if os.path.isfile(f)]
 
 
 def siblings(path: Path) -> list[Path]:

@@ -19,8 +19,17 @@ U16 = npt.NDArray[np.uint16]
 U8 = npt.NDArray[np.uint8]
 
 
+_EMPTY: dict[np.dtype[Any], Records] = {}
+
+
 def _none(dt: np.dtype[Any]) -> Records:
-    return np.zeros(0, dtype=dt)
+    """The empty table of ``dt``, one shared array per dtype: a document has some twenty
+    tables, most of them empty in a small scene, and a zero-length array holds nothing to
+    change (a reader or builder replaces a table, never grows it in place)."""
+    a = _EMPTY.get(dt)
+    if a is None:
+        a = _EMPTY[dt] = np.zeros(0, dtype=dt)
+    return a
 
 
 @dataclass

@@ -12,6 +12,9 @@ mesh. What has no glTF meaning stays in the scene's extras as the file's own rec
 from __future__ import annotations
 
 import base64
+import bisect
+from functools import cache
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -20,9 +23,8 @@ import numpy.typing as npt
 from ...errors import add_new_notes
 from ...registry import Context
 from ...scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
-from ...scene.math import matrices_to_trs
 from . import modern_layout as ml
-from .conventions import AXES, bone_to_matrix, track_to_quat
+from .conventions import AXES, bone_trs, track_to_quat
 from .document import SplashpackDocument
 from .modern_document import ModernDocument, Sequence, SkinnedMesh
 from .to_scene import _lua_extras, _primitive, _rotations, _Textures, material_keys
@@ -31,6 +33,8 @@ from .to_scene import to_scene as to_scene_v1
 FMT = "splashpack"
 DEFAULT_GTE = 100.0
 UNTEXTURED = 0xFFFF
+_EYE4 = np.eye(4, dtype=np.float32)
+_SWAP = np.array([0, 2, 1])  # the corners' winding flip (to_scene.SWAP)
 
 __all__ = ["to_scene", "to_scene_modern"]
 
@@ -66,26 +70,87 @@ class _Builder:
             return self.untextured()
         return self.tex.material(key, tris["uv"])
 
-    def mesh(self, i: int, tris: npt.NDArray[np.void], bones: npt.NDArray[np.uint8] | None
-             ) -> int:
+    def mesh(self, i: int, batch: _Batch, bones: npt.NDArray[np.uint8] | None) -> int:
         mesh = Mesh(name=_text(self.doc.names[i]) or f"object_{i}")
-        keys, inverse = material_keys(tris)
+        tris = self.doc.meshes[i]
+        keys, inverse = batch.keys(i)
         for k, t in enumerate(keys):
             # One material (the common case): no mask and no copy of the records.
             sel = slice(None) if inverse is None else inverse == k
-            part = tris[sel]
-            prim = _primitive(part, self.s)
-            prim.material = self.material(t, part)
+            prim = batch.primitive(i, sel)
+            prim.material = self.material(t, tris if inverse is None else tris[sel])
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []
             if bones is not None:
-                corner = bones.reshape(-1, 3)[sel][:, [0, 2, 1]].reshape(-1)
+                corner = np.take(bones.reshape(-1, 3)[sel], _SWAP, axis=1).reshape(-1)
                 prim.joints = np.zeros((len(corner), 4), np.uint16)
                 prim.joints[:, 0] = corner
                 prim.weights = np.zeros((len(corner), 4), np.float32)
                 prim.weights[:, 0] = 1.0
             mesh.primitives.append(prim)
         return self.scene.add_mesh(mesh)
+
+
+class _Batch:
+    """Every object's triangles converted in one pass (``_primitive`` on all of them at once:
+    its operations are element by element, so each object's slice holds the bits a call on that
+    object alone gives), and each object's material keys, told apart without a numpy call per
+    object. A small scene has a few triangles per object, where numpy's cost per call was most
+    of the conversion."""
+
+    def __init__(self, meshes: list[npt.NDArray[np.void]], s: float) -> None:
+        self.meshes = meshes
+        lens = [len(m) for m in meshes]
+        self.starts = [0] * len(lens)
+        total = 0
+        for i, n in enumerate(lens):
+            self.starts[i], total = total, total + n
+        parts = [m for m in meshes if len(m)]
+        if not parts:
+            return
+        if len(parts) == 1:
+            tris = parts[0]
+        elif all(m.dtype == ml.TRI for m in parts):
+            # As bytes: numpy concatenates structured records field by field, far slower.
+            tris = np.concatenate([np.ascontiguousarray(m).view(np.uint8) for m in parts]
+                                  ).view(ml.TRI)
+        else:
+            tris = np.concatenate(parts)
+        prim = _primitive(tris, s)
+        # (T, 3, ...) views: a triangle's three corners stay together under a mask.
+        self.pos = prim.positions.reshape(total, 3, 3)
+        self.nrm = prim.normals.reshape(total, 3, 3)  # type: ignore[union-attr]
+        self.uv = prim.texcoords[0].reshape(total, 3, 2)
+        self.col = prim.colors[0].reshape(total, 3, 3)
+        # Where the key changes from one triangle to the next (an object has one material
+        # unless a change falls inside it), and each object's first key.
+        firsts = [st for st, n in zip(self.starts, lens, strict=True) if n]
+        tp, cx, cy = tris["tpage"], tris["clut_x"], tris["clut_y"]
+        if total <= 256:  # a few triangles: the same on tuples of ints
+            rows = list(zip(tp.tolist(), cx.tolist(), cy.tolist(), strict=True))
+            self.changes = [k for k in range(1, total) if rows[k] != rows[k - 1]]
+            self.first = {st: rows[st] for st in firsts}
+            return
+        key = (tp.astype(np.int64) << 32) | (cx.astype(np.int64) << 16) | cy.astype(np.int64)
+        self.changes = (np.flatnonzero(key[1:] != key[:-1]) + 1).tolist()
+        self.first = {st: (k >> 32, (k >> 16) & 0xFFFF, k & 0xFFFF)
+                      for st, k in zip(firsts, key[firsts].tolist(), strict=True)}
+
+    def keys(self, i: int) -> tuple[list[tuple[int, int, int]], npt.NDArray[np.intp] | None]:
+        """:func:`material_keys` of object ``i``."""
+        start, n = self.starts[i], len(self.meshes[i])
+        k = bisect.bisect_right(self.changes, start)
+        if k < len(self.changes) and self.changes[k] < start + n:
+            return material_keys(self.meshes[i])
+        return [self.first[start]], None
+
+    def primitive(self, i: int, sel: slice | npt.NDArray[np.bool_]) -> Primitive:
+        """Object ``i``'s triangles ``sel`` as ``_primitive`` makes them."""
+        a = slice(self.starts[i], self.starts[i] + len(self.meshes[i]))
+        return Primitive(positions=self.pos[a][sel].reshape(-1, 3),
+                         normals=self.nrm[a][sel].reshape(-1, 3),
+                         texcoords=[self.uv[a][sel].reshape(-1, 2)],
+                         colors=[self.col[a][sel].reshape(-1, 3)])
 
 
 def _objects(b: _Builder) -> None:
@@ -99,6 +164,7 @@ def _objects(b: _Builder) -> None:
     pos_list = (objs["pos"].astype(np.float64) * AXES * b.s).tolist()
     rot_raw, pos_raw = objs["rot"].tolist(), objs["pos"].tolist()
     lua, flags, inter = (objs[k].tolist() for k in ("lua_index", "flags", "interactable_index"))
+    batch = _Batch(doc.meshes, b.s)
     for i in range(n):
         if errs[i] > 0.01:
             b.ctx.note("splashpack.rotation_not_orthonormal", f"object {i}: the stored matrix is "
@@ -110,9 +176,9 @@ def _objects(b: _Builder) -> None:
         x, y, z = pos_list[i]
         node = Node(name=name or f"object_{i}", translation=(x, y, z), rotation=rots[i],
                     extras={FMT: extras})
-        tris = doc.meshes[i]
         sk = skinned.get(i)
-        mesh = b.mesh(i, tris, sk.bone_index if sk is not None else None) if len(tris) else None
+        mesh = b.mesh(i, batch, sk.bone_index if sk is not None else None) \
+            if len(doc.meshes[i]) else None
         node.mesh = mesh if sk is None else None
         ni = b.scene.add_node(node)
         if sk is not None and mesh is not None:
@@ -134,8 +200,8 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
     if holder is None or not joints:
         return
     b.scene.nodes[holder].skin = b.scene.add_skin(Skin(joints=joints, name=f"{node.name}_skin",
-                                      inverse_bind_matrices=np.tile(
-                                          np.eye(4, dtype=np.float32), (len(joints), 1, 1))))
+                                      inverse_bind_matrices=np.repeat(
+                                          _EYE4[None], len(joints), axis=0)))
     for c, clip in enumerate(sk.clips):
         frames = clip.matrices.shape[0]
         if frames == 0:
@@ -149,7 +215,7 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         # bone), then cut per joint.
         n = len(joints)
         rr, tt = clip.matrices["r"][:, :n], clip.matrices["t"][:, :n]
-        trs = [a.reshape(frames, n, -1) for a in matrices_to_trs(bone_to_matrix(rr, tt, b.s))]
+        trs = [a.reshape(frames, n, -1) for a in bone_trs(rr, tt, b.s)]
         scaled = np.abs(trs[2] - 1).max(axis=(0, 2)) > 1e-3
         # (joint, frame, value) in float32: each joint's keys contiguous.
         t, r, s = (a.transpose(1, 0, 2).astype(np.float32) for a in trs)
@@ -170,13 +236,11 @@ def _sequence(b: _Builder, seq: Sequence, kind: str, k: int) -> None:
                 not len(tr.keys):
             kept.append(t)
             continue
-        frames = (tr.keys["frame"] & 0x1FFF).astype(np.float64)
-        order = np.argsort(frames, kind="stable")
-        times = (frames[order] / ml.FPS).astype(np.float32)
-        if np.any(np.diff(times) <= 0):
+        order, times, rising, step = _key_order(tr.keys["frame"])
+        if not rising:
             kept.append(t)  # repeated frames have no glTF meaning
             continue
-        interp = "STEP" if np.all(tr.keys["frame"] >> 13 == 1) else "LINEAR"
+        interp = "STEP" if step else "LINEAR"
         vals = tr.keys["v"][order]
         if tr.type == ml.TRACK_OBJ_POS:
             ch = Channel(node, "translation", times,
@@ -188,6 +252,26 @@ def _sequence(b: _Builder, seq: Sequence, kind: str, k: int) -> None:
     anim.extras[FMT]["native_tracks"] = kept
     if anim.channels:
         b.scene.animations.append(anim)
+
+
+def _key_order(raw: npt.NDArray[np.uint16]) -> tuple[Any, npt.NDArray[np.float32], bool, bool]:
+    """A track's keys in time order (a stable sort of the 13-bit frames), their times in
+    seconds, whether those strictly increase, and whether every key is a step key. A track
+    holds at most 64 keys: plain ints give the same order, times and tests (a stable sort,
+    the same float64 division, comparisons of the same float32 values) for fewer numpy calls."""
+    words: list[int] = raw.tolist()
+    if len(words) <= ml.MAX_KEYS:
+        frames = [w & 0x1FFF for w in words]
+        order: Any = sorted(range(len(frames)), key=frames.__getitem__)
+        times = np.array([frames[i] / ml.FPS for i in order], dtype=np.float64
+                         ).astype(np.float32)
+        ts = times.tolist()
+        rising = all(b - a > 0 for a, b in pairwise(ts))
+        return order, times, rising, all(w >> 13 == 1 for w in words)
+    f = (raw & 0x1FFF).astype(np.float64)
+    order = np.argsort(f, kind="stable")
+    times = (f[order] / ml.FPS).astype(np.float32)
+    return order, times, not np.any(np.diff(times) <= 0), bool(np.all(raw >> 13 == 1))
 
 
 def _lights(b: _Builder) -> None:
@@ -264,12 +348,20 @@ def _native(doc: ModernDocument) -> dict[str, Any]:
     return out
 
 
+@cache
+def _kept_fields(dt: np.dtype[Any]) -> tuple[tuple[int, str], ...]:
+    """(position, name) of the header fields kept in extras: not the magic, counts or offsets
+    (the writer recomputes those)."""
+    return tuple((k, name) for k, name in enumerate(dt.names or ())
+                 if name not in ("magic",) and not name.endswith(("_count", "_offset")))
+
+
 def _header_fields(doc: ModernDocument) -> dict[str, Any]:
-    out: dict[str, Any] = {}
     # The record's values in one tolist (a field lookup per name cost more than the rest).
-    for name, v in zip(doc.header.dtype.names or (), doc.header[0].tolist(), strict=True):
-        if name in ("magic",) or name.endswith(("_count", "_offset")):
-            continue
+    values = doc.header[0].tolist()
+    out: dict[str, Any] = {}
+    for k, name in _kept_fields(doc.header.dtype):
+        v = values[k]
         out[name] = v.tolist() if isinstance(v, np.ndarray) else int(v)
     return out
 

@@ -55,6 +55,68 @@ def build_vram(doc: SplashpackDocument) -> psx.U16:
     return vram
 
 
+def _uploads(doc: SplashpackDocument) -> list[tuple[int, int, psx.U16]]:
+    """What :func:`build_vram` blits, in its order: (x, y, (h, w) words), clipped to VRAM as
+    the blit clips it; uploads that land nowhere are left out."""
+    out = []
+    ups = [(int(d["x"]), int(d["y"]), px) for d, px in zip(doc.atlases, doc.atlas_pixels,
+                                                            strict=False)]
+    for x, y, words in [*ups, *doc.clut_entries()]:
+        block = np.asarray(words, dtype=np.uint16)
+        if block.ndim == 1:
+            block = block[None, :]
+        h = max(0, min(block.shape[0], psx.VRAM_H - y))
+        w = max(0, min(block.shape[1], psx.VRAM_W - x))
+        if h and w and x >= 0 and y >= 0:
+            out.append((x, y, block[:h, :w]))
+    return out
+
+
+def vram_rect(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, w: int, h: int
+              ) -> psx.U16:
+    """``build_vram(doc)[y:y + h, x:x + w]`` (a rectangle inside VRAM) from the document's
+    ``_uploads``, without the whole 1 MB VRAM: the later upload wins where two overlap."""
+    out = np.zeros((h, w), dtype=np.uint16)
+    for ux, uy, block in uploads:
+        x0, x1 = max(x, ux), min(x + w, ux + block.shape[1])
+        y0, y1 = max(y, uy), min(y + h, uy + block.shape[0])
+        if x0 < x1 and y0 < y1:
+            out[y0 - y:y1 - y, x0 - x:x1 - x] = block[y0 - uy:y1 - uy, x0 - ux:x1 - ux]
+    return out
+
+
+def vram_row(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, n: int) -> psx.U16:
+    """``n`` words of VRAM row ``y % 512`` from column ``x``, wrapping around the right edge
+    (as the GPU reads a CLUT)."""
+    y, x = y % psx.VRAM_H, x % psx.VRAM_W
+    parts: list[psx.U16] = []
+    while n > 0:
+        k = min(n, psx.VRAM_W - x)
+        parts.append(vram_rect(uploads, x, y, k, 1)[0])
+        x, n = 0, n - k
+    if len(parts) == 1:
+        return parts[0]
+    row: psx.U16 = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint16)
+    return row
+
+
+def _decode_page(uploads: list[tuple[int, int, psx.U16]], tpage: int, clut_x: int, clut_y: int,
+                clut_count: int | None = None) -> npt.NDArray[np.uint8]:
+    """:func:`psx.decode_page` of ``build_vram(doc)``, reading only the page's words and its
+    CLUT row (a page is at most 256 words wide, so it wraps at most once)."""
+    px0, py0 = psx.page_origin(tpage)
+    bpp = psx.tpage_depth(tpage)
+    n_words = psx.PAGE * bpp // 16
+    k = min(n_words, psx.VRAM_W - px0)
+    raw = vram_rect(uploads, px0, py0, k, psx.PAGE)
+    if k < n_words:
+        raw = np.concatenate([raw, vram_rect(uploads, 0, py0, n_words - k, psx.PAGE)], axis=1)
+    if bpp == 16:
+        return psx.decode_page(raw, 0x100, 0, 0)  # the page at (0, 0) of ``raw``
+    palette = vram_row(uploads, clut_x, clut_y, 1 << bpp)
+    return psx.decode_indexed(raw, bpp, palette, clut_count)
+
+
 def vram_png(doc: SplashpackDocument, ctx: Context) -> dict[str, bytes]:
     """The whole VRAM as a 1024 x 512 PNG, each word shown as 15-bit colour."""
     from ...textures import encode_png
@@ -92,12 +154,30 @@ def _rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     r = AXES[None, :, None] * r * AXES[None, None, :]
     u, _, vt = np.linalg.svd(r)
     rot = u @ vt
+    if len(rot) <= 16:
+        return _rotations_few(u, vt, rot, r)
     neg = np.flatnonzero(np.linalg.det(rot) < 0)
     if neg.size:
         u[neg, :, -1] = -u[neg, :, -1]
         rot[neg] = u[neg] @ vt[neg]
     err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
     return _quats(rot), err.tolist()
+
+
+def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
+                   rot: npt.NDArray[np.float64], r: npt.NDArray[np.float64]
+                   ) -> tuple[list[Quat], list[float]]:
+    """The rest of :func:`_rotations` for a few objects in plain floats. ``rot`` is
+    orthogonal (U V^T of an SVD, to 1e-15), so its determinant is +-1 and its sign comes out
+    the same by any formula."""
+    m = rot.tolist()
+    for i, ((a, b, c), (d, e, f), (g, h, k)) in enumerate(m):
+        if a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g) < 0:
+            u[i, :, -1] = -u[i, :, -1]
+            rot[i] = u[i] @ vt[i]
+            m[i] = rot[i].tolist()
+    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
+    return [_quat(a) for a in m], err.tolist()
 
 
 def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
@@ -211,12 +291,25 @@ def material_keys(tris: npt.NDArray[np.void]
     return out, inverse.reshape(-1)
 
 
+def _uv_box(uv: npt.NDArray[np.uint8]) -> tuple[int, int, int, int]:
+    """(u min, u max, v min, v max) of (T, 3, 2) texture coordinates: in plain ints for a few
+    triangles (four numpy reductions cost more than the list), one flat reduction per axis
+    otherwise (numpy reduces (T, 3, 2) over two axes ten times slower than a column)."""
+    if uv.size <= 192:
+        flat = uv.reshape(-1).tolist()
+        us, vs = flat[0::2], flat[1::2]
+        return min(us), max(us), min(vs), max(vs)
+    u, v = uv[..., 0].ravel(), uv[..., 1].ravel()
+    return int(u.min()), int(u.max()), int(v.min()), int(v.max())
+
+
 class _Textures:
     """One image and material per (tpage, clutX, clutY), decoded from VRAM on first use."""
 
     def __init__(self, doc: SplashpackDocument, scene: Scene) -> None:
         self.doc, self.scene = doc, scene
-        self.vram = build_vram(doc)
+        # The uploads, not the whole VRAM: a page reads only its own words and CLUT row.
+        self.uploads = _uploads(doc)
         self.counts = {(x // 16, y): len(w) for x, y, w in doc.clut_entries()}
         self.materials: dict[tuple[int, int, int], int] = {}
         self.pages: dict[tuple[int, int, int], npt.NDArray[np.uint8]] = {}
@@ -230,8 +323,8 @@ class _Textures:
             # MASK when a texel the triangles can reach (their UV bounding box) is transparent.
             # One flat reduction per axis: numpy reduces (T, 3, 2) over two axes ten times
             # slower than it reduces a column.
-            u, v = uv[..., 0].ravel(), uv[..., 1].ravel()
-            alpha = self.pages[key][int(v.min()):int(v.max()) + 1, int(u.min()):int(u.max()) + 1, 3]
+            u0, u1, v0, v1 = _uv_box(uv)
+            alpha = self.pages[key][v0:v1 + 1, u0:u1 + 1, 3]
             if (alpha == 0).any():
                 mat.alpha_mode = "MASK"
         return mi
@@ -240,13 +333,13 @@ class _Textures:
         tpage, cx, cy = key
         bpp = psx.tpage_depth(tpage)
         count = self.counts.get((cx, cy)) if bpp < 16 else None
-        page = psx.decode_page(self.vram, tpage, cx * 16, cy, count)
+        page = _decode_page(self.uploads, tpage, cx * 16, cy, count)
         self.pages[key] = page
         info: dict[str, Any] = {"tpage": tpage, "clut": [cx, cy], "bpp": bpp,
                                 "vram": list(psx.page_origin(tpage))}
         if bpp < 16:
             n = min(count if count is not None else 1 << bpp, 1 << bpp)
-            pal = self.vram[cy % psx.VRAM_H, (cx * 16 + np.arange(n)) % psx.VRAM_W]
+            pal = vram_row(self.uploads, cx * 16, cy, n)
             info["palette"] = pal.tolist()  # Python ints, in one call
         name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
         sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
