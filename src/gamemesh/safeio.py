@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .errors import FormatError
 
-__all__ = ["MAX_INPUT_BYTES", "file_kind", "folder_files", "read_prefix", "read_regular"]
+__all__ = ["MAX_INPUT_BYTES", "file_kind", "folder_entries", "folder_files", "read_prefix",
+           "read_regular"]
 
 # Inputs are read whole; nothing in these formats is near this, and a larger "model" is a
 # mistake (a disc image, a video) we would rather refuse than page through.
@@ -35,18 +36,29 @@ def folder_files(folder: Path, key: Callable[[str], str] = str) -> dict[str, str
     first entry winning a shared key; empty when the folder cannot be listed. One ``scandir``:
     the directory gives each entry's type, so there is no ``stat`` per file, and a format finds
     a unit's or a model's sibling files by name in it."""
-    out: dict[str, str] = {}
+    return folder_entries(folder, key)[0]
+
+
+def folder_entries(folder: Path, key: Callable[[str], str] = str
+                   ) -> tuple[dict[str, str], list[str]]:
+    """:func:`folder_files` of ``folder`` and the names of its sub-folders (or links to them),
+    from the same single ``scandir``: a format that looks for a sub-folder beside the model
+    (PBA's ``texturas/``) does not list the model's folder twice."""
+    files: dict[str, str] = {}
+    subs: list[str] = []
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
                 try:
                     if entry.is_file():
-                        out.setdefault(key(entry.name), entry.name)
+                        files.setdefault(key(entry.name), entry.name)
+                    elif entry.is_dir():
+                        subs.append(entry.name)
                 except OSError:  # a link to nowhere, or an entry gone since the listing
                     continue
     except OSError:
-        return {}
-    return out
+        return {}, []
+    return files, subs
 
 
 def file_kind(mode: int) -> str:

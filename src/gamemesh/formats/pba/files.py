@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
 from ...errors import FormatError
 from ...registry import Context
-from ...safeio import folder_files, read_regular
+from ...safeio import folder_entries, folder_files, read_regular
 from .layout import name_str
 from .read import read
 
@@ -32,14 +30,19 @@ def _listing(folder: Path) -> dict[str, str]:
     return folder_files(folder, str.lower)
 
 
-def search_dirs(model: Path | None, extra: list[str] | tuple[str, ...] = ()) -> list[Path]:
+def search_dirs(model: Path | None, extra: list[str] | tuple[str, ...] = (),
+                listings: dict[Path, dict[str, str]] | None = None) -> list[Path]:
+    """The folders searched for textures: the model's, its ``texturas/`` and the ``extra``
+    ones. The model's folder is listed once: its files go into ``listings`` (when given) for
+    the texture index, which then does not list it again."""
     dirs: list[Path] = []
     if model is not None:
         here = model.parent
         dirs.append(here)
-        with contextlib.suppress(OSError), os.scandir(here) as entries:
-            dirs += sorted(here / e.name for e in entries
-                           if e.name.lower() == TEXTURE_FOLDER and e.is_dir())
+        files, subs = folder_entries(here, str.lower)
+        if listings is not None:
+            listings[here] = files
+        dirs += sorted(here / name for name in subs if name.lower() == TEXTURE_FOLDER)
     for d in extra:
         p = Path(d)
         if not p.is_absolute() and model is not None and not p.is_dir():
@@ -60,11 +63,12 @@ class TextureFinder:
         self._model = model
         self._extra = extra
         self._index: dict[str, tuple[Path, str]] | None = None  # lower name -> folder, name
+        self._listings: dict[Path, dict[str, str]] = {}  # folders already listed by ``dirs``
 
     @property
     def dirs(self) -> list[Path]:
         if self._dirs is None:
-            self._dirs = search_dirs(self._model, self._extra)
+            self._dirs = search_dirs(self._model, self._extra, self._listings)
         return self._dirs
 
     @property
@@ -72,7 +76,8 @@ class TextureFinder:
         if self._index is None:
             self._index = {}
             for d in self.dirs:
-                for key, name in _listing(d).items():
+                listing = self._listings.get(d)
+                for key, name in (_listing(d) if listing is None else listing).items():
                     self._index.setdefault(key, (d, name))
         return self._index
 
@@ -91,6 +96,6 @@ class TextureFinder:
 
 
 def sibling_textures(path: Path, names: list[str]) -> list[Path]:
-    finder = TextureFinder(search_dirs(path))
+    finder = TextureFinder(model=path)  # lists the model's folder once
     found = (finder.find(n) for n in names)
     return sorted({p for p in found if p is not None})
