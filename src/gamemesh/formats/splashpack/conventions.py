@@ -19,6 +19,7 @@ F64 = npt.NDArray[np.float64]
 AXES = np.array([-1.0, -1.0, 1.0])
 ANGLE = np.pi / 1024.0  # radians per raw unit of a rotation track
 _CRC = AXES[:, None] * AXES[None, :]  # the signs C R C gives each matrix element
+_CRC_FP12 = _CRC / 4096.0  # those signs times the fp12 scale
 
 __all__ = ["AXES", "bone_to_matrix", "bone_trs", "matrix_to_bone", "quat_to_track", "track_to_quat"]
 
@@ -83,11 +84,12 @@ def bone_trs(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> tuple[F64, F64, F6
     """``matrices_to_trs(bone_to_matrix(r, t, s))`` without the 4 x 4 matrices: the same
     operations on the same values in the same order (so the same bits), a dozen numpy calls
     fewer on a clip of a few dozen matrices."""
-    rr = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3) / 4096.0
-    # C R C: each element times the product of its row's and column's signs (both +-1, so
-    # one exact sign change either way, zeros included).
-    basis = rr * _CRC
-    tt = np.asarray(t, dtype=np.float64).reshape(-1, 3) * AXES * s
+    # r / 4096 then C R C (each element times its row's and column's signs) as one product
+    # by +-2**-12: dividing by a power of two and multiplying by its inverse round the same
+    # real number, and a sign change is exact, so the bits are those of the two steps.
+    basis = np.multiply(np.asarray(r).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
+    # (t * AXES) * s as t * (AXES * s): a sign change commutes with the one rounding.
+    tt = np.multiply(np.asarray(t).reshape(-1, 3), AXES * s, dtype=np.float64)
     # matrices_to_trs: column lengths, the sign of a mirrored basis on X, then the rotation.
     sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
     sc[np.linalg.det(basis) < 0, 0] *= -1
