@@ -74,37 +74,40 @@ def _table(r: Reader, name: str, dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:
 
 
 # -- cursor region (§3) ------------------------------------------------------------------------
-def _cursor(r: Reader, doc: ModernDocument) -> None:
-    h = doc.header
-    doc.lua_desc = _table(r, "lua", ml.LUA_DESC, int(h["lua_count"][0]))
-    doc.objects = _table(r, "objects", ml.GO, int(h["go_count"][0]))
-    doc.colliders = _table(r, "colliders", ml.COLLIDER, int(h["collider_count"][0]))
-    doc.triggers = _table(r, "triggers", ml.TRIGGER, int(h["trigger_count"][0]))
-    nodes, refs = int(h["bvh_node_count"][0]), int(h["bvh_ref_count"][0])
+def _header_values(doc: ModernDocument) -> dict[str, Any]:
+    """The header's fields as Python values by name, from one ``tolist``: the walk reads some
+    forty counts and offsets, and a field of a structured array costs a microsecond a read."""
+    return dict(zip(doc.header.dtype.names or (), doc.header[0].tolist(), strict=True))
+
+
+def _cursor(r: Reader, doc: ModernDocument, h: dict[str, Any]) -> None:
+    doc.lua_desc = _table(r, "lua", ml.LUA_DESC, h["lua_count"])
+    doc.objects = _table(r, "objects", ml.GO, h["go_count"])
+    doc.colliders = _table(r, "colliders", ml.COLLIDER, h["collider_count"])
+    doc.triggers = _table(r, "triggers", ml.TRIGGER, h["trigger_count"])
+    nodes, refs = h["bvh_node_count"], h["bvh_ref_count"]
     if nodes == 0 and refs:
         msg = "BVH triangle refs without BVH nodes"
         raise r.corrupt(msg, field="header.bvh_ref_count", expected=0, actual=refs, offset=34)
     doc.bvh_nodes = _table(r, "bvh_nodes", ml.BVH_NODE, nodes)
     doc.bvh_refs = _table(r, "bvh_refs", ml.BVH_REF, refs)
-    doc.interactables = _table(r, "interactables", ml.INTERACTABLE,
-                               int(h["interactable_count"][0]))
-    if doc.version >= 22:
-        doc.agents = _table(r, "agents", ml.AGENT, int(h["agent_count"][0]))
+    doc.interactables = _table(r, "interactables", ml.INTERACTABLE, h["interactable_count"])
+    if h["version"] >= 22:
+        doc.agents = _table(r, "agents", ml.AGENT, h["agent_count"])
         wp = int(np.minimum(doc.agents["waypoint_count"], 8).sum())
         doc.waypoints = _table(r, "waypoints", ml.WAYPOINT, wp)
-    if int(h["world_col_mesh_count"][0]) or int(h["world_col_tri_count"][0]):
+    if h["world_col_mesh_count"] or h["world_col_tri_count"]:
         msg = "legacy world-collision block (no writer of versions 20+ emits it)"
         raise r.error(UnsupportedVersionError, msg, field="header.world_col_mesh_count",
-                      expected=0, actual=int(h["world_col_mesh_count"][0]), offset=40)
-    _nav(r, doc)
-    _rooms(r, doc)
-    doc.atlas_desc = _table(r, "atlas_desc", ml.ATLAS_DESC, int(h["atlas_count"][0]))
-    doc.clut_desc = _table(r, "clut_desc", ml.CLUT_DESC, int(h["clut_count"][0]))
+                      expected=0, actual=h["world_col_mesh_count"], offset=40)
+    _nav(r, doc, h)
+    _rooms(r, doc, h)
+    doc.atlas_desc = _table(r, "atlas_desc", ml.ATLAS_DESC, h["atlas_count"])
+    doc.clut_desc = _table(r, "clut_desc", ml.CLUT_DESC, h["clut_count"])
 
 
-def _nav(r: Reader, doc: ModernDocument) -> None:
-    h = doc.header
-    regions, portals = int(h["nav_region_count"][0]), int(h["nav_portal_count"][0])
+def _nav(r: Reader, doc: ModernDocument, h: dict[str, Any]) -> None:
+    regions, portals = h["nav_region_count"], h["nav_portal_count"]
     if regions == 0:
         if portals:
             msg = "nav portals without nav regions"
@@ -125,9 +128,8 @@ def _nav(r: Reader, doc: ModernDocument) -> None:
     doc.nav_portals = _table(r, "nav_portals", ml.NAV_PORTAL, portals)
 
 
-def _rooms(r: Reader, doc: ModernDocument) -> None:
-    h = doc.header
-    counts = [int(h[k][0]) for k in ("room_count", "portal_count", "room_tri_ref_count",
+def _rooms(r: Reader, doc: ModernDocument, h: dict[str, Any]) -> None:
+    counts = [h[k] for k in ("room_count", "portal_count", "room_tri_ref_count",
                                      "room_cell_count", "room_portal_ref_count")]
     if counts[0] == 0:
         if any(counts):
@@ -177,8 +179,8 @@ def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
                                   "poly_count"))
 
 
-def _names(r: Reader, doc: ModernDocument, floor: int) -> None:
-    w = _at(r, int(doc.header["name_table_offset"][0]), "header.name_table_offset", floor)
+def _names(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
+    w = _at(r, h["name_table_offset"], "header.name_table_offset", floor)
     names = _names_fast(w, len(doc.objects))
     if names is not None:
         doc.names.extend(names)
@@ -263,11 +265,9 @@ def _sequence(r: Reader, e: npt.NDArray[np.void], cutscene: bool, where: str,
     return seq
 
 
-def _sequences(r: Reader, doc: ModernDocument, floor: int) -> None:
+def _sequences(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
     for kind, cut in (("cutscene", True), ("animation", False)):
-        h = doc.header
-        entries = _table_entries(r, int(h[f"{kind}_table_offset"][0]), int(h[f"{kind}_count"][0]),
-                                 kind, floor)
+        entries = _table_entries(r, h[f"{kind}_table_offset"], h[f"{kind}_count"], kind, floor)
         out = [_sequence(r, e, cut, f"{kind}s[{i}]", floor) for i, e in enumerate(entries)]
         setattr(doc, f"{kind}s", out)
 
@@ -303,9 +303,9 @@ def _skin(r: Reader, doc: ModernDocument, e: npt.NDArray[np.void], where: str,
     return skin
 
 
-def _lights(r: Reader, doc: ModernDocument, floor: int) -> None:
-    off = int(doc.hfield("light_table_offset"))
-    if doc.version < 24 or off == 0:
+def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
+    off = h.get("light_table_offset", 0)
+    if h["version"] < 24 or off == 0:
         return
     w = _at(r, off, "header.light_table_offset", floor)
     n, doc.light_pad = w.u16("light_count"), w.u16("pad")
@@ -328,10 +328,9 @@ def _block_offsets(dt: np.dtype[Any]) -> tuple[str, ...]:
     return tuple(n for n in dt.names or () if n.endswith("_offset") and n != "pixel_data_offset")
 
 
-def _opaque(r: Reader, doc: ModernDocument, floor: int) -> None:
+def _opaque(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
     """Blocks gamemesh does not model, each up to the next block the header points at."""
-    h = doc.header
-    starts = {n: v for n in _block_offsets(h.dtype) if (v := int(h[n][0]))}
+    starts = {n: v for n in _block_offsets(doc.header.dtype) if (v := h[n])}
     bounds = sorted({*starts.values(), r.end})
     for name in ml.OPAQUE_FIELDS:
         off = starts.get(name)
@@ -349,17 +348,17 @@ def read_modern(data: bytes) -> ModernDocument:
     _check_version(r, version)
     r.seek(0)
     doc = ModernDocument(header=_table(r, "header", ml.HEADERS[version], 1))
+    h = _header_values(doc)
     try:
-        _cursor(r, doc)
+        _cursor(r, doc, h)
         floor = r.tell()
         _lua_and_meshes(r, doc, floor)
-        _names(r, doc, floor)
-        _sequences(r, doc, floor)
-        entries = _table_entries(r, int(doc.header["skin_table_offset"][0]),
-                                 int(doc.header["skin_count"][0]), "skin", floor)
+        _names(r, doc, floor, h)
+        _sequences(r, doc, floor, h)
+        entries = _table_entries(r, h["skin_table_offset"], h["skin_count"], "skin", floor)
         doc.skins = [_skin(r, doc, e, f"skins[{i}]", floor) for i, e in enumerate(entries)]
-        _lights(r, doc, floor)
-        _opaque(r, doc, floor)
+        _lights(r, doc, floor, h)
+        _opaque(r, doc, floor, h)
     except FormatError as e:
         if version != 20 and (e.offset is None or e.offset >= 120):
             detail = (f"{e.detail}; if this file came from PS1Godot, whose version {version} is "
