@@ -147,10 +147,11 @@ class _Batch:
     def primitive(self, i: int, sel: slice | npt.NDArray[np.bool_]) -> Primitive:
         """Object ``i``'s triangles ``sel`` as ``_primitive`` makes them."""
         a = slice(self.starts[i], self.starts[i] + len(self.meshes[i]))
-        return Primitive(positions=self.pos[a][sel].reshape(-1, 3),
-                         normals=self.nrm[a][sel].reshape(-1, 3),
-                         texcoords=[self.uv[a][sel].reshape(-1, 2)],
-                         colors=[self.col[a][sel].reshape(-1, 3)])
+        pos, nrm, uv, col = (x[a] for x in (self.pos, self.nrm, self.uv, self.col))
+        if not isinstance(sel, slice):  # a slice is every triangle: the views as they are
+            pos, nrm, uv, col = pos[sel], nrm[sel], uv[sel], col[sel]
+        return Primitive(positions=pos.reshape(-1, 3), normals=nrm.reshape(-1, 3),
+                         texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
 
 
 def _objects(b: _Builder) -> None:
