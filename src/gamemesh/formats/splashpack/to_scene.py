@@ -101,9 +101,11 @@ def vram_row(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, n: int) ->
 
 
 def _decode_page(uploads: list[tuple[int, int, psx.U16]], tpage: int, clut_x: int, clut_y: int,
-                clut_count: int | None = None) -> npt.NDArray[np.uint8]:
+                clut_count: int | None = None, palette: psx.U16 | None = None
+                ) -> npt.NDArray[np.uint8]:
     """:func:`psx.decode_page` of ``build_vram(doc)``, reading only the page's words and its
-    CLUT row (a page is at most 256 words wide, so it wraps at most once)."""
+    CLUT row (a page is at most 256 words wide, so it wraps at most once). ``palette``: that
+    row when the caller has read it already (its entries past ``clut_count`` are blanked)."""
     px0, py0 = psx.page_origin(tpage)
     bpp = psx.tpage_depth(tpage)
     n_words = psx.PAGE * bpp // 16
@@ -113,7 +115,8 @@ def _decode_page(uploads: list[tuple[int, int, psx.U16]], tpage: int, clut_x: in
         raw = np.concatenate([raw, vram_rect(uploads, 0, py0, n_words - k, psx.PAGE)], axis=1)
     if bpp == 16:
         return psx.decode_page(raw, 0x100, 0, 0)  # the page at (0, 0) of ``raw``
-    palette = vram_row(uploads, clut_x, clut_y, 1 << bpp)
+    if palette is None:
+        palette = vram_row(uploads, clut_x, clut_y, 1 << bpp)
     return psx.decode_indexed(raw, bpp, palette, clut_count)
 
 
@@ -333,14 +336,18 @@ class _Textures:
         tpage, cx, cy = key
         bpp = psx.tpage_depth(tpage)
         count = self.counts.get((cx, cy)) if bpp < 16 else None
-        page = _decode_page(self.uploads, tpage, cx * 16, cy, count)
-        self.pages[key] = page
         info: dict[str, Any] = {"tpage": tpage, "clut": [cx, cy], "bpp": bpp,
                                 "vram": list(psx.page_origin(tpage))}
+        palette = None
         if bpp < 16:
+            # The CLUT row read once, for the extras and the decode: the extras keep its
+            # first ``n`` words (Python ints, in one call) before the decode blanks the
+            # entries past the CLUT's length.
+            palette = vram_row(self.uploads, cx * 16, cy, 1 << bpp)
             n = min(count if count is not None else 1 << bpp, 1 << bpp)
-            pal = vram_row(self.uploads, cx * 16, cy, n)
-            info["palette"] = pal.tolist()  # Python ints, in one call
+            info["palette"] = palette[:n].tolist()
+        page = _decode_page(self.uploads, tpage, cx * 16, cy, count, palette)
+        self.pages[key] = page
         name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
         sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
         img = self.scene.add_image(Image(name=name, pixels=page, sampler=sampler,
