@@ -109,8 +109,19 @@ def _misfits(doc: PbaDocument) -> int:
                if m.mesh_type in (RIGID, ANIMATED) and (m.raw is not None or m.tail))
 
 
+_CHUNK_HEAD = struct.Struct("<HI")  # chunk id, length (header included)
+
+
 def _chunk(r: Reader, field: str) -> tuple[int, Reader]:
-    """A chunk header and a reader bounded by its length; ``r`` moves past the chunk."""
+    """A chunk header and a reader bounded by its length; ``r`` moves past the chunk. A whole,
+    well-formed header is unpacked in one call (a model has a dozen chunks, and the two
+    named reads cost more than the rest); otherwise the named reads word the error."""
+    pos = r.pos
+    if r.end - pos >= CHUNK_HEADER:
+        cid, length = _CHUNK_HEAD.unpack_from(r.data, pos)
+        if CHUNK_HEADER <= length <= r.end - pos:
+            r.pos = pos + CHUNK_HEADER
+            return cid, r.sub(length - CHUNK_HEADER, field)
     with r.field(field):
         cid = r.u16("chunk_id")
         length = r.u32("chunk_length")
