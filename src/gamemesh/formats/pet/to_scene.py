@@ -623,7 +623,8 @@ class _MeshBuilder:
         if np.any(zero):
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
             tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
-            nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
+            p0 = pos.take(tri[:, 0], axis=0)
+            nrm[zero] = _cross(pos.take(tri[:, 1], axis=0) - p0, pos.take(tri[:, 2], axis=0) - p0)
             length[zero] = np.linalg.norm(nrm[zero], axis=1)  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
@@ -719,6 +720,8 @@ class _MeshBuilder:
         key = (tex + 1) * 256 + np.asarray(spec, np.int64)
         if not npoly:
             return []
+        if npoly <= _SMALL_FACES:
+            return self._primitives_small(unit, m, pos, inf, skin, key)
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
         # Each face's corners' classes in glTF order (corners 0, 2, 1: the winding reversed).
         face_class = cls.take(row).reshape(-1, 3).take([0, 2, 1], axis=1)
@@ -750,6 +753,66 @@ class _MeshBuilder:
                 prim.weights = _rows(inf.weights, verts, width)
             prims.append(prim)
         return prims
+
+    def _primitives_small(self, unit: Unit, m: MeshSection, pos: F64,
+                          inf: _Influences | None, skin: tuple[F64, Any, npt.NDArray[np.int64]],
+                          key: I64) -> list[Primitive]:
+        """:meth:`_primitives` of a small mesh: every corner converted (no search for the
+        distinct records first), the glTF vertices of all primitives found in one walk over
+        the corners, and each attribute gathered once for all primitives (the primitives'
+        arrays are slices of it). The general way's values: each corner converts on its own
+        (its record, vertex and face), and its class is its converted bits (+0.0 added)."""
+        nrm, uv = self._small_corners(unit, m, pos, skin)
+        cv = self._corner_vertex(m)
+        nc, nsets = uv.shape[0], uv.shape[1]
+        faces = np.argsort(key, kind="stable")  # grouped by primitive, in file order within
+        gl = (faces[:, None] * 3 + _REVERSED).reshape(-1)  # their corners in glTF order
+        words = np.concatenate([cv.astype(np.uint32)[:, None],
+                                (nrm + np.float32(0.0)).view(np.uint32),
+                                (uv.reshape(nc, 2 * nsets) + np.float32(0.0)).view(np.uint32)],
+                               axis=1)
+        first, ids, spans = _first_per_primitive(words.take(gl, axis=0), key.take(faces))
+        src = gl.take(first)  # each glTF vertex's first corner
+        verts = cv.take(src)
+        gpos = _finite32(pos * FLIP).take(verts, axis=0)
+        gnrm = nrm.take(src, axis=0)
+        guv = uv.take(src, axis=0)
+        sets = [np.ascontiguousarray(guv[:, s]) for s in range(nsets)]
+        indices = np.array(ids, np.uint32)
+        bounds = [*(v for _, v, _ in spans[1:]), len(src)]
+        prims: list[Primitive] = []
+        for (k, v0, i0), v1, i1 in zip(spans, bounds, [*(i for _, _, i in spans[1:]), len(ids)],
+                                       strict=True):  # per primitive
+            prims.append(Primitive(positions=gpos[v0:v1], normals=gnrm[v0:v1],
+                                   texcoords=[u[v0:v1] for u in sets],
+                                   indices=indices[i0:i1],
+                                   material=self._material(unit, k // 256 - 1, k % 256)))
+        if inf is not None:
+            _add_influences(prims, inf, verts, [v for _, v, _ in spans])
+        return prims
+
+    def _small_corners(self, unit: Unit, m: MeshSection, pos: F64,
+                       skin: tuple[F64, Any, npt.NDArray[np.int64]]
+                       ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """Every corner's glTF normal and UV sets ((C, 3), (C, sets, 2)), as
+        :meth:`_corner_rows` converts each distinct one."""
+        cv = self._corner_vertex(m)
+        nc = len(cv)
+        wm, main, bone_map = skin
+        nrm64, _ = self._normals(unit, m, pos, wm, main, bone_map, np.arange(nc),
+                                 m.corner_normal)
+        nrm = _finite32(nrm64 * FLIP)
+        cuv = np.asarray(m.corner_uv, np.float32)
+        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+        uv = _finite32(cuv.reshape(nc, nsets, 2))
+        nuv = m.corner_nuv
+        if nuv is not None and len(nuv) and bool(np.any(np.asarray(nuv) != nsets)):
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            for k in range(1, nsets):
+                short = np.asarray(nuv) <= k
+                uv[short, k] = uv[short, 0]
+        return nrm, uv
 
     def _material(self, unit: Unit, tex_index: int, spec: int) -> int:
         key = (id(unit), tex_index, spec)
@@ -806,6 +869,56 @@ class _MeshBuilder:
             self.finders[d] = TextureFinder(d, self.extra_dirs)
         self._unit_finders[id(unit)] = self.finders[d]
         return self.finders[d]
+
+
+# Up to this many faces a mesh takes :meth:`_MeshBuilder._primitives_small`.
+_SMALL_FACES = 256
+
+
+def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
+                         ) -> tuple[list[int], list[int], list[tuple[int, int, int]]]:
+    """The glTF vertices of corners ``rows`` (one row of words per corner, three per face,
+    faces grouped by their primitive's key ``face_keys``): each vertex's first row
+    (ascending), each row's vertex within its primitive, and per primitive (key, its first
+    vertex, its first row). A vertex is a distinct row of its primitive, numbered in order
+    of first occurrence (as :func:`first_occurrences` numbers a primitive's classes)."""
+    raw = np.ascontiguousarray(rows).tobytes()
+    size = 4 * rows.shape[1]
+    first: list[int] = []
+    ids: list[int] = []
+    spans: list[tuple[int, int, int]] = []
+    seen: dict[bytes, int] = {}
+    prev, base = -1, 0
+    for f, k in enumerate(face_keys.tolist()):  # per face (a small mesh)
+        if k != prev:
+            prev, base, seen = k, len(first), {}
+            spans.append((k, base, 3 * f))
+        for c in range(3 * f, 3 * f + 3):
+            b = raw[c * size:(c + 1) * size]
+            v = seen.get(b)
+            if v is None:
+                v = seen[b] = len(first) - base
+                first.append(c)
+            ids.append(v)
+    return first, ids, spans
+
+
+def _add_influences(prims: list[Primitive], inf: _Influences, verts: npt.NDArray[np.int64],
+                    starts: list[int]) -> None:
+    """The joints and weights of primitives whose vertices are ``verts`` (consecutive, the
+    primitives' first at ``starts``): as many sets of 4 as each primitive's vertices use."""
+    joints = inf.joints.take(verts, axis=0)
+    weights = inf.weights.take(verts, axis=0)
+    used = np.maximum.reduceat(inf.used.take(verts), starts).tolist()
+    ends = [*starts[1:], len(verts)]
+    cols = joints.shape[1]
+    for prim, a, b, u in zip(prims, starts, ends, used, strict=True):
+        width = max(4, -(-int(u) // 4) * 4)
+        if width >= cols:
+            prim.joints, prim.weights = joints[a:b], weights[a:b]
+        else:
+            prim.joints = np.ascontiguousarray(joints[a:b, :width])
+            prim.weights = np.ascontiguousarray(weights[a:b, :width])
 
 
 # Up to this many rows, dedups go through a dict (a Python loop costs less than a dozen
@@ -1068,6 +1181,19 @@ def dense(a: Any) -> npt.NDArray[Any]:
     return out.reshape(a.shape)
 
 
+def _cross(a: F64, b: F64) -> F64:
+    """``np.cross`` of rows of 3: each component as its two products' difference, the
+    products and the subtraction in np.cross's order (so its bits), without its wrapper's
+    axis moves and temporaries."""
+    out = np.empty_like(a)
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    out[:, 0] = a1 * b2 - a2 * b1
+    out[:, 1] = a2 * b0 - a0 * b2
+    out[:, 2] = a0 * b1 - a1 * b0
+    return out
+
+
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
     """float32 without NaN or infinity (hostile files): clipped to a large finite range."""
     arr = np.asarray(a)
@@ -1141,6 +1267,10 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     p = bones.shape[1]
     count = np.asarray(m.inf_count)
     wb = np.asarray(m.inf_weight)
+    if len(bones) <= _SMALL_VERTS:
+        small = _influences_small(bones, count, wb, nb, main, ctx)
+        if small is not None:
+            return small
     w: list[F64] = []
     j: list[npt.NDArray[Any]] = []
     total: F64 | None = None
@@ -1162,6 +1292,77 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     else:
         w = [wc / total for wc in w]
     return _sorted_influences(j, w, ctx)
+
+
+# Up to this many vertices, :func:`_influences_small` works on (N, P) arrays: a few dozen numpy
+# calls whatever P is, against the column way's several per slot and per pair of slots.
+_SMALL_VERTS = 512
+
+
+def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.NDArray[Any],
+                      nb: int, main: npt.NDArray[np.int64], ctx: Context) -> _Influences | None:
+    """:func:`_influences_by_column` on (N, P) arrays, for few vertices: every value by the
+    same operation (the row sums as column-after-column adds, the sort a stable permutation),
+    so the same bits. None (the column way decides) when a vertex names a bone twice with
+    weight: the merge's order of adds is left to the column way."""
+    p = bones.shape[1]
+    valid = (bones >= 0) & (bones < nb) & (count[:, None] > np.arange(p))
+    w = np.where(valid, wb / 255.0, 0.0)
+    pos = w > 0
+    if p > 1 and _has_repeats(bones, pos):
+        return None
+    j = np.where(valid, bones, 0)
+    total = _column_sum(w, p)
+    empty = total <= 0
+    if empty.any():
+        ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                 "influence: bound to their main bone (or bone 0) with weight 1")
+        w = np.where(empty[:, None], 0.0, w / np.where(empty, 1.0, total)[:, None])
+        w[empty, 0] = 1.0
+        j[empty, 0] = np.maximum(main[empty], 0)
+    else:
+        w /= total[:, None]
+    counts = np.count_nonzero(w, axis=1)
+    if p > 1 and (w[:, :-1] < w[:, 1:]).any():
+        # By descending weight, ties in slot order (the column way's stable sort); rows in
+        # order stay as they are.
+        order = np.argsort(-w, axis=1, kind="stable")
+        order += np.arange(0, w.size, p)[:, None]  # flat positions: np.take is the fast gather
+        w, j = w.take(order), j.take(order)
+    limit = ctx.opt("max_influences")
+    keep = int(limit) if limit is not None and int(limit) > 0 else None
+    used = int(counts.max())
+    k = max(1, used) if keep is None else max(1, min(keep, p))
+    over = int(np.count_nonzero(counts > k))
+    if over:
+        ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "
+                 f"influences: the {keep} largest kept and renormalized")
+    total = _column_sum(w, k)
+    total[total <= 0] = 1.0
+    n, cols = len(w), max(4, -(-k // 4) * 4)
+    wr = w[:, :k] / total[:, None]
+    kept = wr > 0
+    wout = np.zeros((n, cols), np.float32)
+    jout = np.zeros((n, cols), np.uint16)
+    wout[:, :k] = wr
+    jout[:, :k] = np.where(kept, j[:, :k], 0)
+    return _Influences(jout, wout, kept.sum(axis=1, dtype=np.int8))
+
+
+def _has_repeats(bones: npt.NDArray[Any], pos: npt.NDArray[np.bool_]) -> bool:
+    """Whether some row has two slots with the same bone and both weights > 0."""
+    # Slots without weight get distinct negative ids (the others are bones >= 0): a repeat is
+    # then two equal neighbours in the sorted row.
+    ids = np.sort(np.where(pos, bones, -1 - np.arange(bones.shape[1])), axis=1)
+    return bool((ids[:, 1:] == ids[:, :-1]).any())
+
+
+def _column_sum(w: F64, k: int) -> F64:
+    """The first ``k`` columns of each row added left to right (the column way's order)."""
+    total = w[:, 0].copy()
+    for c in range(1, k):
+        total += w[:, c]
+    return total
 
 
 def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) -> _Influences:
