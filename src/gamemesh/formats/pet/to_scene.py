@@ -122,6 +122,16 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
         cut += 1
 
 
+def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """:func:`bone_tree`'s parents and cut count with an order that has parents first (all
+    :func:`bone_worlds` needs): when every parent comes before its children (the usual file
+    order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    if all(p < i for i, p in enumerate(par)):
+        return list(range(n)), par, sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+    return bone_tree(parents, n)
+
+
 def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
     level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
@@ -214,7 +224,7 @@ def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
     if bs is None:
         return None
     names = decode_names(bs.names)
-    order, par, cut = bone_tree(bs.parents, bs.count)
+    order, par, cut = bone_order(bs.parents, bs.count)
     if cut:
         ctx.note("pet.bone_parent_cut", f"{cut} bone parent link(s) out of range or in a cycle "
                  "were cut (those bones became roots)")
