@@ -892,24 +892,23 @@ def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
     (ascending), each row's vertex within its primitive, and per primitive (key, its first
     vertex, its first row). A vertex is a distinct row of its primitive, numbered in order
     of first occurrence (as :func:`first_occurrences` numbers a primitive's classes)."""
-    raw = np.ascontiguousarray(rows).tobytes()
-    size = 4 * rows.shape[1]
+    # Each row's bytes as one item (a void row's tolist), the dicts' keys.
+    items = np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * rows.shape[1]))).reshape(-1)\
+        .tolist()
+    starts = [0, *(np.flatnonzero(face_keys[1:] != face_keys[:-1]) + 1).tolist()]
+    keys = face_keys.take(starts).tolist()
     first: list[int] = []
     ids: list[int] = []
     spans: list[tuple[int, int, int]] = []
-    seen: dict[bytes, int] = {}
-    prev, base = -1, 0
-    for f, k in enumerate(face_keys.tolist()):  # per face (a small mesh)
-        if k != prev:
-            prev, base, seen = k, len(first), {}
-            spans.append((k, base, 3 * f))
-        for c in range(3 * f, 3 * f + 3):
-            b = raw[c * size:(c + 1) * size]
-            v = seen.get(b)
-            if v is None:
-                v = seen[b] = len(first) - base
-                first.append(c)
-            ids.append(v)
+    for k, f0, f1 in zip(keys, starts, [*starts[1:], len(face_keys)], strict=True):
+        c0, c1 = 3 * f0, 3 * f1
+        seg = items[c0:c1]
+        # Each distinct row's first position: the last write of the reversed pairs wins.
+        at = sorted(dict(zip(reversed(seg), range(c1 - 1, c0 - 1, -1), strict=True)).values())
+        number = {items[c]: v for v, c in enumerate(at)}
+        spans.append((k, len(first), c0))
+        first += at
+        ids += [number[b] for b in seg]
     return first, ids, spans
 
 
