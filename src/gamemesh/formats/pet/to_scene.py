@@ -31,7 +31,13 @@ from ...scene import (
     Skin,
     TextureRef,
 )
-from ...scene.math import matrices_to_trs, matrix_to_quat, quat_to_matrix, trs_to_matrices
+from ...scene.math import (
+    _matrix_to_quat1,
+    _quat_to_matrix1,
+    matrices_to_trs,
+    matrix_to_quat,
+    trs_to_matrices,
+)
 from ...scene.skinning import limit_influences, safe_inverse
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -276,9 +282,9 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
 
 # Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
 _BoneTrs = tuple[list[Any], list[Any], list[Any], list[bool]]
-# Up to this many bones the TRS split runs bone by bone in plain floats (measured: ~20 us a
-# bone against the batch's ~0.2 ms).
-_FEW_BONES = 10
+# Up to this many bones the TRS split runs bone by bone in plain floats (measured: ~11 us a
+# bone against the batch's ~0.2 ms; they break even near 18 bones).
+_FEW_BONES = 16
 
 
 def _bone_trs(gl: F64) -> _BoneTrs:
@@ -321,12 +327,17 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         if det < 0:
             s[0] = -s[0]
         d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
-        q = matrix_to_quat([[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
-                            [m20 / d0, m21 / d1, m22 / d2]]).tolist()
+        basis = [[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                 [m20 / d0, m21 / d1, m22 / d2]]
+        # matrix_to_quat's and quat_to_matrix's own one-matrix paths, called straight (their
+        # array round trips cost more than the arithmetic); the numpy way for what those
+        # paths leave to it (a value not finite).
+        q = (_matrix_to_quat1(basis) if all(isfinite(x) for row in basis for x in row)
+             else matrix_to_quat(basis).tolist())
         t = [m03, m13, m23]
         if not all(map(isfinite, q + s)):
             return None
-        rot = quat_to_matrix(q).tolist()
+        rot = _quat_to_matrix1(q)
         backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
                       rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
                       rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
