@@ -213,3 +213,23 @@ def test_cross_matches_numpy() -> None:
     a[:5, 1] = [np.nan, np.inf, -0.0, 1e308, -1e-310]
     b[3] = -0.0
     assert ts._cross(a, b).tobytes() == np.cross(a, b).tobytes()
+
+
+def test_single_value_matches_np_unique() -> None:
+    rng = np.random.default_rng(53)
+    for trial in range(400):
+        n = int(rng.integers(1, 6))
+        a = rng.choice([0.0, -0.0, 1.5, np.nan, np.inf, -2.0], n).astype(
+            np.float32 if trial % 2 else np.float64)
+        if trial % 3 == 0:
+            a[:] = a[0]
+        if trial % 5 == 0:
+            a = a[::-1]  # strided
+        vals = np.unique(a)
+        want = float(vals[0]) if len(vals) == 1 else None
+        got = ts._single_value(a)
+        if want is None or got is None:
+            assert got is want, (a, got, want)
+        else:
+            assert np.float64(got).tobytes() == np.float64(want).tobytes() or (
+                got != got and want != want), (a, got, want)

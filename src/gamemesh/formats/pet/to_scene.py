@@ -486,8 +486,7 @@ class _MeshBuilder:
         mesh = self.scene.add_mesh(Mesh(name=unit.stem, primitives=prims))
         node = Node(name=unit.stem, mesh=mesh)
         if m.global_weight is not None and len(m.global_weight):
-            vals = np.unique(m.global_weight)
-            node.extras["pet_global_weight"] = float(vals[0]) if len(vals) == 1 else None
+            node.extras["pet_global_weight"] = _single_value(np.asarray(m.global_weight))
         self.mesh_nodes.append(self.scene.add_node(node))
 
     def _rebind(self, wm: F64, bone_map: npt.NDArray[np.int64]) -> F64:
@@ -622,10 +621,12 @@ class _MeshBuilder:
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
-        cv = cv_all[sel]
         nb = len(wm)
-        cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
-        if unit.doc.version < (1, 1) and nb:
+        v10 = unit.doc.version < (1, 1) and nb
+        rebind = self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb
+        if v10 or rebind:  # the corners' main bones (only these rotations need them)
+            cmain = main[cv_all[sel]] if len(sel) else np.zeros(0, np.int64)
+        if v10:
             # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
             if self._fake is None or self._fake[0] is not main:  # once per mesh
                 self._fake = (main, _fake_body_substitute(unit, main, nb))
@@ -633,7 +634,7 @@ class _MeshBuilder:
             b = rot_bone[np.maximum(cmain, 0)]
             r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
-        if self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb:
+        if rebind:
             a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
@@ -641,7 +642,7 @@ class _MeshBuilder:
         x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
         length = np.sqrt(x * x + y * y + z * z)
         zero = length < 1e-12
-        if np.any(zero):
+        if zero.any():
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
             tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
             p0 = pos.take(tri[:, 0], axis=0)
@@ -1177,6 +1178,19 @@ def _count_positive(w: F64) -> npt.NDArray[np.integer[Any]]:
     ones = np.array(0x0101010101010101 if k == 8 else 0x01010101, word)
     total: npt.NDArray[np.integer[Any]] = np.multiply(flags, ones)  # wraps: no overflow check
     return total >> np.array(8 * (k - 1), word)
+
+
+def _single_value(a: npt.NDArray[Any]) -> float | None:
+    """The value of a (non-empty) array when ``np.unique`` finds only one (NaNs equal), else
+    None. Values all with the first one's bits (the usual case) are decided without the
+    sort; the rest by np.unique (which of 0.0 and -0.0 it keeps is its own choice)."""
+    first = a[:1]
+    if a.dtype.itemsize in (4, 8):
+        word = np.uint32 if a.dtype.itemsize == 4 else np.uint64
+        if bool((a.view(word) == first.view(word)[0]).all()):
+            return float(first[0])
+    vals = np.unique(a)
+    return float(vals[0]) if len(vals) == 1 else None
 
 
 def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
