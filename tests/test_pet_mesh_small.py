@@ -233,3 +233,13 @@ def test_single_value_matches_np_unique() -> None:
         else:
             assert np.float64(got).tobytes() == np.float64(want).tobytes() or (
                 got != got and want != want), (a, got, want)
+
+
+def test_norms_match_numpy() -> None:
+    rng = np.random.default_rng(59)
+    for k in (3, 4):
+        a = rng.normal(size=(300, k)) * 10.0 ** rng.integers(-200, 200, (300, 1))
+        a[:4, 0] = [np.nan, np.inf, -0.0, 1e308]
+        for rows in (a, a[:5], a[:0]):
+            with np.errstate(all="ignore"):  # as build_scene runs it (1e308 squared)
+                assert ts._norms(rows).tobytes() == np.linalg.norm(rows, axis=1).tobytes()

@@ -647,7 +647,7 @@ class _MeshBuilder:
             tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
             p0 = pos.take(tri[:, 0], axis=0)
             nrm[zero] = _cross(pos.take(tri[:, 1], axis=0) - p0, pos.take(tri[:, 2], axis=0) - p0)
-            length[zero] = np.linalg.norm(nrm[zero], axis=1)  # per row: the others unchanged
+            length[zero] = _norms(nrm[zero])  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
             return nrm / length[:, None], zero
@@ -1215,6 +1215,13 @@ def dense(a: Any) -> npt.NDArray[Any]:
     return out.reshape(a.shape)
 
 
+def _norms(a: F64) -> F64:
+    """``np.linalg.norm(a, axis=1)`` of real rows: what it computes (the same reduction, so
+    the same bits) without its argument handling, a large share of the call on a few rows."""
+    out: F64 = np.sqrt(np.add.reduce(a * a, axis=1))
+    return out
+
+
 def _cross(a: F64, b: F64) -> F64:
     """``np.cross`` of rows of 3: each component as its two products' difference, the
     products and the subtraction in np.cross's order (so its bits), without its wrapper's
@@ -1585,7 +1592,7 @@ def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
 
 
 def _unit_rotations(v: F64) -> F64:
-    length = np.linalg.norm(v, axis=1, keepdims=True)
+    length = _norms(v)[:, None]
     return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
                                _UNIT_Q))
 
@@ -1816,7 +1823,7 @@ class Clipper:
                 rows.append((s, len(times) - s))
         v = np.array(vals, np.float64).reshape(len(vals), -1)
         if g.rotation:
-            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+            v /= np.maximum(_norms(v)[:, None], 1e-12)
         t32 = np.array(times, np.float64).astype(np.float32)
         v32 = v.astype(np.float32)
         nch = len(spans)
