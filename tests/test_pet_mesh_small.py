@@ -243,3 +243,19 @@ def test_norms_match_numpy() -> None:
         for rows in (a, a[:5], a[:0]):
             with np.errstate(all="ignore"):  # as build_scene runs it (1e308 squared)
                 assert ts._norms(rows).tobytes() == np.linalg.norm(rows, axis=1).tobytes()
+
+
+def test_texture_stems_and_names_match_pathlib_and_cp949() -> None:
+    """The bare-name stem is Path's; ASCII names decode as CP949 decodes them."""
+    textures = importlib.import_module("gamemesh.formats.pet.textures")
+    layout = importlib.import_module("gamemesh.formats.pet.layout")
+    rng = np.random.default_rng(61)
+    alphabet = [*"ab.-_ \\/:~{]!", "\u00e9", "\ud55c", "\x00"]
+    for _ in range(3000):
+        name = "".join(rng.choice(alphabet, int(rng.integers(0, 8))))
+        assert textures._stem(name) == Path(name).stem, repr(name)
+    for _ in range(3000):
+        raw = bytes(rng.choice([0, 0x41, 0x2E, 0x7F, 0x80, 0xB0, 0xA1, 0xFF],
+                               int(rng.integers(0, 10))).astype(np.uint8))
+        want = raw.split(b"\0", 1)[0].decode("cp949", errors="replace")
+        assert layout.fixstr(raw) == want and layout.lstr_text(raw) == want, raw
