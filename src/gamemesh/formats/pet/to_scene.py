@@ -213,9 +213,17 @@ class Skeleton:
     # The first bone of each name and of each lower-case name, made on the first find.
     _exact: dict[str, int] | None = field(default=None, repr=False)
     _lower: dict[str, int] = field(default_factory=dict, repr=False)
+    _finds: int = field(default=0, repr=False)
 
     def find(self, name: str) -> int | None:
         """The first bone named ``name``, else the first whose name matches ignoring case."""
+        if self._exact is None and self._finds < _LINEAR_FINDS:
+            # A few lookups (a collision box's bone): a search costs less than the tables.
+            self._finds += 1
+            if name in self.names:
+                return self.names.index(name)
+            low = name.lower()
+            return next((i for i, n in enumerate(self.names) if n.lower() == low), None)
         if self._exact is None:
             self._exact = {}
             for i, n in enumerate(self.names):
@@ -223,6 +231,10 @@ class Skeleton:
                 self._lower.setdefault(n.lower(), i)
         hit = self._exact.get(name)
         return hit if hit is not None else self._lower.get(name.lower())
+
+
+# Lookups by :meth:`Skeleton.find` before it builds its name tables.
+_LINEAR_FINDS = 4
 
 
 def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
