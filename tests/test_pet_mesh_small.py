@@ -259,3 +259,19 @@ def test_texture_stems_and_names_match_pathlib_and_cp949() -> None:
                                int(rng.integers(0, 10))).astype(np.uint8))
         want = raw.split(b"\0", 1)[0].decode("cp949", errors="replace")
         assert layout.fixstr(raw) == want and layout.lstr_text(raw) == want, raw
+
+
+def test_trs_scales_match_the_norm_reduction() -> None:
+    """matrices_to_trs' column lengths written out are np.linalg.norm's (axis 1) bits."""
+    from gamemesh.scene.math import matrices_to_trs
+
+    rng = np.random.default_rng(67)
+    m = np.zeros((400, 4, 4))
+    m[:, :3, :] = rng.normal(size=(400, 3, 4)) * 10.0 ** rng.integers(-160, 160, (400, 3, 4))
+    m[rng.random((400, 4, 4)) < 0.03] = rng.choice([np.nan, np.inf, -0.0])
+    with np.errstate(all="ignore"):
+        s = matrices_to_trs(m)[2]
+        want = np.linalg.norm(m[:, :3, :3], axis=1)
+        neg = np.linalg.det(m[:, :3, :3]) < 0
+    want[neg, 0] *= -1
+    assert s.tobytes() == want.tobytes()

@@ -303,8 +303,10 @@ def _bone_trs(gl: F64) -> _BoneTrs:
     """Each glTF bone matrix as (translation, rotation, scale) and whether those give the
     matrix back (else it has shear); a non-finite split is the identity."""
     t, r, s = matrices_to_trs(gl)
-    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
-    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
+    if not (np.isfinite(t).all() and np.isfinite(r).all() and np.isfinite(s).all()):
+        bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1)
+                & np.isfinite(s).all(axis=1))
+        t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
     tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
     # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
     err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
