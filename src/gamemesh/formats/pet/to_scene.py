@@ -262,17 +262,13 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
     few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
     tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
-    extra = bs.extra.tolist() if bs.extra is not None else None
     nodes = scene.nodes
-    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact, tl, rl, sl,
-                                                   strict=True)):  # per bone
-        extras: dict[str, Any] = {"pet_bone": i}
-        if extra is not None:
-            extras["pet_bone_extra"] = float(extra[i])
-        if ok:
-            nodes.append(Node(name=name, translation=ti, rotation=ri, scale=si, extras=extras))
-        else:
-            nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
+    extras = _bone_extras(bs)
+    # Per bone: as translation, rotation, scale, or (shear) as its matrix.
+    nodes += [Node(name=name, translation=ti, rotation=ri, scale=si, extras=ex) if ok
+              else Node(name=name, matrix=gl[i].astype(np.float32), extras=ex)
+              for i, (name, ok, ti, ri, si, ex) in enumerate(zip(sk.names, exact, tl, rl, sl,
+                                                                 extras, strict=True))]
     sheared = exact.count(False)
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
@@ -290,6 +286,13 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
             under.append(i)
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+def _bone_extras(bs: BoneSection) -> list[dict[str, Any]]:
+    """Each bone node's extras: its id and (1.3) its float."""
+    if bs.extra is None:
+        return [{"pet_bone": i} for i in range(bs.count)]
+    return [{"pet_bone": i, "pet_bone_extra": float(e)} for i, e in enumerate(bs.extra.tolist())]
 
 
 # Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
