@@ -275,3 +275,20 @@ def test_trs_scales_match_the_norm_reduction() -> None:
         neg = np.linalg.det(m[:, :3, :3]) < 0
     want[neg, 0] *= -1
     assert s.tobytes() == want.tobytes()
+
+
+def test_sheared_bones_keep_their_matrices() -> None:
+    """A bone with shear becomes a matrix node (the others TRS nodes), with a note."""
+    doc = build("pet", (1, 3), rings=3, sides=4)
+    bones = doc.bones
+    bones.matrices = np.array(bones.matrices, np.float32)
+    bones.matrices[1, 1] = 0.7  # x axis gains a y part: shear
+    ctx = Context(None, {}, [])
+    scene = SPEC.to_scene(doc, ctx)
+    local = ts.bone_locals(bones)
+    want = (ts.S4 @ local[1] @ ts.S4).astype(np.float32)
+    assert scene.nodes[1].matrix is not None
+    assert scene.nodes[1].matrix.tobytes() == want.tobytes()
+    assert scene.nodes[1].extras == {"pet_bone": 1, "pet_bone_extra": -1.0}
+    assert all(n.matrix is None for i, n in enumerate(scene.nodes[:bones.count]) if i != 1)
+    assert [n.code for n in ctx.notes].count("pet.bone_shear") == 1
