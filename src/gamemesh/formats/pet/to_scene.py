@@ -661,9 +661,9 @@ class _MeshBuilder:
         zero = length < 1e-12
         if zero.any():
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
-            tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
-            p0 = pos.take(tri[:, 0], axis=0)
-            nrm[zero] = _cross(pos.take(tri[:, 1], axis=0) - p0, pos.take(tri[:, 2], axis=0) - p0)
+            corners = pos.take(cv_all.reshape(-1, 3)[sel[zero] // 3], axis=0)  # (k, 3, 3)
+            p0 = corners[:, 0]
+            nrm[zero] = _cross(corners[:, 1] - p0, corners[:, 2] - p0)
             length[zero] = _norms(nrm[zero])  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
@@ -845,7 +845,7 @@ class _MeshBuilder:
         nsets = cuv.shape[1] if cuv.ndim == 3 else 1
         uv = _finite32(cuv.reshape(nc, nsets, 2))
         nuv = m.corner_nuv
-        if nuv is not None and len(nuv) and bool(np.any(np.asarray(nuv) != nsets)):
+        if nuv is not None and len(nuv) and _differs(np.asarray(nuv), nsets):
             self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
                           "missing sets copied from set 0")
             for k in range(1, nsets):
@@ -912,6 +912,14 @@ class _MeshBuilder:
 
 # Up to this many faces a mesh takes :meth:`_MeshBuilder._primitives_small`.
 _SMALL_FACES = 256
+
+
+def _differs(counts: npt.NDArray[Any], n: int) -> bool:
+    """Whether some count is not ``n`` (the reader's one count for all corners, a stride-0
+    view, is checked once)."""
+    if counts.strides == (0,):
+        return bool(counts[0] != n)
+    return bool((counts != n).any())
 
 
 def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
@@ -1240,16 +1248,17 @@ def _norms(a: F64) -> F64:
 
 
 def _cross(a: F64, b: F64) -> F64:
-    """``np.cross`` of rows of 3: each component as its two products' difference, the
-    products and the subtraction in np.cross's order (so its bits), without its wrapper's
-    axis moves and temporaries."""
-    out = np.empty_like(a)
-    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
-    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
-    out[:, 0] = a1 * b2 - a2 * b1
-    out[:, 1] = a2 * b0 - a0 * b2
-    out[:, 2] = a0 * b1 - a1 * b0
+    """``np.cross`` of rows of 3: each component as its two products' difference
+    (``a1 b2 - a2 b1``, ``a2 b0 - a0 b2``, ``a0 b1 - a1 b0``), the products and the
+    subtraction in np.cross's order (so its bits), all three at once on rotated columns
+    without its wrapper's axis moves and temporaries."""
+    out: F64 = (a.take(_NEXT, axis=1) * b.take(_AFTER, axis=1)
+                - a.take(_AFTER, axis=1) * b.take(_NEXT, axis=1))
     return out
+
+
+# Each component's next and the one after (cyclically): the columns _cross multiplies.
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
