@@ -534,6 +534,11 @@ class _MeshBuilder:
         converted: not held through the skinning), after the range check (on the contiguous
         copy: a pass over the strided view is slower)."""
         if self._cv is None or self._cv[0] is not m:
+            if len(m.corner_vertex) <= 3 * _SMALL_FACES:  # a few: converted straight
+                small = np.asarray(m.corner_vertex).astype(np.int64)
+                check_corner_range(m, small)
+                self._cv = (m, small)
+                return small
             cv = dense(m.corner_vertex)
             self._check_corners(m, cv)
             self._cv = (m, cv.astype(np.int64))
