@@ -32,10 +32,9 @@ from ...scene import (
     TextureRef,
 )
 from ...scene.math import (
-    _matrix_to_quat1,
-    _quat_to_matrix1,
     matrices_to_trs,
-    matrix_to_quat,
+    matrix_to_quat_floats,
+    quat_to_matrix_floats,
     trs_to_matrices,
 )
 from ...scene.skinning import limit_influences, safe_inverse
@@ -346,15 +345,13 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
         basis = [[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
                  [m20 / d0, m21 / d1, m22 / d2]]
-        # matrix_to_quat's and quat_to_matrix's own one-matrix paths, called straight (their
-        # array round trips cost more than the arithmetic); the numpy way for what those
-        # paths leave to it (a value not finite).
-        q = (_matrix_to_quat1(basis) if all(isfinite(x) for row in basis for x in row)
-             else matrix_to_quat(basis).tolist())
+        # matrix_to_quat's and quat_to_matrix's own one-matrix paths, on plain floats (their
+        # array round trips cost more than the arithmetic).
+        q = matrix_to_quat_floats(basis)
         t = [m03, m13, m23]
         if not all(map(isfinite, q + s)):
             return None
-        rot = _quat_to_matrix1(q)
+        rot = quat_to_matrix_floats(q)
         backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
                       rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
                       rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
