@@ -314,3 +314,10 @@ def test_plain_float_quaternion_helpers_match_the_array_ones() -> None:
                     == quat_to_matrix(q).tobytes())
             assert (np.array(matrix_to_quat_floats(m.tolist())).tobytes()
                     == matrix_to_quat(m).tobytes())
+
+
+def test_nan_to_num_of_one_float_matches_numpy() -> None:
+    for x in (0.0, -0.0, 1.5, -3e38, np.nan, -np.nan, np.inf, -np.inf, 5e-324, 1.7e308):
+        got = ts._nan_to_num(float(x))
+        assert type(got) is float
+        assert np.float64(got).tobytes() == np.nan_to_num(np.float64(x)).tobytes(), x

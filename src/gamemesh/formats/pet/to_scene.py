@@ -1978,8 +1978,8 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
 
 def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
     for i, b in enumerate(coll.boxes):
-        box = np.nan_to_num(np.asarray(b.box, np.float64))
-        lo, hi = box[:3].copy(), box[3:].copy()
+        box = [_nan_to_num(x) for x in np.asarray(b.box, np.float64).tolist()]
+        lo, hi = box[:3], box[3:]
         gl_lo = [lo[0], lo[1], -hi[2]]
         gl_hi = [hi[0], hi[1], -lo[2]]
         bone = b.bone_name.decode("cp949", "replace")
@@ -1991,6 +1991,18 @@ def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
                          "box_raw": np.asarray(b.box, "<f4").tobytes().hex(),
                          "min": [float(x) for x in gl_lo], "max": [float(x) for x in gl_hi]}})
         scene.add_node(node, sk.nodes[parent] if sk is not None and parent is not None else None)
+
+
+_MAX64 = float(np.finfo(np.float64).max)
+
+
+def _nan_to_num(x: float) -> float:
+    """``np.nan_to_num`` of one float64 (NaN 0, infinities the largest finite values)."""
+    if x != x:
+        return 0.0
+    if x in (math.inf, -math.inf):
+        return _MAX64 if x > 0 else -_MAX64
+    return x
 
 
 def load(data: bytes, ctx: Context) -> Scene:
