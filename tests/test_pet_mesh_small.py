@@ -321,3 +321,20 @@ def test_nan_to_num_of_one_float_matches_numpy() -> None:
         got = ts._nan_to_num(float(x))
         assert type(got) is float
         assert np.float64(got).tobytes() == np.nan_to_num(np.float64(x)).tobytes(), x
+
+
+def test_rows_array_and_unit_rotations_match_the_plain_numpy_way() -> None:
+    rng = np.random.default_rng(73)
+    for n in (0, 1, 7, 60):
+        rows = (rng.normal(size=(n, 4)) * 10.0 ** rng.integers(-300, 300, (n, 4))).tolist()
+        want = np.array(rows, np.float64).reshape(-1, 4)
+        assert ts._rows_array(rows, 4).tobytes() == want.tobytes()
+        v = want.copy()
+        if n:
+            v[0] = 0.0  # a zero quaternion: the unit one
+        for arr in (want, v):
+            with np.errstate(all="ignore"):
+                length = np.linalg.norm(arr, axis=1, keepdims=True)
+                ref = np.where(length > 1e-12, arr / np.where(length > 1e-12, length, 1.0),
+                               ts._UNIT_Q)
+                assert ts._unit_rotations(arr).tobytes() == ref.tobytes()

@@ -8,6 +8,7 @@ Vertices are stored in their main (first) bone's rest space and normals per corn
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -1619,8 +1620,18 @@ def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
             np.flatnonzero(lost).tolist())
 
 
+def _rows_array(rows: list[list[float]], width: int) -> F64:
+    """Rows of ``width`` floats as an (N, width) array, read flat (a list of lists makes
+    numpy discover its shape first, about twice the cost)."""
+    flat = np.fromiter(itertools.chain.from_iterable(rows), np.float64, len(rows) * width)
+    return flat.reshape(len(rows), width)
+
+
 def _unit_rotations(v: F64) -> F64:
     length = _norms(v)[:, None]
+    if (length > 1e-12).all():  # the usual case: the where below picks every quotient
+        out: F64 = v / length
+        return out
     return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
                                _UNIT_Q))
 
@@ -1653,7 +1664,7 @@ def _path_keys_small(a: F64, lens: list[int], path: str) -> _PathKeys:
     if path in ("translation", "rotation"):
         for r in vals:
             r[2] = -r[2]
-    v = np.array(vals, np.float64).reshape(-1, a.shape[1] - 1)
+    v = _rows_array(vals, a.shape[1] - 1)
     if path == "rotation":
         v = _unit_rotations(v)
     return np.array(times, np.float32), v.astype(np.float32), counts, lost
@@ -1849,7 +1860,7 @@ class Clipper:
                     times.append(x1 - x0)
                     vals.append(last)
                 rows.append((s, len(times) - s))
-        v = np.array(vals, np.float64).reshape(len(vals), -1)
+        v = _rows_array(vals, g.values.shape[1])
         if g.rotation:
             v /= np.maximum(_norms(v)[:, None], 1e-12)
         t32 = np.array(times, np.float64).astype(np.float32)
