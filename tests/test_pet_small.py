@@ -152,6 +152,11 @@ def test_bone_order_and_world_matrices_match_the_bone_by_bone_way(
         got = ts.bone_tree(parents, n)
         assert got == _reference_bone_tree(parents, n)
         order, par, _ = got
+        # The order make_skeleton takes: the same parents and cuts, parents first.
+        fast_order, fast_par, fast_cut = ts.bone_order(parents, n)
+        assert (fast_par, fast_cut) == got[1:] and sorted(fast_order) == list(range(n))
+        place = {b: k for k, b in enumerate(fast_order)}
+        assert all(place[p] < place[i] for i, p in enumerate(fast_par) if p >= 0)
         local = rng.normal(size=(n, 4, 4)) * 10.0 ** rng.integers(-3, 4, (n, 1, 1))
         want = local.copy()
         for i in order:
@@ -160,6 +165,7 @@ def test_bone_order_and_world_matrices_match_the_bone_by_bone_way(
         for small in (4096, -1):
             monkeypatch.setattr(ts, "_SMALL_BONES", small)
             assert ts.bone_worlds(local, par, order).tobytes() == want.tobytes()
+            assert ts.bone_worlds(local, par, fast_order).tobytes() == want.tobytes()
 
 
 def test_bone_names_decode_as_cp949() -> None:

@@ -79,6 +79,15 @@ def _quat_to_matrix1(q: list[float]) -> list[list[float]]:
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
 
 
+def quat_to_matrix_floats(q: list[float]) -> list[list[float]]:
+    """:func:`quat_to_matrix` of one quaternion as plain floats in and out (its one-matrix
+    path, so its bits, without the array round trips), for callers working bone by bone."""
+    if all(math.isfinite(c) for c in q):
+        return _quat_to_matrix1(q)
+    out: list[list[float]] = quat_to_matrix(q).tolist()
+    return out
+
+
 _DIAG = np.arange(3)
 _OFF_R, _OFF_C = np.array([2, 0, 1]), np.array([1, 2, 0])
 _SQ_SIGNS = np.array([[1.0, 1.0, -1.0, -1.0], [1.0, -1.0, 1.0, -1.0], [1.0, -1.0, -1.0, 1.0]])
@@ -141,6 +150,15 @@ def _matrix_to_quat1(m: list[list[float]]) -> list[float]:
     if n == 0:
         n = 1.0
     return [c / n for c in q]
+
+
+def matrix_to_quat_floats(m: list[list[float]]) -> list[float]:
+    """:func:`matrix_to_quat` of one 3x3 as plain floats in and out (its one-matrix path, so
+    its bits, without the array round trips), for callers working bone by bone."""
+    if all(math.isfinite(x) for row in m for x in row):
+        return _matrix_to_quat1(m)
+    out: list[float] = matrix_to_quat(m).tolist()
+    return out
 
 
 def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
@@ -355,7 +373,10 @@ def matrices_to_trs(m: F64) -> tuple[F64, F64, F64]:
     m = np.asarray(m, dtype=np.float64)
     t = m[:, :3, 3]
     basis = m[:, :3, :3]
-    s = np.sqrt(np.add.reduce(basis * basis, axis=1))  # np.linalg.norm(basis, axis=1)
+    # np.linalg.norm(basis, axis=1): its sums (row after row) written out, as numpy adds a
+    # short middle axis but several times faster.
+    sq = basis * basis
+    s = np.sqrt(sq[:, 0] + sq[:, 1] + sq[:, 2])
     neg = np.linalg.det(basis) < 0
     s[neg, 0] *= -1
     safe = np.where(s == 0, 1.0, s)

@@ -71,12 +71,18 @@ def corner_dtype(nuv: int, with_count: bool) -> np.dtype[Any]:
 
 def fixstr(raw: bytes) -> str:
     """A NUL-terminated fixed-size CP949 field (garbage after the NUL ignored)."""
-    return raw.split(b"\0", 1)[0].decode(ENCODING, errors="replace")
+    return _text(raw.split(b"\0", 1)[0])
 
 
 def lstr_text(raw: bytes) -> str:
     """An lstr's text: #1 splits at the first NUL, so trailing NULs are not part of it."""
-    return raw.split(b"\0", 1)[0].decode(ENCODING, errors="replace")
+    return _text(raw.split(b"\0", 1)[0])
+
+
+def _text(raw: bytes) -> str:
+    """CP949 bytes as text, bad bytes replaced; ASCII (which CP949 keeps as is) by the
+    cheaper ASCII decoder."""
+    return raw.decode("ascii") if raw.isascii() else raw.decode(ENCODING, errors="replace")
 
 
 EXTENSIONS = tuple(f".{k}" for k in KINDS)

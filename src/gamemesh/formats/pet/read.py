@@ -949,7 +949,7 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
     has more than ``_FAST_PAIRS`` pairs: the general search then decides (and reports)."""
     starts = [s0]
     rows: list[list[tuple[int, int, bool]]] = []
-    pads: list[int] = []
+    pads: list[tuple[int, int]] = []  # (vertex, offset of its pad) of single-pair vertices
     s = s0
     for _ in range(nvert):
         cur = s + head
@@ -970,7 +970,7 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
                 row.append((w, -1 if hb == 0xFF else hb, False))
                 cur += 2
         if len(row) == 1:
-            pads.append(cur)
+            pads.append((len(rows), cur))
             cur += 2  # the pad after a single pair
         if cur > end:
             return None
@@ -988,9 +988,9 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
     cols = list(zip(*flat, strict=True))
     count = np.array([len(row) for row in rows], np.int32)
     pad = np.zeros((nvert, 2), np.uint8)
-    if pads:
-        single = np.flatnonzero(count == 1)
-        pad[single] = buf[np.array(pads, np.int64)[:, None] + np.arange(2)]
+    if pads:  # (the records were checked to lie within the section)
+        at = np.array([(v, view[c], view[c + 1]) for v, c in pads], np.int64)
+        pad[at[:, 0]] = at[:, 1:]
     out.update(count=count, weight=np.array(cols[0], np.uint8).reshape(nvert, width),
                bone=np.array(cols[1], np.int32).reshape(nvert, width),
                wide=np.array(cols[2], np.bool_).reshape(nvert, width), pad=pad)

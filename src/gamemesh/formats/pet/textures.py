@@ -33,7 +33,7 @@ def load_image(name: str, finder: TextureFinder, chroma: str | None,
     """The image for a TEXT name: PNG/JPEG kept encoded when nothing needs merging, anything
     else decoded to RGBA (DDS, TGA, BMP), a mask merged into alpha, a chroma key turned into
     alpha. A missing or unreadable file gives a placeholder that keeps the name."""
-    img = Image(name=Path(name).stem or name, uri=name)
+    img = Image(name=_stem(name) or name, uri=name)
     path = finder.find(name)
     if path is None:
         notes.append(("pet.texture_missing", f"texture {name!r} not found"))
@@ -63,6 +63,15 @@ def load_image(name: str, finder: TextureFinder, chroma: str | None,
         return img
     img.pixels = px
     return img
+
+
+def _stem(name: str) -> str:
+    """``Path(name).stem``: for a bare file name (no separator, drive colon or trailing dot:
+    the usual TEXT entry) by pathlib's own rule on the name, without building a Path."""
+    if not name or name == "." or name.endswith(".") or any(c in name for c in "/\\:"):
+        return Path(name).stem
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
 
 
 def _merge_mask(px: npt.NDArray[np.uint8], mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:

@@ -8,6 +8,7 @@ Vertices are stored in their main (first) bone's rest space and normals per corn
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,12 @@ from ...scene import (
     Skin,
     TextureRef,
 )
-from ...scene.math import matrices_to_trs, matrix_to_quat, quat_to_matrix, trs_to_matrices
+from ...scene.math import (
+    matrices_to_trs,
+    matrix_to_quat_floats,
+    quat_to_matrix_floats,
+    trs_to_matrices,
+)
 from ...scene.skinning import limit_influences, safe_inverse
 from .document import BoneSection, CollSection, MeshSection, MotiSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -122,6 +128,16 @@ def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
         cut += 1
 
 
+def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """:func:`bone_tree`'s parents and cut count with an order that has parents first (all
+    :func:`bone_worlds` needs): when every parent comes before its children (the usual file
+    order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    if all(p < i for i, p in enumerate(par)):
+        return list(range(n)), par, sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+    return bone_tree(parents, n)
+
+
 def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
     level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
@@ -197,9 +213,17 @@ class Skeleton:
     # The first bone of each name and of each lower-case name, made on the first find.
     _exact: dict[str, int] | None = field(default=None, repr=False)
     _lower: dict[str, int] = field(default_factory=dict, repr=False)
+    _finds: int = field(default=0, repr=False)
 
     def find(self, name: str) -> int | None:
         """The first bone named ``name``, else the first whose name matches ignoring case."""
+        if self._exact is None and self._finds < _LINEAR_FINDS:
+            # A few lookups (a collision box's bone): a search costs less than the tables.
+            self._finds += 1
+            if name in self.names:
+                return self.names.index(name)
+            low = name.lower()
+            return next((i for i, n in enumerate(self.names) if n.lower() == low), None)
         if self._exact is None:
             self._exact = {}
             for i, n in enumerate(self.names):
@@ -209,12 +233,16 @@ class Skeleton:
         return hit if hit is not None else self._lower.get(name.lower())
 
 
+# Lookups by :meth:`Skeleton.find` before it builds its name tables.
+_LINEAR_FINDS = 4
+
+
 def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
     bs = unit.doc.bones
     if bs is None:
         return None
     names = decode_names(bs.names)
-    order, par, cut = bone_tree(bs.parents, bs.count)
+    order, par, cut = bone_order(bs.parents, bs.count)
     if cut:
         ctx.note("pet.bone_parent_cut", f"{cut} bone parent link(s) out of range or in a cycle "
                  "were cut (those bones became roots)")
@@ -234,17 +262,13 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
     few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
     tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
-    extra = bs.extra.tolist() if bs.extra is not None else None
     nodes = scene.nodes
-    for i, (name, ok, ti, ri, si) in enumerate(zip(sk.names, exact, tl, rl, sl,
-                                                   strict=True)):  # per bone
-        extras: dict[str, Any] = {"pet_bone": i}
-        if extra is not None:
-            extras["pet_bone_extra"] = float(extra[i])
-        if ok:
-            nodes.append(Node(name=name, translation=ti, rotation=ri, scale=si, extras=extras))
-        else:
-            nodes.append(Node(name=name, matrix=gl[i].astype(np.float32), extras=extras))
+    extras = _bone_extras(bs)
+    # Per bone: as translation, rotation, scale, or (shear) as its matrix.
+    nodes += [Node(name=name, translation=ti, rotation=ri, scale=si, extras=ex) if ok
+              else Node(name=name, matrix=gl[i].astype(np.float32), extras=ex)
+              for i, (name, ok, ti, ri, si, ex) in enumerate(zip(sk.names, exact, tl, rl, sl,
+                                                                 extras, strict=True))]
     sheared = exact.count(False)
     roots = [i for i, p in enumerate(sk.parents) if p < 0]
     top: int | None = None
@@ -264,19 +288,28 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
 
 
+def _bone_extras(bs: BoneSection) -> list[dict[str, Any]]:
+    """Each bone node's extras: its id and (1.3) its float."""
+    if bs.extra is None:
+        return [{"pet_bone": i} for i in range(bs.count)]
+    return [{"pet_bone": i, "pet_bone_extra": float(e)} for i, e in enumerate(bs.extra.tolist())]
+
+
 # Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
 _BoneTrs = tuple[list[Any], list[Any], list[Any], list[bool]]
-# Up to this many bones the TRS split runs bone by bone in plain floats (measured: ~20 us a
-# bone against the batch's ~0.2 ms).
-_FEW_BONES = 10
+# Up to this many bones the TRS split runs bone by bone in plain floats (measured: ~11 us a
+# bone against the batch's ~0.2 ms; they break even near 18 bones).
+_FEW_BONES = 16
 
 
 def _bone_trs(gl: F64) -> _BoneTrs:
     """Each glTF bone matrix as (translation, rotation, scale) and whether those give the
     matrix back (else it has shear); a non-finite split is the identity."""
     t, r, s = matrices_to_trs(gl)
-    bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1) & np.isfinite(s).all(axis=1))
-    t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
+    if not (np.isfinite(t).all() and np.isfinite(r).all() and np.isfinite(s).all()):
+        bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1)
+                & np.isfinite(s).all(axis=1))
+        t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
     tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
     # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
     err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
@@ -311,12 +344,15 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         if det < 0:
             s[0] = -s[0]
         d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
-        q = matrix_to_quat([[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
-                            [m20 / d0, m21 / d1, m22 / d2]]).tolist()
+        basis = [[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                 [m20 / d0, m21 / d1, m22 / d2]]
+        # matrix_to_quat's and quat_to_matrix's own one-matrix paths, on plain floats (their
+        # array round trips cost more than the arithmetic).
+        q = matrix_to_quat_floats(basis)
         t = [m03, m13, m23]
         if not all(map(isfinite, q + s)):
             return None
-        rot = quat_to_matrix(q).tolist()
+        rot = quat_to_matrix_floats(q)
         backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
                       rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
                       rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
@@ -465,8 +501,7 @@ class _MeshBuilder:
         mesh = self.scene.add_mesh(Mesh(name=unit.stem, primitives=prims))
         node = Node(name=unit.stem, mesh=mesh)
         if m.global_weight is not None and len(m.global_weight):
-            vals = np.unique(m.global_weight)
-            node.extras["pet_global_weight"] = float(vals[0]) if len(vals) == 1 else None
+            node.extras["pet_global_weight"] = _single_value(np.asarray(m.global_weight))
         self.mesh_nodes.append(self.scene.add_node(node))
 
     def _rebind(self, wm: F64, bone_map: npt.NDArray[np.int64]) -> F64:
@@ -497,6 +532,11 @@ class _MeshBuilder:
         converted: not held through the skinning), after the range check (on the contiguous
         copy: a pass over the strided view is slower)."""
         if self._cv is None or self._cv[0] is not m:
+            if len(m.corner_vertex) <= 3 * _SMALL_FACES:  # a few: converted straight
+                small = np.asarray(m.corner_vertex).astype(np.int64)
+                check_corner_range(m, small)
+                self._cv = (m, small)
+                return small
             cv = dense(m.corner_vertex)
             self._check_corners(m, cv)
             self._cv = (m, cv.astype(np.int64))
@@ -601,10 +641,12 @@ class _MeshBuilder:
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
-        cv = cv_all[sel]
         nb = len(wm)
-        cmain = main[cv] if len(cv) else np.zeros(0, np.int64)
-        if unit.doc.version < (1, 1) and nb:
+        v10 = unit.doc.version < (1, 1) and nb
+        rebind = self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb
+        if v10 or rebind:  # the corners' main bones (only these rotations need them)
+            cmain = main[cv_all[sel]] if len(sel) else np.zeros(0, np.int64)
+        if v10:
             # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
             if self._fake is None or self._fake[0] is not main:  # once per mesh
                 self._fake = (main, _fake_body_substitute(unit, main, nb))
@@ -612,7 +654,7 @@ class _MeshBuilder:
             b = rot_bone[np.maximum(cmain, 0)]
             r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
-        if self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb:
+        if rebind:
             a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
@@ -620,11 +662,12 @@ class _MeshBuilder:
         x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
         length = np.sqrt(x * x + y * y + z * z)
         zero = length < 1e-12
-        if np.any(zero):
+        if zero.any():
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
-            tri = cv_all.reshape(-1, 3)[sel[zero] // 3]
-            nrm[zero] = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
-            length[zero] = np.linalg.norm(nrm[zero], axis=1)  # per row: the others unchanged
+            corners = pos.take(cv_all.reshape(-1, 3)[sel[zero] // 3], axis=0)  # (k, 3, 3)
+            p0 = corners[:, 0]
+            nrm[zero] = _cross(corners[:, 1] - p0, corners[:, 2] - p0)
+            length[zero] = _norms(nrm[zero])  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
             return nrm / length[:, None], zero
@@ -719,6 +762,8 @@ class _MeshBuilder:
         key = (tex + 1) * 256 + np.asarray(spec, np.int64)
         if not npoly:
             return []
+        if npoly <= _SMALL_FACES:
+            return self._primitives_small(unit, m, pos, inf, skin, key)
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
         # Each face's corners' classes in glTF order (corners 0, 2, 1: the winding reversed).
         face_class = cls.take(row).reshape(-1, 3).take([0, 2, 1], axis=1)
@@ -750,6 +795,66 @@ class _MeshBuilder:
                 prim.weights = _rows(inf.weights, verts, width)
             prims.append(prim)
         return prims
+
+    def _primitives_small(self, unit: Unit, m: MeshSection, pos: F64,
+                          inf: _Influences | None, skin: tuple[F64, Any, npt.NDArray[np.int64]],
+                          key: I64) -> list[Primitive]:
+        """:meth:`_primitives` of a small mesh: every corner converted (no search for the
+        distinct records first), the glTF vertices of all primitives found in one walk over
+        the corners, and each attribute gathered once for all primitives (the primitives'
+        arrays are slices of it). The general way's values: each corner converts on its own
+        (its record, vertex and face), and its class is its converted bits (+0.0 added)."""
+        nrm, uv = self._small_corners(unit, m, pos, skin)
+        cv = self._corner_vertex(m)
+        nc, nsets = uv.shape[0], uv.shape[1]
+        faces = np.argsort(key, kind="stable")  # grouped by primitive, in file order within
+        gl = (faces[:, None] * 3 + _REVERSED).reshape(-1)  # their corners in glTF order
+        words = np.concatenate([cv.astype(np.uint32)[:, None],
+                                (nrm + np.float32(0.0)).view(np.uint32),
+                                (uv.reshape(nc, 2 * nsets) + np.float32(0.0)).view(np.uint32)],
+                               axis=1)
+        first, ids, spans = _first_per_primitive(words.take(gl, axis=0), key.take(faces))
+        src = gl.take(first)  # each glTF vertex's first corner
+        verts = cv.take(src)
+        gpos = _finite32(pos * FLIP).take(verts, axis=0)
+        gnrm = nrm.take(src, axis=0)
+        guv = uv.take(src, axis=0)
+        sets = [np.ascontiguousarray(guv[:, s]) for s in range(nsets)]
+        indices = np.array(ids, np.uint32)
+        bounds = [*(v for _, v, _ in spans[1:]), len(src)]
+        prims: list[Primitive] = []
+        for (k, v0, i0), v1, i1 in zip(spans, bounds, [*(i for _, _, i in spans[1:]), len(ids)],
+                                       strict=True):  # per primitive
+            prims.append(Primitive(positions=gpos[v0:v1], normals=gnrm[v0:v1],
+                                   texcoords=[u[v0:v1] for u in sets],
+                                   indices=indices[i0:i1],
+                                   material=self._material(unit, k // 256 - 1, k % 256)))
+        if inf is not None:
+            _add_influences(prims, inf, verts, [v for _, v, _ in spans])
+        return prims
+
+    def _small_corners(self, unit: Unit, m: MeshSection, pos: F64,
+                       skin: tuple[F64, Any, npt.NDArray[np.int64]]
+                       ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """Every corner's glTF normal and UV sets ((C, 3), (C, sets, 2)), as
+        :meth:`_corner_rows` converts each distinct one."""
+        cv = self._corner_vertex(m)
+        nc = len(cv)
+        wm, main, bone_map = skin
+        nrm64, _ = self._normals(unit, m, pos, wm, main, bone_map, np.arange(nc),
+                                 m.corner_normal)
+        nrm = _finite32(nrm64 * FLIP)
+        cuv = np.asarray(m.corner_uv, np.float32)
+        nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+        uv = _finite32(cuv.reshape(nc, nsets, 2))
+        nuv = m.corner_nuv
+        if nuv is not None and len(nuv) and _differs(np.asarray(nuv), nsets):
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            for k in range(1, nsets):
+                short = np.asarray(nuv) <= k
+                uv[short, k] = uv[short, 0]
+        return nrm, uv
 
     def _material(self, unit: Unit, tex_index: int, spec: int) -> int:
         key = (id(unit), tex_index, spec)
@@ -806,6 +911,63 @@ class _MeshBuilder:
             self.finders[d] = TextureFinder(d, self.extra_dirs)
         self._unit_finders[id(unit)] = self.finders[d]
         return self.finders[d]
+
+
+# Up to this many faces a mesh takes :meth:`_MeshBuilder._primitives_small`.
+_SMALL_FACES = 256
+
+
+def _differs(counts: npt.NDArray[Any], n: int) -> bool:
+    """Whether some count is not ``n`` (the reader's one count for all corners, a stride-0
+    view, is checked once)."""
+    if counts.strides == (0,):
+        return bool(counts[0] != n)
+    return bool((counts != n).any())
+
+
+def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
+                         ) -> tuple[list[int], list[int], list[tuple[int, int, int]]]:
+    """The glTF vertices of corners ``rows`` (one row of words per corner, three per face,
+    faces grouped by their primitive's key ``face_keys``): each vertex's first row
+    (ascending), each row's vertex within its primitive, and per primitive (key, its first
+    vertex, its first row). A vertex is a distinct row of its primitive, numbered in order
+    of first occurrence (as :func:`first_occurrences` numbers a primitive's classes)."""
+    # Each row's bytes as one item (a void row's tolist), the dicts' keys.
+    items = np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * rows.shape[1]))).reshape(-1)\
+        .tolist()
+    starts = [0, *(np.flatnonzero(face_keys[1:] != face_keys[:-1]) + 1).tolist()]
+    keys = face_keys.take(starts).tolist()
+    first: list[int] = []
+    ids: list[int] = []
+    spans: list[tuple[int, int, int]] = []
+    for k, f0, f1 in zip(keys, starts, [*starts[1:], len(face_keys)], strict=True):
+        c0, c1 = 3 * f0, 3 * f1
+        seg = items[c0:c1]
+        # Each distinct row's first position: the last write of the reversed pairs wins.
+        at = sorted(dict(zip(reversed(seg), range(c1 - 1, c0 - 1, -1), strict=True)).values())
+        number = {items[c]: v for v, c in enumerate(at)}
+        spans.append((k, len(first), c0))
+        first += at
+        ids += [number[b] for b in seg]
+    return first, ids, spans
+
+
+def _add_influences(prims: list[Primitive], inf: _Influences, verts: npt.NDArray[np.int64],
+                    starts: list[int]) -> None:
+    """The joints and weights of primitives whose vertices are ``verts`` (consecutive, the
+    primitives' first at ``starts``): as many sets of 4 as each primitive's vertices use."""
+    joints = inf.joints.take(verts, axis=0)
+    weights = inf.weights.take(verts, axis=0)
+    used = np.maximum.reduceat(inf.used.take(verts), starts).tolist()
+    ends = [*starts[1:], len(verts)]
+    cols = joints.shape[1]
+    for prim, a, b, u in zip(prims, starts, ends, used, strict=True):
+        width = max(4, -(-int(u) // 4) * 4)
+        if width >= cols:
+            prim.joints, prim.weights = joints[a:b], weights[a:b]
+        else:
+            prim.joints = np.ascontiguousarray(joints[a:b, :width])
+            prim.weights = np.ascontiguousarray(weights[a:b, :width])
 
 
 # Up to this many rows, dedups go through a dict (a Python loop costs less than a dozen
@@ -1046,6 +1208,19 @@ def _count_positive(w: F64) -> npt.NDArray[np.integer[Any]]:
     return total >> np.array(8 * (k - 1), word)
 
 
+def _single_value(a: npt.NDArray[Any]) -> float | None:
+    """The value of a (non-empty) array when ``np.unique`` finds only one (NaNs equal), else
+    None. Values all with the first one's bits (the usual case) are decided without the
+    sort; the rest by np.unique (which of 0.0 and -0.0 it keeps is its own choice)."""
+    first = a[:1]
+    if a.dtype.itemsize in (4, 8):
+        word = np.uint32 if a.dtype.itemsize == 4 else np.uint64
+        if bool((a.view(word) == first.view(word)[0]).all()):
+            return float(first[0])
+    vals = np.unique(a)
+    return float(vals[0]) if len(vals) == 1 else None
+
+
 def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
     """``a[idx, :width]`` as a new contiguous array, gathered by np.take."""
     out = a.take(idx, axis=0)
@@ -1066,6 +1241,27 @@ def dense(a: Any) -> npt.NDArray[Any]:
     raw = a.reshape(len(a), -1).view(np.uint8)
     out: npt.NDArray[Any] = raw.view(np.dtype((np.void, row))).copy().view(a.dtype)
     return out.reshape(a.shape)
+
+
+def _norms(a: F64) -> F64:
+    """``np.linalg.norm(a, axis=1)`` of real rows: what it computes (the same reduction, so
+    the same bits) without its argument handling, a large share of the call on a few rows."""
+    out: F64 = np.sqrt(np.add.reduce(a * a, axis=1))
+    return out
+
+
+def _cross(a: F64, b: F64) -> F64:
+    """``np.cross`` of rows of 3: each component as its two products' difference
+    (``a1 b2 - a2 b1``, ``a2 b0 - a0 b2``, ``a0 b1 - a1 b0``), the products and the
+    subtraction in np.cross's order (so its bits), all three at once on rotated columns
+    without its wrapper's axis moves and temporaries."""
+    out: F64 = (a.take(_NEXT, axis=1) * b.take(_AFTER, axis=1)
+                - a.take(_AFTER, axis=1) * b.take(_NEXT, axis=1))
+    return out
+
+
+# Each component's next and the one after (cyclically): the columns _cross multiplies.
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 
 def _finite32(a: Any) -> npt.NDArray[np.float32]:
@@ -1141,6 +1337,10 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     p = bones.shape[1]
     count = np.asarray(m.inf_count)
     wb = np.asarray(m.inf_weight)
+    if len(bones) <= _SMALL_VERTS:
+        small = _influences_small(bones, count, wb, nb, main, ctx)
+        if small is not None:
+            return small
     w: list[F64] = []
     j: list[npt.NDArray[Any]] = []
     total: F64 | None = None
@@ -1162,6 +1362,77 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     else:
         w = [wc / total for wc in w]
     return _sorted_influences(j, w, ctx)
+
+
+# Up to this many vertices, :func:`_influences_small` works on (N, P) arrays: a few dozen numpy
+# calls whatever P is, against the column way's several per slot and per pair of slots.
+_SMALL_VERTS = 512
+
+
+def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.NDArray[Any],
+                      nb: int, main: npt.NDArray[np.int64], ctx: Context) -> _Influences | None:
+    """:func:`_influences_by_column` on (N, P) arrays, for few vertices: every value by the
+    same operation (the row sums as column-after-column adds, the sort a stable permutation),
+    so the same bits. None (the column way decides) when a vertex names a bone twice with
+    weight: the merge's order of adds is left to the column way."""
+    p = bones.shape[1]
+    valid = (bones >= 0) & (bones < nb) & (count[:, None] > np.arange(p))
+    w = np.where(valid, wb / 255.0, 0.0)
+    pos = w > 0
+    if p > 1 and _has_repeats(bones, pos):
+        return None
+    j = np.where(valid, bones, 0)
+    total = _column_sum(w, p)
+    empty = total <= 0
+    if empty.any():
+        ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                 "influence: bound to their main bone (or bone 0) with weight 1")
+        w = np.where(empty[:, None], 0.0, w / np.where(empty, 1.0, total)[:, None])
+        w[empty, 0] = 1.0
+        j[empty, 0] = np.maximum(main[empty], 0)
+    else:
+        w /= total[:, None]
+    counts = np.count_nonzero(w, axis=1)
+    if p > 1 and (w[:, :-1] < w[:, 1:]).any():
+        # By descending weight, ties in slot order (the column way's stable sort); rows in
+        # order stay as they are.
+        order = np.argsort(-w, axis=1, kind="stable")
+        order += np.arange(0, w.size, p)[:, None]  # flat positions: np.take is the fast gather
+        w, j = w.take(order), j.take(order)
+    limit = ctx.opt("max_influences")
+    keep = int(limit) if limit is not None and int(limit) > 0 else None
+    used = int(counts.max())
+    k = max(1, used) if keep is None else max(1, min(keep, p))
+    over = int(np.count_nonzero(counts > k))
+    if over:
+        ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "
+                 f"influences: the {keep} largest kept and renormalized")
+    total = _column_sum(w, k)
+    total[total <= 0] = 1.0
+    n, cols = len(w), max(4, -(-k // 4) * 4)
+    wr = w[:, :k] / total[:, None]
+    kept = wr > 0
+    wout = np.zeros((n, cols), np.float32)
+    jout = np.zeros((n, cols), np.uint16)
+    wout[:, :k] = wr
+    jout[:, :k] = np.where(kept, j[:, :k], 0)
+    return _Influences(jout, wout, kept.sum(axis=1, dtype=np.int8))
+
+
+def _has_repeats(bones: npt.NDArray[Any], pos: npt.NDArray[np.bool_]) -> bool:
+    """Whether some row has two slots with the same bone and both weights > 0."""
+    # Slots without weight get distinct negative ids (the others are bones >= 0): a repeat is
+    # then two equal neighbours in the sorted row.
+    ids = np.sort(np.where(pos, bones, -1 - np.arange(bones.shape[1])), axis=1)
+    return bool((ids[:, 1:] == ids[:, :-1]).any())
+
+
+def _column_sum(w: F64, k: int) -> F64:
+    """The first ``k`` columns of each row added left to right (the column way's order)."""
+    total = w[:, 0].copy()
+    for c in range(1, k):
+        total += w[:, c]
+    return total
 
 
 def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) -> _Influences:
@@ -1349,8 +1620,18 @@ def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
             np.flatnonzero(lost).tolist())
 
 
+def _rows_array(rows: list[list[float]], width: int) -> F64:
+    """Rows of ``width`` floats as an (N, width) array, read flat (a list of lists makes
+    numpy discover its shape first, about twice the cost)."""
+    flat = np.fromiter(itertools.chain.from_iterable(rows), np.float64, len(rows) * width)
+    return flat.reshape(len(rows), width)
+
+
 def _unit_rotations(v: F64) -> F64:
-    length = np.linalg.norm(v, axis=1, keepdims=True)
+    length = _norms(v)[:, None]
+    if (length > 1e-12).all():  # the usual case: the where below picks every quotient
+        out: F64 = v / length
+        return out
     return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
                                _UNIT_Q))
 
@@ -1383,7 +1664,7 @@ def _path_keys_small(a: F64, lens: list[int], path: str) -> _PathKeys:
     if path in ("translation", "rotation"):
         for r in vals:
             r[2] = -r[2]
-    v = np.array(vals, np.float64).reshape(-1, a.shape[1] - 1)
+    v = _rows_array(vals, a.shape[1] - 1)
     if path == "rotation":
         v = _unit_rotations(v)
     return np.array(times, np.float32), v.astype(np.float32), counts, lost
@@ -1579,9 +1860,9 @@ class Clipper:
                     times.append(x1 - x0)
                     vals.append(last)
                 rows.append((s, len(times) - s))
-        v = np.array(vals, np.float64).reshape(len(vals), -1)
+        v = _rows_array(vals, g.values.shape[1])
         if g.rotation:
-            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+            v /= np.maximum(_norms(v)[:, None], 1e-12)
         t32 = np.array(times, np.float64).astype(np.float32)
         v32 = v.astype(np.float32)
         nch = len(spans)
@@ -1708,8 +1989,8 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
 
 def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
     for i, b in enumerate(coll.boxes):
-        box = np.nan_to_num(np.asarray(b.box, np.float64))
-        lo, hi = box[:3].copy(), box[3:].copy()
+        box = [_nan_to_num(x) for x in np.asarray(b.box, np.float64).tolist()]
+        lo, hi = box[:3], box[3:]
         gl_lo = [lo[0], lo[1], -hi[2]]
         gl_hi = [hi[0], hi[1], -lo[2]]
         bone = b.bone_name.decode("cp949", "replace")
@@ -1721,6 +2002,18 @@ def _add_boxes(scene: Scene, coll: CollSection, sk: Skeleton | None) -> None:
                          "box_raw": np.asarray(b.box, "<f4").tobytes().hex(),
                          "min": [float(x) for x in gl_lo], "max": [float(x) for x in gl_hi]}})
         scene.add_node(node, sk.nodes[parent] if sk is not None and parent is not None else None)
+
+
+_MAX64 = float(np.finfo(np.float64).max)
+
+
+def _nan_to_num(x: float) -> float:
+    """``np.nan_to_num`` of one float64 (NaN 0, infinities the largest finite values)."""
+    if x != x:
+        return 0.0
+    if x in (math.inf, -math.inf):
+        return _MAX64 if x > 0 else -_MAX64
+    return x
 
 
 def load(data: bytes, ctx: Context) -> Scene:
