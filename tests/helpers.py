@@ -8,14 +8,19 @@ import resource
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from gamemesh.errors import FormatError
+from gamemesh.formats.pet.sample import build
+from gamemesh.formats.pet.write import write
 from gamemesh.registry import Context, FormatSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASHES = Path(__file__).resolve().parent / "crashes"
+PET_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pet"
 
 
 def corpus_dir(fmt: str) -> Path:
@@ -120,3 +125,34 @@ def replay_crashes(spec: FormatSpec) -> int:
     for f in files:
         _check_one(spec, f.read_bytes(), f"crash input {f.name}")
     return len(files)
+
+
+def assert_same_tree(a: Any, b: Any) -> None:
+    """Equal trees of dataclasses, lists and dicts: the same types, arrays of the same dtype,
+    shape and bytes, other values equal (NaN to NaN)."""
+    if hasattr(a, "__dataclass_fields__"):
+        assert type(a) is type(b)
+        for name in a.__dataclass_fields__:
+            assert_same_tree(getattr(a, name), getattr(b, name))
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_same_tree(x, y)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            assert_same_tree(a[k], b[k])
+    else:
+        assert a == b or (a != a and b != b)  # NaN equals NaN here
+
+
+def pet_test_files() -> list[tuple[bytes, str]]:
+    """The PET fixtures and every kind at versions 1.0 and 1.3 with escaped bone ids, as
+    (bytes, name)."""
+    out = [(p.read_bytes(), p.name) for p in sorted(PET_FIXTURES.glob("*pet"))]
+    for kind in ("pet", "mpet", "bpet", "apet"):
+        for version in ((1, 0), (1, 3)):
+            out.append((write(build(kind, version, escape=True, rings=6, sides=5)), f"x.{kind}"))
+    return out

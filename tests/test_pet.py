@@ -686,7 +686,7 @@ def test_unique_rows_matches_np_unique_and_survives_collisions(
     first-occurrence order; when every hash collides it still never merges different rows."""
     import importlib
 
-    ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+    ts = importlib.import_module("gamemesh.formats.pet.corners")
     rng = np.random.default_rng(7)
     n = 5000
     cv = rng.integers(0, 800, n)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image as PILImage
+from tests.helpers import assert_same_tree, pet_test_files
 
 import gamemesh
 from gamemesh.formats.pet import SPEC
@@ -23,6 +24,10 @@ from gamemesh.scene import Scene
 
 read_mod = importlib.import_module("gamemesh.formats.pet.read")
 ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+anim = importlib.import_module("gamemesh.formats.pet.animation")
+corner_mod = importlib.import_module("gamemesh.formats.pet.corners")
+infl = importlib.import_module("gamemesh.formats.pet.influences")
+skel = importlib.import_module("gamemesh.formats.pet.skeleton")
 files_mod = importlib.import_module("gamemesh.formats.pet.files")
 FIXTURES = Path(__file__).parent / "fixtures" / "pet"
 
@@ -75,36 +80,13 @@ def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
             assert got[d:].tolist() == [d, d + 1, d + 2]
 
 
-def _same(a: Any, b: Any) -> None:
-    if hasattr(a, "__dataclass_fields__"):
-        assert type(a) is type(b)
-        for name in a.__dataclass_fields__:
-            _same(getattr(a, name), getattr(b, name))
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    elif isinstance(a, list | tuple):
-        assert len(a) == len(b)
-        for x, y in zip(a, b, strict=True):
-            _same(x, y)
-    else:
-        assert a == b
-
-
-def _docs() -> list[tuple[bytes, str]]:
-    out = [(p.read_bytes(), p.name) for p in sorted(FIXTURES.glob("*pet"))]
-    for kind in ("pet", "mpet", "bpet", "apet"):
-        for version in ((1, 0), (1, 3)):
-            out.append((write(build(kind, version, escape=True, rings=6, sides=5)), f"x.{kind}"))
-    return out
-
-
 def test_bone_records_found_at_once_match_the_record_reader(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    docs = _docs()
+    docs = pet_test_files()
     fast = [read_mod.read(d, Context(Path(n), {})) for d, n in docs]
     monkeypatch.setattr(read_mod, "_bones_fast", lambda *a: False)
     for (d, n), doc in zip(docs, fast, strict=True):
-        _same(doc, read_mod.read(d, Context(Path(n), {})))
+        assert_same_tree(doc, read_mod.read(d, Context(Path(n), {})))
 
 
 def test_small_record_walks_match_the_vectorized_finders(
@@ -112,7 +94,7 @@ def test_small_record_walks_match_the_vectorized_finders(
     """Up to ``_SMALL`` bones and vertices are walked one by one: the same documents (and the
     same errors) as the vectorized finders, on the fixtures, escaped ids, and mutated and cut
     copies of them."""
-    docs = _docs()
+    docs = pet_test_files()
     rng = np.random.default_rng(5)
     cases = list(docs)
     for d, n in docs:
@@ -137,7 +119,7 @@ def test_small_record_walks_match_the_vectorized_finders(
         if isinstance(want, str):
             assert got == want
         else:
-            _same(got, want)
+            assert_same_tree(got, want)
 
 
 def _reference_primitives(scene_doc: Any, builder: Any, unit: Any) -> list[tuple[Any, ...]]:
@@ -151,9 +133,9 @@ def _reference_primitives(scene_doc: Any, builder: Any, unit: Any) -> list[tuple
     nc = len(m.corner_vertex)
     normals, _ = builder._normals(unit, m, pos, sk.world, main, np.arange(nb), np.arange(nc),
                                   np.asarray(m.corner_normal))
-    gnrm = ts._finite32(normals * ts.FLIP)
+    gnrm = corner_mod._finite32(normals * ts.FLIP)
     cuv = np.asarray(m.corner_uv, np.float32)
-    uv_all = ts._finite32(cuv.reshape(nc, cuv.shape[1], 2))
+    uv_all = corner_mod._finite32(cuv.reshape(nc, cuv.shape[1], 2))
     cv = np.asarray(m.corner_vertex, np.int64)
     tex = np.asarray(m.texture, np.int64)
     tex = np.where(tex < len(unit.doc.textures), tex, -1)
@@ -193,8 +175,8 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
     m.corner_uv[3::7, 0, 0] += 0.5  # UV seams
     doc = SPEC.read(write(doc), Context(None, {}))
     scene = SPEC.to_scene(doc, Context(None, {}))
-    unit = ts.Unit(doc, None)
-    builder = ts._MeshBuilder(Scene(), ts.make_skeleton(unit, Context(None, {})),
+    unit = skel.Unit(doc, None)
+    builder = ts._MeshBuilder(Scene(), skel.make_skeleton(unit, Context(None, {})),
                               Context(None, {}))
     want = _reference_primitives(doc, builder, unit)
     prims = scene.meshes[0].primitives
@@ -223,7 +205,7 @@ def test_corner_records_give_the_generic_corner_rows(monkeypatch: pytest.MonkeyP
     m.corner_uv[4::23, 0, 1] = -0.0
     data = write(doc)
     taken: list[bool] = []
-    records = ts._corner_records
+    records = corner_mod._corner_records
     monkeypatch.setattr(ts, "_corner_records",
                         lambda mesh: taken.append(True) or records(mesh))
     fast = gamemesh.load(data, format="pet")
@@ -249,8 +231,8 @@ def test_first_equal_records_matches_first_equal() -> None:
         head = np.concatenate([cv.astype(np.uint32)[:, None], normal.view(np.uint32)],
                               axis=1).view(np.uint64)
         words = np.ascontiguousarray(uv).view(np.uint64)
-        want = ts.first_equal(cv, normal, uv)
-        assert np.array_equal(ts._first_equal_records(cv, head, words), want)
+        want = corner_mod.first_equal(cv, normal, uv)
+        assert np.array_equal(corner_mod._first_equal_records(cv, head, words), want)
 
 
 @pytest.mark.parametrize("n", [3000, 200, 1])  # the vectorized and the dict (few rows) ways
@@ -259,13 +241,13 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     idx = rng.integers(0, 200, n)
     cols = rng.integers(0, 3, (n, 3)).astype(np.float32)
     cols[::5] *= -0.0  # bitwise: -0.0 is not 0.0 here
-    rep = ts.first_equal(idx, cols)
+    rep = corner_mod.first_equal(idx, cols)
     rows = [(int(i), c.tobytes()) for i, c in zip(idx, cols, strict=True)]
     seen: dict[tuple[int, bytes], int] = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
     assert rep.tolist() == want
     ids = rng.integers(0, 50, n)
-    firsts, inverse = ts.first_occurrences(ids, 50)
+    firsts, inverse = corner_mod.first_occurrences(ids, 50)
     _, f = np.unique(ids, return_index=True)
     assert firsts.tolist() == sorted(f.tolist())
     assert np.array_equal(ids[firsts][inverse], ids)
@@ -301,7 +283,7 @@ def test_dense_copies_record_fields_exactly() -> None:
         raw = rng.integers(0, 256, 50 * dt.itemsize + 3, dtype=np.uint8).tobytes()
         recs = np.frombuffer(raw, dt, count=50, offset=3)
         for name in ("vertex", "normal", "nuv", "uv"):
-            got, want = ts.dense(recs[name]), np.ascontiguousarray(recs[name])
+            got, want = corner_mod.dense(recs[name]), np.ascontiguousarray(recs[name])
             assert got.flags.c_contiguous and got.dtype == want.dtype
             assert got.shape == want.shape and got.tobytes() == want.tobytes()
 
@@ -329,7 +311,7 @@ def test_motion_clips_of_all_channels_match_np_interp_per_channel(
     bits as np.interp channel by channel (keys near the bounds, one-key channels, empty
     and reversed frame ranges, large and tiny values, unsorted and repeated times), all
     motions at once or one at a time."""
-    monkeypatch.setattr(ts, "_CUT_ROWS", chunk)
+    monkeypatch.setattr(anim, "_CUT_ROWS", chunk)
     from gamemesh.formats.pet.document import Track
 
     rng = np.random.default_rng(9)
@@ -346,11 +328,11 @@ def test_motion_clips_of_all_channels_match_np_interp_per_channel(
                 v = rng.normal(size=(n, width)) * rng.choice([1.0, 1e30, 1e-20])
                 keys.append(np.concatenate([t[:, None], v], 1).astype(np.float32))
             tracks.append(Track(bone=bone, pos=keys[0], rot=keys[1], scale=keys[2]))
-        channels = ts.track_channels(tracks, list(range(len(tracks))),
+        channels = anim.track_channels(tracks, list(range(len(tracks))),
                                        [str(i) for i in range(len(tracks))], Context(None))
         frames = [(int(f0), int(max(f0, f1))) for f0, f1 in rng.integers(0, 45, (4, 2))]
         bounds = [(f0 / 30.0, f1 / 30.0) for f0, f1 in frames]
-        for motion, got in zip(bounds, ts.Clipper(channels).cut(bounds), strict=True):
+        for motion, got in zip(bounds, anim.Clipper(channels).cut(bounds), strict=True):
             assert len(got) == len(channels)
             for ch, cut in zip(channels, got, strict=True):
                 assert (cut.node, cut.path) == (ch.node, ch.path)
@@ -361,10 +343,10 @@ def test_few_rows_dedup_by_dict_matches_the_hash_sort(monkeypatch: pytest.Monkey
     rng = np.random.default_rng(13)
     cases = [rng.integers(0, 3, (int(rng.integers(1, 300)), int(rng.integers(1, 9))))
              .astype(np.uint32) for _ in range(200)]
-    small = [ts._unique_words(rows) for rows in cases]
-    monkeypatch.setattr(ts, "_SMALL_ROWS", -1)
+    small = [corner_mod._unique_words(rows) for rows in cases]
+    monkeypatch.setattr(corner_mod, "_SMALL_ROWS", -1)
     for rows, (first, inverse) in zip(cases, small, strict=True):
-        want_first, want_inverse = ts._unique_words(rows)
+        want_first, want_inverse = corner_mod._unique_words(rows)
         assert first.dtype == want_first.dtype and np.array_equal(first, want_first)
         assert inverse.dtype == want_inverse.dtype and np.array_equal(inverse, want_inverse)
 
@@ -377,7 +359,7 @@ def test_positive_weight_counts_by_word_match_count_nonzero() -> None:
         w[:5, 0] = [-1.0, 0.0, np.nan, 1.0, 5e-324]
         w[6] = 1.0
         want = np.count_nonzero(np.ascontiguousarray(w.T) > 0, axis=0)
-        assert np.array_equal(ts._count_positive(w), want)
+        assert np.array_equal(infl._count_positive(w), want)
 
 
 def test_influences_by_column_match_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -401,7 +383,7 @@ def test_influences_by_column_match_the_general_path(monkeypatch: pytest.MonkeyP
             ctx = Context(None, dict(opts), [])
             b = ts._MeshBuilder(Scene(), SimpleNamespace(world=wm), ctx)  # type: ignore[arg-type]
             pos, joints, weights, main = b._skin(m, nb, wm, np.arange(nb))  # type: ignore[arg-type]
-            inf = joints if slots else ts._clean_influences(joints, weights, ctx)
+            inf = joints if slots else infl._clean_influences(joints, weights, ctx)
             got.append((pos, main, inf, [(x.code, x.message) for x in ctx.notes]))
         (pa, ma, ia, na), (pb, mb, ib, nb_) = got
         assert pa.tobytes() == pb.tobytes() and np.array_equal(ma, mb) and na == nb_, trial
@@ -421,7 +403,7 @@ def test_finite32_in_range_shortcut_matches_the_clip() -> None:
                 a[17, 1] = bad
             want = np.minimum(np.maximum(a.astype(np.float64), -1e30), 1e30)
             want[np.isnan(want)] = 0.0
-            got = ts._finite32(a)
+            got = corner_mod._finite32(a)
             assert got.dtype == np.float32
             assert got.tobytes() == want.astype(np.float32).tobytes(), (dtype, bad)
 

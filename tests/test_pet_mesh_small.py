@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.helpers import assert_same_tree
 
 import gamemesh
 from gamemesh.formats.pet import SPEC
@@ -20,31 +21,17 @@ from gamemesh.formats.pet.write import write
 from gamemesh.registry import Context
 
 ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+anim = importlib.import_module("gamemesh.formats.pet.animation")
+corner_mod = importlib.import_module("gamemesh.formats.pet.corners")
+infl = importlib.import_module("gamemesh.formats.pet.influences")
+skel = importlib.import_module("gamemesh.formats.pet.skeleton")
 FIXTURES = Path(__file__).parent / "fixtures" / "pet"
 
-
-def _same(a: Any, b: Any) -> None:
-    if hasattr(a, "__dataclass_fields__"):
-        assert type(a) is type(b)
-        for name in a.__dataclass_fields__:
-            _same(getattr(a, name), getattr(b, name))
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    elif isinstance(a, list | tuple):
-        assert len(a) == len(b)
-        for x, y in zip(a, b, strict=True):
-            _same(x, y)
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys()
-        for k in a:
-            _same(a[k], b[k])
-    else:
-        assert a == b or (a != a and b != b)  # NaN extras equal NaN
 
 
 def _general(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ts, "_SMALL_FACES", -1)
-    monkeypatch.setattr(ts, "_SMALL_VERTS", -1)
+    monkeypatch.setattr(infl, "_SMALL_VERTS", -1)
 
 
 def _mutate(rng: np.random.Generator, doc: Any, weights: bool) -> None:
@@ -106,8 +93,8 @@ def _compare(docs: list[tuple[Any, dict[str, Any]]], monkeypatch: pytest.MonkeyP
         orig = getattr(ts._MeshBuilder, name)
         monkeypatch.setattr(ts._MeshBuilder, name,
                             lambda *a, _o=orig, _n=name: taken.append(_n) or _o(*a))
-    weights = ts._influences_small
-    monkeypatch.setattr(ts, "_influences_small",
+    weights = infl._influences_small
+    monkeypatch.setattr(infl, "_influences_small",
                         lambda *a: (lambda r: taken.append("w" if r else "-") or r)(weights(*a)))
     small = [_outcome(d, o) for d, o in docs]
     assert "_primitives_small" in taken and "_corner_rows" not in taken and "w" in taken
@@ -118,7 +105,7 @@ def _compare(docs: list[tuple[Any, dict[str, Any]]], monkeypatch: pytest.MonkeyP
         if want[0] == "error":
             assert got == want
         else:
-            _same(got[:3], want[:3])
+            assert_same_tree(got[:3], want[:3])
             assert got[3] == want[3]
     assert "_corner_rows" in taken and "_primitives_small" not in taken and "w" not in taken
 
@@ -193,18 +180,18 @@ def test_few_vertices_weights_match_the_column_way(monkeypatch: pytest.MonkeyPat
         got = []
         for small in (True, False):
             ctx = Context(None, dict(opts), [])
-            inf = (ts._influences_small(bones, count, weight, nb, main, ctx) if small else
-                   ts._influences_by_column(type("M", (), {"inf_bone": bones, "inf_count": count,
+            inf = (infl._influences_small(bones, count, weight, nb, main, ctx) if small else
+                   infl._influences_by_column(type("M", (), {"inf_bone": bones, "inf_count": count,
                                                            "inf_weight": weight}),
                                             nb, main, ctx))
             got.append((inf, [(x.code, x.message) for x in ctx.notes]))
         (a, na), (b, nb_) = got
         if a is None:  # a repeated bone: the column way decides
-            assert ts._has_repeats(bones, (weight > 0) & (bones >= 0) & (bones < nb)
+            assert infl._has_repeats(bones, (weight > 0) & (bones >= 0) & (bones < nb)
                                    & (count[:, None] > np.arange(p)))
             continue
         assert na == nb_, trial
-        _same(a, b)
+        assert_same_tree(a, b)
 
 
 def test_cross_matches_numpy() -> None:
@@ -212,7 +199,7 @@ def test_cross_matches_numpy() -> None:
     a, b = rng.normal(size=(500, 3)) * 1e3, rng.normal(size=(500, 3))
     a[:5, 1] = [np.nan, np.inf, -0.0, 1e308, -1e-310]
     b[3] = -0.0
-    assert ts._cross(a, b).tobytes() == np.cross(a, b).tobytes()
+    assert corner_mod._cross(a, b).tobytes() == np.cross(a, b).tobytes()
 
 
 def test_single_value_matches_np_unique() -> None:
@@ -227,7 +214,7 @@ def test_single_value_matches_np_unique() -> None:
             a = a[::-1]  # strided
         vals = np.unique(a)
         want = float(vals[0]) if len(vals) == 1 else None
-        got = ts._single_value(a)
+        got = corner_mod._single_value(a)
         if want is None or got is None:
             assert got is want, (a, got, want)
         else:
@@ -242,7 +229,7 @@ def test_norms_match_numpy() -> None:
         a[:4, 0] = [np.nan, np.inf, -0.0, 1e308]
         for rows in (a, a[:5], a[:0]):
             with np.errstate(all="ignore"):  # as build_scene runs it (1e308 squared)
-                assert ts._norms(rows).tobytes() == np.linalg.norm(rows, axis=1).tobytes()
+                assert corner_mod._norms(rows).tobytes() == np.linalg.norm(rows, axis=1).tobytes()
 
 
 def test_texture_stems_and_names_match_pathlib_and_cp949() -> None:
@@ -285,8 +272,8 @@ def test_sheared_bones_keep_their_matrices() -> None:
     bones.matrices[1, 1] = 0.7  # x axis gains a y part: shear
     ctx = Context(None, {}, [])
     scene = SPEC.to_scene(doc, ctx)
-    local = ts.bone_locals(bones)
-    want = (ts.S4 @ local[1] @ ts.S4).astype(np.float32)
+    local = skel.bone_locals(bones)
+    want = (skel.S4 @ local[1] @ skel.S4).astype(np.float32)
     assert scene.nodes[1].matrix is not None
     assert scene.nodes[1].matrix.tobytes() == want.tobytes()
     assert scene.nodes[1].extras == {"pet_bone": 1, "pet_bone_extra": -1.0}
@@ -328,7 +315,7 @@ def test_rows_array_and_unit_rotations_match_the_plain_numpy_way() -> None:
     for n in (0, 1, 7, 60):
         rows = (rng.normal(size=(n, 4)) * 10.0 ** rng.integers(-300, 300, (n, 4))).tolist()
         want = np.array(rows, np.float64).reshape(-1, 4)
-        assert ts._rows_array(rows, 4).tobytes() == want.tobytes()
+        assert anim._rows_array(rows, 4).tobytes() == want.tobytes()
         v = want.copy()
         if n:
             v[0] = 0.0  # a zero quaternion: the unit one
@@ -336,5 +323,5 @@ def test_rows_array_and_unit_rotations_match_the_plain_numpy_way() -> None:
             with np.errstate(all="ignore"):
                 length = np.linalg.norm(arr, axis=1, keepdims=True)
                 ref = np.where(length > 1e-12, arr / np.where(length > 1e-12, length, 1.0),
-                               ts._UNIT_Q)
-                assert ts._unit_rotations(arr).tobytes() == ref.tobytes()
+                               anim._UNIT_Q)
+                assert anim._unit_rotations(arr).tobytes() == ref.tobytes()

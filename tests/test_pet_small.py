@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.helpers import assert_same_tree, pet_test_files
 
 import gamemesh
 from gamemesh.formats.pet.sample import build
@@ -19,31 +20,10 @@ from gamemesh.registry import Context
 
 read_mod = importlib.import_module("gamemesh.formats.pet.read")
 ts = importlib.import_module("gamemesh.formats.pet.to_scene")
+anim = importlib.import_module("gamemesh.formats.pet.animation")
+skel = importlib.import_module("gamemesh.formats.pet.skeleton")
 files_mod = importlib.import_module("gamemesh.formats.pet.files")
 FIXTURES = Path(__file__).parent / "fixtures" / "pet"
-
-
-def _same(a: Any, b: Any) -> None:
-    if hasattr(a, "__dataclass_fields__"):
-        assert type(a) is type(b)
-        for name in a.__dataclass_fields__:
-            _same(getattr(a, name), getattr(b, name))
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    elif isinstance(a, list | tuple):
-        assert len(a) == len(b)
-        for x, y in zip(a, b, strict=True):
-            _same(x, y)
-    else:
-        assert a == b
-
-
-def _docs() -> list[tuple[bytes, str]]:
-    out = [(p.read_bytes(), p.name) for p in sorted(FIXTURES.glob("*pet"))]
-    for kind in ("pet", "mpet", "bpet", "apet"):
-        for version in ((1, 0), (1, 3)):
-            out.append((write(build(kind, version, escape=True, rings=6, sides=5)), f"x.{kind}"))
-    return out
 
 
 def _random_tracks(rng: np.random.Generator, dtype: Any = np.float32) -> list[Any]:
@@ -91,18 +71,18 @@ def test_few_keys_channels_and_clips_match_the_numpy_way(
         out = []
         for tracks, bounds in cases:
             ctx = Context(None)
-            chs = ts.track_channels(tracks, list(range(len(tracks))),
+            chs = anim.track_channels(tracks, list(range(len(tracks))),
                                     [str(i) for i in range(len(tracks))], ctx)
-            clips = ts.Clipper(chs).cut(bounds)
+            clips = anim.Clipper(chs).cut(bounds)
             out.append((_channel_bits(chs), [_channel_bits(c) for c in clips],
                         [(n.code, n.message) for n in ctx.notes]))
         return out
 
-    monkeypatch.setattr(ts, "_SMALL_KEYS", 1 << 30)  # every case by the walk
-    monkeypatch.setattr(ts, "_SMALL_CUT", 1 << 30)
+    monkeypatch.setattr(anim, "_SMALL_KEYS", 1 << 30)  # every case by the walk
+    monkeypatch.setattr(anim, "_SMALL_CUT", 1 << 30)
     small = run()
-    monkeypatch.setattr(ts, "_SMALL_KEYS", -1)
-    monkeypatch.setattr(ts, "_SMALL_CUT", -1)
+    monkeypatch.setattr(anim, "_SMALL_KEYS", -1)
+    monkeypatch.setattr(anim, "_SMALL_CUT", -1)
     assert run() == small
 
 
@@ -149,11 +129,11 @@ def test_bone_order_and_world_matrices_match_the_bone_by_bone_way(
         for _ in range(int(rng.integers(0, 4))):
             if n:
                 parents[int(rng.integers(0, n))] = int(rng.integers(-3, n + 3))
-        got = ts.bone_tree(parents, n)
+        got = skel.bone_tree(parents, n)
         assert got == _reference_bone_tree(parents, n)
         order, par, _ = got
         # The order make_skeleton takes: the same parents and cuts, parents first.
-        fast_order, fast_par, fast_cut = ts.bone_order(parents, n)
+        fast_order, fast_par, fast_cut = skel.bone_order(parents, n)
         assert (fast_par, fast_cut) == got[1:] and sorted(fast_order) == list(range(n))
         place = {b: k for k, b in enumerate(fast_order)}
         assert all(place[p] < place[i] for i, p in enumerate(fast_par) if p >= 0)
@@ -163,16 +143,16 @@ def test_bone_order_and_world_matrices_match_the_bone_by_bone_way(
             if par[i] >= 0:
                 want[i] = np.matmul(want[par[i]], local[i])
         for small in (4096, -1):
-            monkeypatch.setattr(ts, "_SMALL_BONES", small)
-            assert ts.bone_worlds(local, par, order).tobytes() == want.tobytes()
-            assert ts.bone_worlds(local, par, fast_order).tobytes() == want.tobytes()
+            monkeypatch.setattr(skel, "_SMALL_BONES", small)
+            assert skel.bone_worlds(local, par, order).tobytes() == want.tobytes()
+            assert skel.bone_worlds(local, par, fast_order).tobytes() == want.tobytes()
 
 
 def test_bone_names_decode_as_cp949() -> None:
     cases = [[], [b""], [b"Bip01", b"", b"a b"], ["\ud55c\uae00".encode("cp949"), b"x"],
              [b"\xff\xfe", b"ok"], [b"a\0b", b"c"], [bytes(range(128))]]
     for raw in cases:
-        assert ts.decode_names(raw) == [b.decode("cp949", errors="replace") for b in raw]
+        assert skel.decode_names(raw) == [b.decode("cp949", errors="replace") for b in raw]
 
 
 def test_small_section_readers_match_the_field_by_field_reader(
@@ -180,7 +160,7 @@ def test_small_section_readers_match_the_field_by_field_reader(
     """TEXT, SMTL, ANIM, FRAM, MOTI, COLL and EXTR read through struct at a running offset
     give the Reader walk's documents, notes and errors: on the fixtures and on copies with
     bytes of those sections changed (counts, string lengths, bone ids) or cut."""
-    docs = _docs()
+    docs = pet_test_files()
     rng = np.random.default_rng(29)
     cases = list(docs)
     wanted = {b"TEXT", b"SMTL", b"ANIM", b"FRAM", b"MOTI", b"COLL", b"EXTR"}
@@ -218,7 +198,7 @@ def test_small_section_readers_match_the_field_by_field_reader(
             assert got == want
         else:
             assert not isinstance(got, str)
-            _same(got[0], want[0])
+            assert_same_tree(got[0], want[0])
             assert got[1] == want[1]
 
 
@@ -264,9 +244,9 @@ def test_few_bones_trs_split_matches_the_batch() -> None:
             m[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
                 rng.choice([np.nan, np.inf, -0.0])
         with np.errstate(all="ignore"):  # as build_scene runs it
-            gl = ts.S4 @ m @ ts.S4
-            few = ts._bone_trs_few(gl.copy())
-            batch = ts._bone_trs(gl.copy())
+            gl = skel.S4 @ m @ skel.S4
+            few = skel._bone_trs_few(gl.copy())
+            batch = skel._bone_trs(gl.copy())
         if few is None:  # a non-finite matrix or split
             left += 1
             continue
@@ -321,7 +301,7 @@ def test_bone_lookup_by_name_matches_the_linear_search() -> None:
     pool = ["Bip01", "bip01", "BIP01", "Spine", "spine", "\ud55c\uae00", "Bone001", ""]
     for _ in range(300):
         names = [str(rng.choice(pool)) for _ in range(int(rng.integers(0, 8)))]
-        sk = ts.Skeleton(None, names, [-1] * len(names), np.zeros((0, 4, 4)),
+        sk = skel.Skeleton(None, names, [-1] * len(names), np.zeros((0, 4, 4)),
                          np.zeros((0, 4, 4)))
         for query in [*pool, "BONE001", "nope"]:
             want = next((i for i, n in enumerate(names) if n == query),
@@ -348,7 +328,7 @@ def test_bone_locals_match_the_tiled_identity_way() -> None:
             want[:, :3, :3] = np.transpose(rows[:, :3, :], (0, 2, 1))
             want[:, :3, 3] = rows[:, 3, :]
             want[~np.all(np.isfinite(want.reshape(n, 16)), axis=1)] = np.eye(4)
-        got = ts.bone_locals(bs)
+        got = skel.bone_locals(bs)
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes()
 
@@ -443,7 +423,7 @@ def test_section_headers_through_struct_match_the_reader_walk(
 
     rng = np.random.default_rng(47)
     cases = [b"", b"VERS", b"VERS\x02\x00\x00\x00\x03\x01", b"VERS\xff\xff\xff\xff\x03\x01"]
-    for d, _ in _docs():
+    for d, _ in pet_test_files():
         for _ in range(20):
             m = bytearray(d[:int(rng.integers(0, len(d) + 1))])
             if len(m) > 8 and rng.random() < 0.5:
@@ -467,12 +447,12 @@ def test_few_keys_clip_groups_match_the_numpy_groups(monkeypatch: pytest.MonkeyP
     rng = np.random.default_rng(53)
     for _ in range(200):
         tracks = _random_tracks(rng)
-        chs = ts.track_channels(tracks, list(range(len(tracks))),
+        chs = anim.track_channels(tracks, list(range(len(tracks))),
                                 [str(i) for i in range(len(tracks))], Context(None))
-        monkeypatch.setattr(ts, "_SMALL_CUT", 1 << 30)
-        small = ts.Clipper(chs).groups
-        monkeypatch.setattr(ts, "_SMALL_CUT", -1)
-        for a, b in zip(small, ts.Clipper(chs).groups, strict=True):
+        monkeypatch.setattr(anim, "_SMALL_CUT", 1 << 30)
+        small = anim.Clipper(chs).groups
+        monkeypatch.setattr(anim, "_SMALL_CUT", -1)
+        for a, b in zip(small, anim.Clipper(chs).groups, strict=True):
             assert (a.index, a.rotation) == (b.index, b.rotation)
             for name in ("times", "values", "starts", "ends", "seg"):
-                _same(getattr(a, name), getattr(b, name))
+                assert_same_tree(getattr(a, name), getattr(b, name))

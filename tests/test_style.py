@@ -133,6 +133,9 @@ def test_every_format_package_has_one_shape() -> None:
                 "sample", "info"}
     allowed = required | {"files", "textures", "conventions", "extras", "vram", "skeleton",
                           "texture_files",
+                          # PET's scene conversion split along what it does (animation clips,
+                          # corner dedup, skin influences)
+                          "animation", "corners", "influences",
                           # SPLASHPACK's second generation (versions 20..24) beside the v1 roles
                           "modern_layout", "modern_document", "modern_read", "modern_write",
                           "modern_to_scene", "modern_from_scene", "bvh"}

@@ -40,6 +40,7 @@ from .document import (
     Vers,
 )
 from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
+from .influences import fake_body_substitute
 from .layout import (
     ENCODING,
     FLAG_CHARS,
@@ -54,7 +55,6 @@ from .layout import (
     WRITE_ORDER,
 )
 from .read import kind_of
-from .to_scene import fake_body_substitute
 from .write import write
 
 F64 = npt.NDArray[np.float64]

@@ -1,0 +1,338 @@
+"""A PET skeleton to the scene: bone rest matrices mirrored into glTF's frame, their
+world matrices, the bone nodes (TRS where the matrix allows), and the file units the
+character's parts and motions come from."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...registry import Context
+from ...scene import (
+    Node,
+    Scene,
+)
+from ...scene.math import (
+    matrices_to_trs,
+    matrix_to_quat_floats,
+    quat_to_matrix_floats,
+    trs_to_matrices,
+)
+from .document import BoneSection, PetDocument
+
+F64 = npt.NDArray[np.float64]
+S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+
+
+@dataclass
+class Unit:
+    """One loaded file of a character (or the only file)."""
+
+    doc: PetDocument
+    path: Path | None = None
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem if self.path is not None else self.doc.kind
+
+
+# -- skeleton -------------------------------------------------------------------------------------
+def bone_locals(bs: BoneSection) -> F64:
+    """Column-form 4x4 matrices from the D3D row-vector 4x3 rows (xa, ya, za, pivot); .apet
+    bones (no matrix) and non-finite matrices are identity."""
+    n = bs.count
+    if bs.matrices is None or n == 0:
+        return np.tile(np.eye(4), (n, 1, 1))
+    rows = np.asarray(bs.matrices, np.float64).reshape(n, 4, 3)
+    out = np.empty((n, 4, 4))
+    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    out[:, :3, :3] = rows[:, :3, :].transpose(0, 2, 1)
+    out[:, :3, 3] = rows[:, 3, :]
+    finite = np.isfinite(out.reshape(n, 16)).all(axis=1)
+    if not finite.all():
+        out[~finite] = np.eye(4)
+    return out
+
+
+def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """(order with parents first, parents with bad links cut, number cut). Iterative."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    children: list[list[int]] = [[] for _ in range(n)]
+    roots: list[int] = []
+    for i, p in enumerate(par):
+        if p >= 0:
+            children[p].append(i)
+        elif i < n:
+            roots.append(i)
+    order: list[int] = []
+    seen = [False] * n
+    cut = sum(1 for i, p in enumerate(parents) if p >= 0 and par[i] < 0)
+    while True:
+        # Depth first, children in order. Each bone is some one bone's child (or a root),
+        # so it is met at most once: no visited check.
+        stack = roots[::-1]
+        pop, push, add = stack.pop, stack.extend, order.append
+        while stack:
+            i = pop()
+            add(i)
+            seen[i] = True
+            ch = children[i]
+            if ch:
+                push(ch[::-1])
+        if len(order) == n:
+            return order, par, cut
+        rest = [i for i in range(n) if not seen[i]]
+        # A parent cycle: cut it at its first bone so every bone is reached.
+        par[rest[0]] = -1
+        children = [[c for c in ch if c != rest[0]] for ch in children]
+        roots = [rest[0]]
+        cut += 1
+
+
+def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
+    """:func:`bone_tree`'s parents and cut count with an order that has parents first (all
+    :func:`bone_worlds` needs): when every parent comes before its children (the usual file
+    order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
+    par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
+    if all(p < i for i, p in enumerate(par)):
+        return list(range(n)), par, sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+    return bone_tree(parents, n)
+
+
+def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
+    """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
+    level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
+    world = local.copy()
+    n = len(par)
+    if n <= _SMALL_BONES:
+        # Parents come first in ``order``: each depth from its parent's, one step a bone.
+        dl = [0] * n
+        for i in order:
+            p = par[i]
+            if p >= 0:
+                dl[i] = dl[p] + 1
+        depth = np.array(dl, np.int64)
+    else:
+        depth = _depths(np.asarray(par, np.int64))
+    levels = int(depth.max()) if n else 0
+    if levels == 0:  # roots only
+        return world
+    if 2 * levels > n:
+        # Per bone (a chain): views of the rows made once, each product written in place.
+        # np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost.
+        rows, lrows = list(world), list(local)
+        dot = np.dot
+        for i in order:
+            p = par[i]
+            if p >= 0:
+                dot(rows[p], lrows[i], out=rows[i])
+        return world
+    parent = np.asarray(par, np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    cuts = np.searchsorted(depth[by_depth], np.arange(1, levels + 2))
+    for d in range(levels):  # per level
+        idx = by_depth[cuts[d]:cuts[d + 1]]
+        world[idx] = world[parent[idx]] @ local[idx]
+    return world
+
+
+# Up to this many bones, the depths are one Python step a bone (cheaper than the pointer
+# jumping's numpy passes below a few thousand bones).
+_SMALL_BONES = 2048
+
+
+def decode_names(raw: Sequence[bytes]) -> list[str]:
+    """Bone names as text (CP949, bad bytes replaced). All-ASCII names (CP949 keeps ASCII as
+    is) are decoded in one call."""
+    joined = b"\0".join(raw)
+    if raw and joined.isascii() and joined.count(b"\0") == len(raw) - 1:
+        return joined.decode("ascii").split("\0")
+    return [b.decode("cp949", errors="replace") for b in raw]
+
+
+def _depths(par: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each bone's number of ancestors (``par``: a forest, -1 at the roots), by pointer
+    jumping (log2 of the depth passes)."""
+    depth = (par >= 0).astype(np.int64)
+    up = par.copy()
+    while np.any(up >= 0):
+        has = up >= 0
+        at = np.where(has, up, 0)
+        depth = depth + np.where(has, depth[at], 0)
+        up = np.where(has, up[at], -1)
+    return depth
+
+
+@dataclass
+class Skeleton:
+    unit: Unit
+    names: list[str]
+    parents: list[int]
+    local: F64
+    world: F64
+    nodes: list[int] = field(default_factory=list)
+    # The first bone of each name and of each lower-case name, made on the first find.
+    _exact: dict[str, int] | None = field(default=None, repr=False)
+    _lower: dict[str, int] = field(default_factory=dict, repr=False)
+    _finds: int = field(default=0, repr=False)
+
+    def find(self, name: str) -> int | None:
+        """The first bone named ``name``, else the first whose name matches ignoring case."""
+        if self._exact is None and self._finds < _LINEAR_FINDS:
+            # A few lookups (a collision box's bone): a search costs less than the tables.
+            self._finds += 1
+            if name in self.names:
+                return self.names.index(name)
+            low = name.lower()
+            return next((i for i, n in enumerate(self.names) if n.lower() == low), None)
+        if self._exact is None:
+            self._exact = {}
+            for i, n in enumerate(self.names):
+                self._exact.setdefault(n, i)
+                self._lower.setdefault(n.lower(), i)
+        hit = self._exact.get(name)
+        return hit if hit is not None else self._lower.get(name.lower())
+
+
+# Lookups by :meth:`Skeleton.find` before it builds its name tables.
+_LINEAR_FINDS = 4
+
+
+def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
+    bs = unit.doc.bones
+    if bs is None:
+        return None
+    names = decode_names(bs.names)
+    order, par, cut = bone_order(bs.parents, bs.count)
+    if cut:
+        ctx.note("pet.bone_parent_cut", f"{cut} bone parent link(s) out of range or in a cycle "
+                 "were cut (those bones became roots)")
+    if bs.matrices is None and bs.count:
+        ctx.note("pet.apet_no_rest", "an .apet has no rest matrices: identity rest poses used "
+                 "(convert it with its .bpet for the real skeleton)")
+    local = bone_locals(bs)
+    return Skeleton(unit, names, par, local, bone_worlds(local, par, order))
+
+
+def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
+    bs = sk.unit.doc.bones
+    assert bs is not None
+    base = len(scene.nodes)
+    sk.nodes = list(range(base, base + len(sk.names)))
+    # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
+    gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
+    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
+    tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
+    nodes = scene.nodes
+    extras = _bone_extras(bs)
+    # Per bone: as translation, rotation, scale, or (shear) as its matrix.
+    nodes += [Node(name=name, translation=ti, rotation=ri, scale=si, extras=ex) if ok
+              else Node(name=name, matrix=gl[i].astype(np.float32), extras=ex)
+              for i, (name, ok, ti, ri, si, ex) in enumerate(zip(sk.names, exact, tl, rl, sl,
+                                                                 extras, strict=True))]
+    sheared = exact.count(False)
+    roots = [i for i, p in enumerate(sk.parents) if p < 0]
+    top: int | None = None
+    if len(roots) > 1:
+        # glTF wants the joints of a skin under one common root.
+        top = len(scene.nodes)
+        scene.nodes.append(Node(name=sk.unit.stem, extras={"pet_root": True}))
+        scene.roots.append(top)
+    # Bone i is node base + i.
+    under = scene.nodes[top].children if top is not None else scene.roots
+    for i, p in enumerate(sk.parents, base):
+        if p >= 0:
+            nodes[base + p].children.append(i)
+        else:
+            under.append(i)
+    if sheared:
+        ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+def _bone_extras(bs: BoneSection) -> list[dict[str, Any]]:
+    """Each bone node's extras: its id and (1.3) its float."""
+    if bs.extra is None:
+        return [{"pet_bone": i} for i in range(bs.count)]
+    return [{"pet_bone": i, "pet_bone_extra": float(e)} for i, e in enumerate(bs.extra.tolist())]
+
+
+# Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
+_BoneTrs = tuple[list[Any], list[Any], list[Any], list[bool]]
+# Up to this many bones the TRS split runs bone by bone in plain floats (measured: ~11 us a
+# bone against the batch's ~0.2 ms; they break even near 18 bones).
+_FEW_BONES = 16
+
+
+def _bone_trs(gl: F64) -> _BoneTrs:
+    """Each glTF bone matrix as (translation, rotation, scale) and whether those give the
+    matrix back (else it has shear); a non-finite split is the identity."""
+    t, r, s = matrices_to_trs(gl)
+    if not (np.isfinite(t).all() and np.isfinite(r).all() and np.isfinite(s).all()):
+        bad = ~(np.isfinite(t).all(axis=1) & np.isfinite(r).all(axis=1)
+                & np.isfinite(s).all(axis=1))
+        t[bad], r[bad], s[bad], gl[bad] = 0.0, (0.0, 0.0, 0.0, 1.0), 1.0, np.eye(4)
+    tol = 1e-4 * np.maximum(1.0, np.abs(gl).max(axis=(1, 2)))
+    # np.allclose(trs, gl, atol=tol) per bone: |a - b| <= atol + 1e-5 |b|.
+    err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
+    exact = (err <= tol[:, None, None]).all(axis=(1, 2))
+    return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
+
+
+def _tuples(a: F64) -> list[Any]:
+    """The rows of ``a`` as tuples, zipped from its columns (no list made per row)."""
+    return list(zip(*a.T.tolist(), strict=True))
+
+
+def _bone_trs_few(gl: F64) -> _BoneTrs | None:
+    """:func:`_bone_trs` of a few bones, one at a time in plain floats: the operations of
+    ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
+    paths give the batch's bits), the determinants' signs from the same LAPACK call. None
+    (the batch decides) when a value is not finite."""
+    mats = gl.tolist()
+    dets = np.linalg.det(gl[:, :3, :3]).tolist()
+    out: _BoneTrs = ([], [], [], [])
+    backs: list[list[float]] = []
+    tols: list[float] = []
+    isfinite, sqrt = math.isfinite, math.sqrt
+    for m, det in zip(mats, dets, strict=True):
+        flat = [x for row in m for x in row]
+        if not all(map(isfinite, flat)):
+            return None
+        (m00, m01, m02, m03), (m10, m11, m12, m13), (m20, m21, m22, m23) = m[:3]
+        # Column lengths, summed row after row as numpy's reduction over the rows does.
+        s = [sqrt(m00 * m00 + m10 * m10 + m20 * m20), sqrt(m01 * m01 + m11 * m11 + m21 * m21),
+             sqrt(m02 * m02 + m12 * m12 + m22 * m22)]
+        if det < 0:
+            s[0] = -s[0]
+        d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
+        basis = [[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                 [m20 / d0, m21 / d1, m22 / d2]]
+        # matrix_to_quat's and quat_to_matrix's own one-matrix paths, on plain floats (their
+        # array round trips cost more than the arithmetic).
+        q = matrix_to_quat_floats(basis)
+        t = [m03, m13, m23]
+        if not all(map(isfinite, q + s)):
+            return None
+        rot = quat_to_matrix_floats(q)
+        backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
+                      rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
+                      rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
+                      0.0, 0.0, 0.0, 1.0])
+        tols.append(1e-4 * max(1.0, max(map(abs, flat))))
+        out[0].append(tuple(t))
+        out[1].append(tuple(q))
+        out[2].append(tuple(s))
+    # The allclose test of all bones at once (elementwise, as the batch does it).
+    flat_all = gl.reshape(len(gl), 16)
+    err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
+    out[3].extend(np.asarray((err <= np.array(tols)[:, None]).all(axis=1)).tolist())
+    return out
+
+
+# -- the scene -------------------------------------------------------------------------------------
