@@ -6,11 +6,13 @@ from __future__ import annotations
 import importlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from PIL import Image as PILImage
 from tests.helpers import assert_same_tree, pet_test_files
@@ -32,22 +34,30 @@ files_mod = importlib.import_module("gamemesh.formats.pet.files")
 FIXTURES = Path(__file__).parent / "fixtures" / "pet"
 
 
+def _vertex_windows(seed: int, trials: int, most: int
+                    ) -> Iterator[tuple[npt.NDArray[np.uint8], int, int, int]]:
+    """Random vertex sections (buffer, first candidate, last candidate, end) over three byte
+    alphabets: any byte, the weights and ids that end walks (255, 0xFE escapes), and tiny
+    weights that make long walks."""
+    rng = np.random.default_rng(seed)
+    alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
+                 np.array([0, 1, 2, 3, 0xFE])]
+    for trial in range(trials):
+        n = int(rng.integers(1, most))
+        buf = rng.choice(alphabets[trial % 3], n).astype(np.uint8)
+        s0 = int(rng.integers(0, max(1, n // 4)))
+        end = int(rng.integers(s0, n + 1))
+        lim = int(rng.integers(s0, end + 1))
+        yield buf, s0, lim - (lim - s0) % 2, end
+
+
 @pytest.mark.parametrize("tail", [1 << 14, 0])  # long walks' counts at once, or one by one
 def test_vertex_next_of_every_offset_matches_the_walker(monkeypatch: pytest.MonkeyPatch,
                                                        tail: int) -> None:
     """The prefix-sum finder gives the walker's answer for every offset: runs past the
     section (-1), more than 32 pairs (-2) and escaped ids included."""
     monkeypatch.setattr(read_mod, "_TAIL", tail)
-    rng = np.random.default_rng(3)
-    alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
-                 np.array([0, 1, 2, 3, 0xFE])]
-    for trial in range(150):
-        n = int(rng.integers(1, 2000))
-        buf = rng.choice(alphabets[trial % 3], n).astype(np.uint8)
-        s0 = int(rng.integers(0, max(1, n // 4)))
-        end = int(rng.integers(s0, n + 1))
-        lim = int(rng.integers(s0, end + 1))
-        lim -= (lim - s0) % 2
+    for trial, (buf, s0, lim, end) in enumerate(_vertex_windows(3, 150, 2000)):
         for head in (12, 16):
             cand = np.arange(s0, lim + 1, 2, dtype=np.int32)
             want = read_mod._vertex_next(buf, cand, end, head, read_mod._FAST_PAIRS)
@@ -60,16 +70,7 @@ def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
                                              chunk: int) -> None:
     """The chunked links (no escapes) are the prefix-sum finder's answers, as links."""
     monkeypatch.setattr(read_mod, "_CHUNK", chunk)
-    rng = np.random.default_rng(31)
-    alphabets = [np.arange(256), np.array([0, 1, 5, 100, 200, 254, 255, 0xFE, 0xFF]),
-                 np.array([0, 1, 2, 3, 0xFE])]
-    for trial in range(100):
-        n = int(rng.integers(1, 1500))
-        buf = rng.choice(alphabets[trial % 3], n).astype(np.uint8)
-        s0 = int(rng.integers(0, max(1, n // 4)))
-        end = int(rng.integers(s0, n + 1))
-        lim = int(rng.integers(s0, end + 1))
-        lim -= (lim - s0) % 2
+    for trial, (buf, s0, lim, end) in enumerate(_vertex_windows(31, 100, 1500)):
         for head in (12, 16):
             nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
             d = len(nxt)

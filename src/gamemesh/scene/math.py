@@ -182,8 +182,9 @@ def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
     return out
 
 
-def _multiply_components(p: list[F64], q: list[F64]) -> list[F64]:
-    """:func:`quat_multiply` of quaternions given as (x, y, z, w) component arrays."""
+def _multiply_components(p: list[Any], q: list[Any]) -> list[Any]:
+    """:func:`quat_multiply` of quaternions given as (x, y, z, w) components: arrays, or plain
+    floats for one quaternion (the same expressions, so the same bits)."""
     x1, y1, z1, w1 = p
     x2, y2, z2, w2 = q
     return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
@@ -213,27 +214,18 @@ def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
     q = np.asarray(b, dtype=np.float64)
     if p.shape == q.shape and p.ndim == 2 and p.shape[1] == 4 and len(p) <= _FEW:
         # The expressions below in plain floats, in the same order: the same bits.
-        return np.array([_quat_multiply1(r1, r2) for r1, r2 in zip(p.tolist(), q.tolist(),
-                                                                    strict=True)],
-                        dtype=np.float64).reshape(p.shape)
+        return np.array([_multiply_components(r1, r2) for r1, r2 in zip(
+            p.tolist(), q.tolist(), strict=True)], dtype=np.float64).reshape(p.shape)
     x1, y1, z1, w1 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
     x2, y2, z2, w2 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    # Filled in place (np.stack and moveaxis cost more than the arithmetic on short arrays).
+    # Filled in place (np.stack and moveaxis cost more than the arithmetic on short arrays),
+    # one component at a time: a NaN's sign from numpy's loops depends on its temporaries.
     out = np.empty(np.broadcast_shapes(p.shape, q.shape))
     out[..., 0] = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
     out[..., 1] = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
     out[..., 2] = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
     out[..., 3] = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
     return out
-
-
-def _quat_multiply1(p: list[float], q: list[float]) -> list[float]:
-    x1, y1, z1, w1 = p
-    x2, y2, z2, w2 = q
-    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
 
 
 def trs_to_matrix(t: npt.ArrayLike = (0, 0, 0), r: npt.ArrayLike = (0, 0, 0, 1),
