@@ -6,7 +6,9 @@ glTF) reaches every writer at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +51,17 @@ def fold_repeated_joints(joints: npt.ArrayLike, weights: npt.ArrayLike) -> F64:
 _COLUMN_SLOTS = 8
 
 
+def fold_repeated_columns(j: Sequence[npt.NDArray[Any]], w: Sequence[F64]) -> None:
+    """:func:`fold_repeated_joints` on slot columns, in place: where a later slot names the
+    same joint as an earlier one (both weighted), its weight moves onto the earlier slot."""
+    for a in range(len(w)):
+        for b in range(a + 1, len(w)):
+            same = np.flatnonzero((j[b] == j[a]) & (w[a] > 0) & (w[b] > 0))
+            if len(same):
+                w[a][same] += w[b][same]
+                w[b][same] = 0.0
+
+
 def _fold_sort_columns(j: I64, w: F64) -> tuple[I64, F64, I64]:
     """:func:`fold_repeated_joints` then the stable sort by descending weight, on columns:
     the same folds in the same order, and each slot's place in the sorted row is the number
@@ -57,12 +70,7 @@ def _fold_sort_columns(j: I64, w: F64) -> tuple[I64, F64, I64]:
     n, k = w.shape
     jc = [np.ascontiguousarray(j[:, i]) for i in range(k)]
     wc = [np.ascontiguousarray(w[:, i]) for i in range(k)]
-    for a in range(k):
-        for b in range(a + 1, k):
-            same = np.flatnonzero((jc[b] == jc[a]) & (wc[a] > 0) & (wc[b] > 0))
-            if len(same):
-                wc[a][same] += wc[b][same]
-                wc[b][same] = 0.0
+    fold_repeated_columns(jc, wc)
     base = np.arange(n, dtype=np.int64) * k
     ws = np.empty(n * k)
     js = np.empty(n * k, np.int64)

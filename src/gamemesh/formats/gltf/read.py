@@ -261,10 +261,12 @@ def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
     return v
 
 
-def _in_range(v: Any, hi: int | None = None) -> bool:
-    """What :func:`_int` accepts with ``lo`` = 0, for a plain int (json makes no other): the
-    hot paths test this and call ``_int`` (which builds its field name) only when it fails."""
-    return type(v) is int and v >= 0 and (hi is None or v < hi)
+def _uint(v: Any, hi: int | None, name: str, *parts: object) -> int:
+    """``_int(v, name.format(*parts), 0, hi)``, the field name formatted only for a value that
+    fails (the hot paths check a plain int, which is all json makes, many times a file)."""
+    if type(v) is int and v >= 0 and (hi is None or v < hi):
+        return v
+    return _int(v, name.format(*parts), 0, hi)
 
 
 def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
@@ -277,8 +279,7 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
     """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
     ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
     accs = _list(doc.json, "accessors")
-    if not _in_range(index, len(accs)):
-        _int(index, ref, 0, len(accs))
+    _uint(index, len(accs), ref)
     if index in doc._cache:
         return doc._cache[index]
     a = accs[index]
@@ -291,9 +292,7 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
     if width is None:
         raise _err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
                    actual=a.get("type"))
-    count = a.get("count")
-    if not _in_range(count):
-        count = _int(count, f"{where}.count")
+    count = _uint(a.get("count"), None, "{}.count", where)
     if "bufferView" in a:
         columns = {"MAT2": 2, "MAT3": 3, "MAT4": 4}.get(str(a.get("type")), 0)
         arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
@@ -318,18 +317,11 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     type, whose columns start on 4-byte boundaries (MAT2/MAT3 of 1- and 2-byte components
     carry padding, glTF 2.0 section 3.6.2.4)."""
     views = _list(doc.json, "bufferViews")
-    vi: Any = a.get(view_key)
-    if not _in_range(vi, len(views)):
-        vi = _int(vi, f"{where}.{view_key}", 0, len(views))
+    vi = _uint(a.get(view_key), len(views), "{}.{}", where, view_key)
     v = views[vi]
-    bi, vstart, vlen = v.get("buffer"), v.get("byteOffset", 0), v.get("byteLength")
-    # The checks of _int, its message built only for a value that fails them.
-    if not _in_range(bi, len(doc.buffers)):
-        bi = _int(bi, f"bufferViews[{vi}].buffer", 0, len(doc.buffers))
-    if not _in_range(vstart):
-        vstart = _int(vstart, f"bufferViews[{vi}].byteOffset")
-    if not _in_range(vlen):
-        vlen = _int(vlen, f"bufferViews[{vi}].byteLength")
+    bi = _uint(v.get("buffer"), len(doc.buffers), "bufferViews[{}].buffer", vi)
+    vstart = _uint(v.get("byteOffset", 0), None, "bufferViews[{}].byteOffset", vi)
+    vlen = _uint(v.get("byteLength"), None, "bufferViews[{}].byteLength", vi)
     buf = doc.buffers[bi]
     if vstart + vlen > len(buf):
         raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
@@ -338,14 +330,8 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     used = item * (width // columns) if columns else item * width
     padded = (used + 3) // 4 * 4 if columns else used
     elem = padded * columns if columns else used
-    stride = v.get("byteStride", elem)
-    if not _in_range(stride):
-        stride = _int(stride, f"bufferViews[{vi}].byteStride")
-    stride = stride or elem
-    aoff = a.get(offset_key, 0)
-    if not _in_range(aoff):
-        aoff = _int(aoff, f"{where}.{offset_key}")
-    start = vstart + aoff
+    stride = _uint(v.get("byteStride", elem), None, "bufferViews[{}].byteStride", vi) or elem
+    start = vstart + _uint(a.get(offset_key, 0), None, "{}.{}", where, offset_key)
     if count == 0:
         return np.zeros((0, width), dtype=comp)
     need = start + stride * (count - 1) + elem

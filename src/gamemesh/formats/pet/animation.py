@@ -303,16 +303,23 @@ class Clipper:
             vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
         t32 = (times - np.repeat(s0, size)).astype(np.float32)
         v32 = vals.astype(np.float32)
-        res: list[list[Channel]] = []
         spans = list(zip(ostart.tolist(), size.tolist(), strict=True))
-        for m in range(nm):
+        return self._clip_channels(g, spans, t32, v32, nm)
+
+
+    def _clip_channels(self, g: _Group, rows: list[tuple[int, int]], t32: Any, v32: Any,
+                       clips: int) -> list[list[Channel]]:
+        """Each clip's channels of group ``g``: ``rows`` holds (start, count) in ``t32`` and
+        ``v32`` per clip and channel, clip-major."""
+        nch = len(g.index)
+        res: list[list[Channel]] = []
+        for m in range(clips):
             row: list[Channel] = []
-            for i, (s, n) in zip(g.index, spans[m * nch:(m + 1) * nch], strict=True):
+            for i, (s, n) in zip(g.index, rows[m * nch:(m + 1) * nch], strict=True):
                 ch = self.channels[i]
                 row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
             res.append(row)
         return res
-
 
     def _cut_group_small(self, g: _Group, bounds: Sequence[tuple[float, float]]
                          ) -> list[list[Channel]] | None:
@@ -363,15 +370,7 @@ class Clipper:
             v /= np.maximum(_norms(v)[:, None], 1e-12)
         t32 = np.array(times, np.float64).astype(np.float32)
         v32 = v.astype(np.float32)
-        nch = len(spans)
-        res: list[list[Channel]] = []
-        for m in range(len(bounds)):
-            row: list[Channel] = []
-            for i, (s, n) in zip(g.index, rows[m * nch:(m + 1) * nch], strict=True):
-                ch = self.channels[i]
-                row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
-            res.append(row)
-        return res
+        return self._clip_channels(g, rows, t32, v32, len(bounds))
 
 
 def _interp_small(t: list[float], v: list[list[float]], a: int, e: int, x: float,

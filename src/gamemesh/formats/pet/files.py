@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...errors import FormatError
 from ...registry import Context
-from ...safeio import read_regular
+from ...safeio import folder_entries, folder_files, read_regular
 from .layout import EXTENSIONS, FLAG_CHARS
 from .read import read
 
@@ -52,20 +52,12 @@ def _scan(folder: Path) -> tuple[dict[str, str], list[str], list[str]]:
         if hit[0] == mtime:
             return hit[1], hit[2], hit[3]
         _LISTINGS.pop(key, None)
-    files: dict[str, str] = {}
-    subs: list[str] = []
-    shared: list[str] = []
-    try:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.is_file():
-                    files.setdefault(e.name.lower(), e.path)
-                elif e.is_dir():
-                    subs.append(e.path)
-                    if e.name.lower() in SHARED_DIRS:
-                        shared.append(e.path)
-    except OSError:
-        return {}, [], []
+    names, sub_names = folder_entries(folder, str.lower)
+    # Full paths as scandir's entries spell them (the folder as given, then the name).
+    base = os.fspath(folder)
+    files = {k: os.path.join(base, n) for k, n in names.items()}
+    subs = [os.path.join(base, n) for n in sub_names]
+    shared = [os.path.join(base, n) for n in sub_names if n.lower() in SHARED_DIRS]
     if time.time_ns() - mtime > _RACY_NS:
         if len(_LISTINGS) >= _MAX_LISTINGS:
             _LISTINGS.clear()
@@ -210,24 +202,12 @@ def character_files(path: Path) -> list[Path]:
     # Names from one listing (the entry's own type: no stat for a plain file), sorted as
     # their Paths would sort; a Path only for those kept.
     parent, own = path.parent, path.name
-    try:
-        with os.scandir(parent) as it:
-            names = [e.name for e in it if _is_part(e.name.lower(), prefix)
-                     and e.name != own and _is_file(e)]
-    except OSError:
-        return []
+    names = [n for n in folder_files(parent) if _is_part(n.lower(), prefix) and n != own]
     return [parent / n for n in sorted(names, key=os.path.normcase)]
 
 
 def _is_part(low: str, prefix: str) -> bool:
     return low.startswith(prefix) and low.endswith((".bpet", ".mpet", ".apet"))
-
-
-def _is_file(e: os.DirEntry[str]) -> bool:
-    try:
-        return e.is_file()
-    except OSError:
-        return Path(e.path).is_file()  # Path's answer (or error) for what the entry cannot say
 
 
 def siblings(path: Path) -> list[Path]:

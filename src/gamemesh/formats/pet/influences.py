@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...registry import Context
-from ...scene.skinning import limit_influences
+from ...scene.skinning import fold_repeated_columns, limit_influences
 from .document import MeshSection
 from .skeleton import Unit, decode_names
 
@@ -198,12 +198,7 @@ def _sorted_influences(j: list[npt.NDArray[Any]], w: list[F64], ctx: Context) ->
     """:func:`limit_influences` on weight columns that are finite and >= 0 (repeats folded,
     slots sorted by weight, the used ones kept and renormalized, padded)."""
     n, p = len(w[0]), len(w)
-    for a in range(p):
-        for b in range(a + 1, p):
-            same = np.flatnonzero((j[b] == j[a]) & (w[a] > 0) & (w[b] > 0))
-            if len(same):
-                w[a][same] += w[b][same]
-                w[b][same] = 0.0
+    fold_repeated_columns(j, w)
     counts = np.zeros(n, np.int8)
     for c in w:
         counts += c != 0
