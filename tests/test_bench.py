@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gamemesh import bench
+from gamemesh import benchcorpus as bc
 from gamemesh.registry import formats
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,8 @@ def test_bench_corpus_times_every_fixture(capsys: pytest.CaptureFixture[str]) ->
     """--corpus on the checked-in fixtures: every format's files are found, grouped and timed,
     none is refused, and the texture-only files are told apart from the models."""
     fixtures = ROOT / "tests" / "fixtures"
-    assert bench.main(["--corpus", str(fixtures), "--repeat", "1", "--json"]) == 0
+    assert bench.main(["--corpus", str(fixtures), "--repeat", "1", "--min-time", "0",
+                       "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["failed"] == []
     groups = {(g["format"], g["kind"]): g for g in out["groups"]}
@@ -48,7 +50,7 @@ def test_bench_small_files_table(capsys: pytest.CaptureFixture[str]) -> None:
     """The small-file table counts each format's files under 30 KB, names the slowest load and
     counts those over 1 ms, from the same per-file loads as the groups."""
     papa = ROOT / "tests" / "fixtures" / "papa"
-    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--json"]) == 0
+    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--min-time", "0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     (row,) = out["small"]
     sizes = {p.name: p.stat().st_size for p in papa.glob("*.papa")}
@@ -56,7 +58,8 @@ def test_bench_small_files_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert row["slowest"] in sizes
     assert 0 < row["load_median_ms"] <= row["load_max_ms"]
     assert row["over_1ms"] == 0 or row["load_max_ms"] > 1
-    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--markdown"]) == 0
+    assert bench.main(["--corpus", str(papa), "--repeat", "1", "--min-time", "0",
+                       "--markdown"]) == 0
     text = capsys.readouterr().out
     assert "| files under 30 KB | files | load median |" in text and "| papa | 4 |" in text
 
@@ -72,11 +75,27 @@ def test_bench_corpus_peer_ratio(tmp_path: Path, capsys: pytest.CaptureFixture[s
     peer = tmp_path / "peer.jsonl"
     peer.write_text("\n".join(lines), encoding="utf-8")
     assert bench.main(["--corpus", str(papa), "--repeat", "1", "--peer", str(peer),
-                       "--markdown"]) == 0
+                       "--min-time", "0", "--markdown"]) == 0
     text = capsys.readouterr().out
     assert "| files | peer parse total / median |" in text
     assert "(read_native)" in text and "(load)" in text
     assert "load average" in text
+
+
+def test_best_of_runs_until_min_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """best_of runs at least ``repeat`` times, then on until the runs add up to ``min_time``,
+    never past MAX_RUNS; the best is the fastest run, whatever its place."""
+    ticks = iter(range(10**6))
+    monkeypatch.setitem(bc.CLOCKS, "fake", lambda: next(ticks) * 0.001)  # each run: 1 ms
+    calls: list[int] = []
+    best, _, out = bc.best_of(lambda: calls.append(1) or len(calls), 3, "fake", 0.0095)
+    assert len(calls) == 10 and out == 10 and best == pytest.approx(0.001)
+    calls.clear()
+    bc.best_of(lambda: calls.append(1), 3, "fake", 0.0)
+    assert len(calls) == 3
+    calls.clear()
+    bc.best_of(lambda: calls.append(1), 3, "fake", 60.0)
+    assert len(calls) == bc.MAX_RUNS
 
 
 def test_bench_markdown_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -110,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="native file size in MB (default 20; repeatable: one table per size)")
     p.add_argument("--format", action="append", help="only these formats (repeatable)")
     p.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    p.add_argument("--min-time", type=float, default=0.05, metavar="SECONDS",
+                   help="with --corpus: keep repeating each step past --repeat until its runs add "
+                   "up to this much time, at most 200 runs (default 0.05: small files timed warm)")
     p.add_argument("--batch", type=int, default=0, metavar="N",
                    help="also convert a generated tree of N files with `gamemesh batch` at "
                    "--jobs 1 and 2 and print files/s and MB/s (N >= 1000 for the issue's figure)")
@@ -137,7 +140,8 @@ def _corpus_main(args: argparse.Namespace) -> None:
 
     timings = []
     for root in args.corpus:
-        timings += bc.time_corpus(Path(root), args.repeat, args.clock)
+        timings += bc.time_corpus(Path(root), args.repeat, args.clock,
+                                  min_time=args.min_time)
     rows = bc.group_rows(timings)
     peers = bc.peer_rows(timings, bc.read_peer(Path(args.peer))) if args.peer else []
     small = bc.small_rows(timings)
@@ -148,8 +152,10 @@ def _corpus_main(args: argparse.Namespace) -> None:
                   sys.stdout, indent=2)
         print()
     elif args.markdown:
-        print(f"Corpus {', '.join(args.corpus)}, best of {args.repeat} per file, {args.clock} "
-              "time (the peer table: wall time on both sides); "
+        print(f"Corpus {', '.join(args.corpus)}, per file and step the best of at least "
+              f"{args.repeat} runs and of as many as fit in {args.min_time * 1000:g} ms (at most "
+              f"{bc.MAX_RUNS}), {args.clock} time (the peer table: wall time on both sides; the "
+              "peer's own figure is one run per file); "
               f"{bc.machine()}\n")
         print(bc.markdown(rows, peers, small))
     else:

@@ -1,8 +1,10 @@
 """Real files: ``python -m gamemesh.bench --corpus DIR [--peer FILE] [--markdown]``.
 
-Every file under DIR that some format recognises is timed in process, best of ``repeat`` runs
-each: ``read_native(path)`` (the whole call: path, stat, open, sniff, parse), ``load(path)``
-(siblings included) and ``load`` + GLB bytes. Files are grouped by format and kind: a *model*
+Every file under DIR that some format recognises is timed in process, each step the best of at
+least ``repeat`` runs and of as many more as fit in ``min_time`` seconds (as ``timeit`` does: a
+1 ms file is then timed warm, not on CPython's first, still unspecialised runs):
+``read_native(path)`` (the whole call: path, stat, open, sniff, parse), ``load(path)`` (siblings
+included) and ``load`` + GLB bytes. Files are grouped by format and kind: a *model*
 file has meshes or animations, a *texture* file only images (its ``load`` is the texture
 decode). Each group reports its totals and the median file.
 
@@ -28,8 +30,8 @@ from . import allocator, api, registry
 from .errors import FormatError
 from .formats.gltf import write_glb
 
-__all__ = ["CLOCKS", "SMALL_FILE", "FileTiming", "best_of", "corpus_files", "group_rows",
-           "machine", "small_rows", "time_corpus"]
+__all__ = ["CLOCKS", "MAX_RUNS", "SMALL_FILE", "FileTiming", "best_of", "corpus_files",
+           "group_rows", "machine", "small_rows", "time_corpus"]
 
 
 @dataclass
@@ -66,29 +68,40 @@ CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time
 other work inflates far less (the two agree on an idle machine)."""
 
 
-def best_of(fn: Callable[[], Any], repeat: int, clock: str = "wall"
+MAX_RUNS = 200
+"""The cap on runs per step whatever ``min_time`` asks (a 5 µs step would otherwise run 10,000
+times for 50 ms)."""
+
+
+def best_of(fn: Callable[[], Any], repeat: int, clock: str = "wall", min_time: float = 0.0
             ) -> tuple[float, float, Any]:
-    """(best time on ``clock``, best wall time, the last result) over ``repeat`` runs."""
+    """(best time on ``clock``, best wall time, the last result) over at least ``repeat`` runs,
+    continuing (up to ``MAX_RUNS``) until the runs add up to ``min_time`` seconds on ``clock``."""
     now = CLOCKS[clock]
     best, best_wall, out = float("inf"), float("inf"), None
-    for _ in range(max(1, repeat)):
+    runs, spent = 0, 0.0
+    while runs < max(1, repeat) or (spent < min_time and runs < MAX_RUNS):
         t0, w0 = now(), time.perf_counter()
         out = fn()
-        best = min(best, now() - t0)
+        took = now() - t0
+        best, spent, runs = min(best, took), spent + took, runs + 1
         best_wall = min(best_wall, time.perf_counter() - w0)
     return best, best_wall, out
 
 
-def time_file(path: Path, fmt: str, repeat: int, clock: str = "wall") -> FileTiming:
+def time_file(path: Path, fmt: str, repeat: int, clock: str = "wall", min_time: float = 0.0
+              ) -> FileTiming:
     spec = registry.by_name(fmt)
     t = FileTiming(path, fmt, "other", path.stat().st_size)
     try:
         if spec.can_read:
-            t.read_s, t.read_wall_s, _ = best_of(lambda: api.read_native(path), repeat, clock)
+            t.read_s, t.read_wall_s, _ = best_of(lambda: api.read_native(path), repeat, clock,
+                                                 min_time)
         if spec.can_import:
-            t.load_s, t.load_wall_s, scene = best_of(lambda: api.load(path), repeat, clock)
+            t.load_s, t.load_wall_s, scene = best_of(lambda: api.load(path), repeat, clock,
+                                                     min_time)
             t.kind = _kind(scene)
-            t.glb_s, _, _ = best_of(lambda: write_glb(api.load(path)), repeat, clock)
+            t.glb_s, _, _ = best_of(lambda: write_glb(api.load(path)), repeat, clock, min_time)
     except FormatError as e:  # a file the corpus holds but we refuse is a figure too
         t.error = str(e)
     return t
@@ -104,10 +117,11 @@ def _kind(scene: Any) -> str:
 
 
 def time_corpus(root: Path, repeat: int = 5, clock: str = "wall",
-                progress: Callable[[FileTiming], None] | None = None) -> list[FileTiming]:
+                progress: Callable[[FileTiming], None] | None = None, min_time: float = 0.0
+                ) -> list[FileTiming]:
     out = []
     for path, fmt in corpus_files(root):
-        out.append(time_file(path, fmt, repeat, clock))
+        out.append(time_file(path, fmt, repeat, clock, min_time))
         if progress is not None:
             progress(out[-1])
     return out
