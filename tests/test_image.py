@@ -350,3 +350,20 @@ def test_png_over_the_pixel_limit_is_refused_without_decoding() -> None:
     with pytest.raises(FormatError, match="over the limit") as e:
         _load(bytes(data))
     assert e.value.field == "PNG.size"
+
+
+def test_png_with_right_crcs_over_a_broken_stream_fails_where_it_is_decoded(
+        tmp_path: Path) -> None:
+    """What the cheap check cannot see (a file made to have valid CRCs over a broken deflate
+    stream) loads as bytes; a target that needs its pixels then refuses it cleanly."""
+    data = bytearray(PNGS["rgb"][0])
+    at = _idat_offset(data)
+    (length,) = struct.unpack_from(">I", data, at)
+    data[at + 8:at + 8 + length] = b"\x78\x01" + b"\xff" * (length - 2)
+    data[at + 8 + length:at + 12 + length] = struct.pack(
+        ">I", zlib.crc32(bytes(data[at + 4:at + 8 + length])))
+    (tmp_path / "odd.png").write_bytes(bytes(data))
+    assert gamemesh.load(tmp_path / "odd.png").images[0].data == bytes(data)
+    with pytest.raises(FormatError, match="could not be decoded|no image with pixels"):
+        gamemesh.convert(tmp_path / "odd.png", tmp_path / "odd.ptx")
+    assert not (tmp_path / "odd.ptx").exists()
