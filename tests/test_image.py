@@ -253,7 +253,7 @@ def test_truncated_jpeg_is_refused() -> None:
     sos = JPEG.index(b"\xff\xda")
     with pytest.raises(TruncatedError, match="end-of-image marker") as e:
         _load(JPEG[:sos + 40])  # cut inside the entropy-coded data
-    assert e.value.field == "JPEG.EOI"
+    assert e.value.field == "JPEG.EOI" and e.value.offset == sos + 40
     with pytest.raises(TruncatedError, match="segment 0xDA runs past") as e:
         _load(JPEG[:sos + 6])
     assert e.value.field == "JPEG.0xDA.length" and e.value.offset == sos + 2

@@ -216,7 +216,7 @@ def _probe_jpeg(data: bytes, fmt: str) -> EncodedImage:
                                        actual="SOS")
             found = _NEXT_MARKER.search(data, pos)
             if found is None:
-                raise _jpeg_truncated(pos, end, fmt)
+                raise _jpeg_truncated(end, end, fmt, f" (the scan from 0x{pos:X} runs to the end)")
             pos = found.start()
     if frame is None:
         raise CorruptDataError(fmt, "JPEG has no frame header", offset=pos, field="JPEG.SOF",
@@ -261,6 +261,7 @@ def _jpeg_frame(data: bytes, pos: int, marker: int, length: int, fmt: str) -> _J
     return _JpegFrame(marker, width, height, n)
 
 
-def _jpeg_truncated(pos: int, end: int, fmt: str) -> TruncatedError:
-    return TruncatedError(fmt, "JPEG ends before its end-of-image marker", offset=pos,
-                          field="JPEG.EOI", expected="0xFFD9", actual="end of file")
+def _jpeg_truncated(pos: int, end: int, fmt: str, why: str = "") -> TruncatedError:
+    msg = f"JPEG ends before its end-of-image marker{why}"
+    return TruncatedError(fmt, msg, offset=pos, field="JPEG.EOI", expected="0xFFD9",
+                          actual=f"end of file at {end} bytes")
