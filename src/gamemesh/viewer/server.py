@@ -29,6 +29,7 @@ from ..registry import Context, by_name
 from ..safeio import read_regular
 from ..scene import Image
 from ..textures import decode_image, encode_png
+from ..textures.encoded import encoded_size
 from .flags import navmesh_nodes
 
 __all__ = ["HOST", "ViewModel", "ViewerServer", "prepare"]
@@ -84,6 +85,8 @@ def _texture_entry(i: int, image: Image) -> dict[str, Any]:
                              "uri": image.uri, "url": None}
     if image.pixels is not None:
         entry["width"], entry["height"] = int(image.pixels.shape[1]), int(image.pixels.shape[0])
+    elif (size := encoded_size(image.data)) is not None:  # a PNG or JPEG kept as it is
+        entry["width"], entry["height"] = size
     return entry
 
 

@@ -41,11 +41,13 @@ _MODEL = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords", "
 
 def from_scene(scene: Scene, ctx: Context) -> PtxDocument:
     """The scene's first image that has pixels (or encoded data) as a PTX texture."""
+    undecodable: FormatError | None = None
     for img in scene.images:
         try:
             px = image_pixels(img)
-        except FormatError:
+        except FormatError as e:
             ctx.note("ptx.image_undecodable", f"image {img.name!r} could not be decoded; skipped")
+            undecodable = undecodable or e
             continue
         if px is None:
             continue
@@ -58,6 +60,8 @@ def from_scene(scene: Scene, ctx: Context) -> PtxDocument:
                      covers=_MODEL)
         bpp = ctx.opt("ptx_bpp")
         return rgba_to_doc(px, int(bpp) if bpp is not None else None)
+    if undecodable is not None:  # say why the image there is could not be written
+        raise undecodable
     msg = "the scene has no image with pixels to write as a PTX texture"
     raise LimitError(FMT, msg, field="images", expected=">= 1 image with pixels",
                      actual=len(scene.images))
