@@ -28,6 +28,20 @@ from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+# S4's sign on each element of S4 @ m @ S4.
+_MIRROR_SIGNS = np.outer(np.diag(S4), np.diag(S4))
+
+
+def mirror_z(m: F64) -> F64:
+    """``S4 @ m @ S4`` of an (N, 4, 4) stack (z mirrored both sides). Of finite matrices it is
+    each element times its sign, exactly: the products' other terms are zeros, which in the
+    BLAS sums leave a zero result +0.0 (+ 0.0 makes a -0.0 so). Others by the products
+    themselves (an infinity there spreads NaN to its row and column)."""
+    a = np.asarray(m, np.float64)
+    if a.ndim == 3 and a.shape[1:] == (4, 4) and np.isfinite(a).all():
+        out: F64 = a * _MIRROR_SIGNS + 0.0
+        return out
+    return np.asarray(S4 @ a @ S4)
 
 
 @dataclass
@@ -110,17 +124,21 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
     world = local.copy()
     n = len(par)
+    dl: list[int] | None = None
     if n <= _SMALL_BONES:
-        # Parents come first in ``order``: each depth from its parent's, one step a bone.
+        # Parents come first in ``order``: each depth from its parent's, one step a bone (the
+        # array only for the batches: a chain needs just the deepest level).
         dl = [0] * n
+        levels = 0
         for i in order:
             p = par[i]
             if p >= 0:
-                dl[i] = dl[p] + 1
-        depth = np.array(dl, np.int64)
+                d = dl[i] = dl[p] + 1
+                if d > levels:
+                    levels = d
     else:
         depth = _depths(np.asarray(par, np.int64))
-    levels = int(depth.max()) if n else 0
+        levels = int(depth.max()) if n else 0
     if levels == 0:  # roots only
         return world
     if 2 * levels > n:
@@ -133,6 +151,8 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
             if p >= 0:
                 dot(rows[p], lrows[i], out=rows[i])
         return world
+    if dl is not None:
+        depth = np.array(dl, np.int64)
     parent = np.asarray(par, np.int64)
     by_depth = np.argsort(depth, kind="stable")
     cuts = np.searchsorted(depth[by_depth], np.arange(1, levels + 2))
@@ -226,33 +246,38 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     base = len(scene.nodes)
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
-    gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
+    gl = mirror_z(np.asarray(sk.local, np.float64).reshape(-1, 4, 4))
     few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
     tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
-    nodes = scene.nodes
     extras = _bone_extras(bs)
-    # Per bone: as translation, rotation, scale, or (shear) as its matrix.
-    nodes += [Node(name=name, translation=ti, rotation=ri, scale=si, extras=ex) if ok
-              else Node(name=name, matrix=gl[i].astype(np.float32), extras=ex)
-              for i, (name, ok, ti, ri, si, ex) in enumerate(zip(sk.names, exact, tl, rl, sl,
-                                                                 extras, strict=True))]
-    sheared = exact.count(False)
-    roots = [i for i, p in enumerate(sk.parents) if p < 0]
-    top: int | None = None
-    if len(roots) > 1:
-        # glTF wants the joints of a skin under one common root.
-        top = len(scene.nodes)
-        scene.nodes.append(Node(name=sk.unit.stem, extras={"pet_root": True}))
-        scene.roots.append(top)
-    # Bone i is node base + i.
-    under = scene.nodes[top].children if top is not None else scene.roots
+    # Bone i is node base + i: its children's lists first, handed to the nodes.
+    children: list[list[int]] = [[] for _ in sk.parents]
+    roots: list[int] = []
     for i, p in enumerate(sk.parents, base):
         if p >= 0:
-            nodes[base + p].children.append(i)
+            children[p].append(i)
         else:
-            under.append(i)
+            roots.append(i)
+    # Per bone: as translation, rotation, scale, or (shear) as its matrix. The Node fields
+    # by position (name, translation, rotation, scale, matrix, mesh, skin, children, extras):
+    # keywords cost twice the call (a test holds the order).
+    scene.nodes += [Node(name, ti, ri, si, None, None, None, ch, ex) if ok
+                    else Node(name, _T0, _R0, _S1, gl[i].astype(np.float32), None, None, ch, ex)
+                    for i, (name, ok, ti, ri, si, ch, ex) in enumerate(zip(
+                        sk.names, exact, tl, rl, sl, children, extras, strict=True))]
+    sheared = exact.count(False)
+    if len(roots) > 1:
+        # glTF wants the joints of a skin under one common root.
+        scene.roots.append(len(scene.nodes))
+        scene.nodes.append(Node(name=sk.unit.stem, children=roots, extras={"pet_root": True}))
+    else:
+        scene.roots += roots
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+# A sheared bone's (unused) TRS: the Node defaults.
+_T0, _R0, _S1 = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0)
 
 
 def _bone_extras(bs: BoneSection) -> list[dict[str, Any]]:
