@@ -319,44 +319,40 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
     paths give the batch's bits), the determinants' signs from the same LAPACK call. None
     (the batch decides) when a value is not finite."""
-    mats = gl.tolist()
+    n = len(gl)
+    flat_all = gl.reshape(n, 16)
+    mats = flat_all.tolist()
     dets = np.linalg.det(gl[:, :3, :3]).tolist()
     out: _BoneTrs = ([], [], [], [])
-    backs: list[list[float]] = []
-    tols: list[float] = []
+    backs: list[float] = []
     isfinite, sqrt = math.isfinite, math.sqrt
-    for m, det in zip(mats, dets, strict=True):
-        flat = [x for row in m for x in row]
+    for flat, det in zip(mats, dets, strict=True):
         if not all(map(isfinite, flat)):
             return None
-        (m00, m01, m02, m03), (m10, m11, m12, m13), (m20, m21, m22, m23) = m[:3]
+        m00, m01, m02, m03, m10, m11, m12, m13, m20, m21, m22, m23 = flat[:12]
         # Column lengths, summed row after row as numpy's reduction over the rows does.
-        s = [sqrt(m00 * m00 + m10 * m10 + m20 * m20), sqrt(m01 * m01 + m11 * m11 + m21 * m21),
-             sqrt(m02 * m02 + m12 * m12 + m22 * m22)]
+        s0 = sqrt(m00 * m00 + m10 * m10 + m20 * m20)
+        s1 = sqrt(m01 * m01 + m11 * m11 + m21 * m21)
+        s2 = sqrt(m02 * m02 + m12 * m12 + m22 * m22)
         if det < 0:
-            s[0] = -s[0]
-        d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
-        basis = [[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
-                 [m20 / d0, m21 / d1, m22 / d2]]
+            s0 = -s0
+        d0, d1, d2 = s0 if s0 != 0 else 1.0, s1 if s1 != 0 else 1.0, s2 if s2 != 0 else 1.0
         # matrix_to_quat's and quat_to_matrix's own one-matrix paths, on plain floats (their
         # array round trips cost more than the arithmetic).
-        q = matrix_to_quat_floats(basis)
-        t = [m03, m13, m23]
-        if not all(map(isfinite, q + s)):
+        q = matrix_to_quat_floats([[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                                   [m20 / d0, m21 / d1, m22 / d2]])
+        if not (all(map(isfinite, q)) and isfinite(s0) and isfinite(s1) and isfinite(s2)):
             return None
-        rot = quat_to_matrix_floats(q)
-        backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
-                      rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
-                      rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
-                      0.0, 0.0, 0.0, 1.0])
-        tols.append(1e-4 * max(1.0, max(map(abs, flat))))
-        out[0].append(tuple(t))
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = quat_to_matrix_floats(q)
+        backs += [r00 * s0, r01 * s1, r02 * s2, m03, r10 * s0, r11 * s1, r12 * s2, m13,
+                  r20 * s0, r21 * s1, r22 * s2, m23, 0.0, 0.0, 0.0, 1.0]
+        out[0].append((m03, m13, m23))
         out[1].append(tuple(q))
-        out[2].append(tuple(s))
+        out[2].append((s0, s1, s2))
     # The allclose test of all bones at once (elementwise, as the batch does it).
-    flat_all = gl.reshape(len(gl), 16)
-    err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
-    out[3].extend(np.asarray((err <= np.array(tols)[:, None]).all(axis=1)).tolist())
+    tol = 1e-4 * np.maximum(1.0, np.abs(flat_all).max(axis=1))
+    err = np.abs(np.array(backs, np.float64).reshape(n, 16) - flat_all) - 1e-5 * np.abs(flat_all)
+    out[3].extend((err <= tol[:, None]).all(axis=1).tolist())
     return out
 
 
