@@ -384,14 +384,25 @@ class Clipper:
                     if two and x0 < t < x1:
                         times.append(t - x0)
                         vals.append(vk[k])
-                first = _interp_small(tt, vk, a, e, x0, n0)
-                if first is None:
-                    return None
-                vals[s] = first
-                if two:
-                    last = _interp_small(tt, vk, a, e, x1, n1)
-                    if last is None:
+                # The values at the bounds: a key's own (a key at the bound, or the bound
+                # outside the keys: the usual cases, :func:`_interp_small`'s first test
+                # inline), else interpolated.
+                j = a + n0 - 1 if n0 else a
+                if n0 and a + n0 < e and tt[j] != x0:
+                    first = _interp_small(tt, vk, a, e, x0, n0)
+                    if first is None:
                         return None
+                    vals[s] = first
+                else:
+                    vals[s] = vk[j]
+                if two:
+                    j = a + n1 - 1 if n1 else a
+                    if n1 and a + n1 < e and tt[j] != x1:
+                        last = _interp_small(tt, vk, a, e, x1, n1)
+                        if last is None:
+                            return None
+                    else:
+                        last = vk[j]
                     times.append(x1 - x0)
                     vals.append(last)
                 rows.append((s, len(times) - s))
