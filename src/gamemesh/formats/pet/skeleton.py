@@ -284,7 +284,7 @@ def _bone_extras(bs: BoneSection) -> list[dict[str, Any]]:
     """Each bone node's extras: its id and (1.3) its float."""
     if bs.extra is None:
         return [{"pet_bone": i} for i in range(bs.count)]
-    return [{"pet_bone": i, "pet_bone_extra": float(e)} for i, e in enumerate(bs.extra.tolist())]
+    return [{"pet_bone": i, "pet_bone_extra": e} for i, e in enumerate(bs.extra.tolist())]
 
 
 # Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
