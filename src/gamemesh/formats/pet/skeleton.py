@@ -5,6 +5,7 @@ character's parts and motions come from."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,8 +115,10 @@ def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     :func:`bone_worlds` needs): when every parent comes before its children (the usual file
     order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
-    if all(p < i for i, p in enumerate(par)):
-        return list(range(n)), par, sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+    if all(map(operator.lt, par, range(n))):
+        # Links cut: those that changed (none when the lists are equal).
+        cut = 0 if par == parents else sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+        return list(range(n)), par, cut
     return bone_tree(parents, n)
 
 
