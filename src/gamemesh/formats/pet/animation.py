@@ -130,7 +130,7 @@ def _path_keys_clean(a: F64, lens: list[int], path: str) -> _PathKeys | None:
         return None
     if len(t) > 1:
         # Times fall only where a track starts.
-        falls = np.flatnonzero(t[1:] <= t[:-1]).tolist()
+        falls = (t[1:] <= t[:-1]).nonzero()[0].tolist()
         if falls:
             starts = set(itertools.accumulate(lens[:-1]))
             if not all(k + 1 in starts for k in falls):
