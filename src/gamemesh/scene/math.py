@@ -82,7 +82,7 @@ def _quat_to_matrix1(q: list[float]) -> list[list[float]]:
 def quat_to_matrix_floats(q: list[float]) -> list[list[float]]:
     """:func:`quat_to_matrix` of one quaternion as plain floats in and out (its one-matrix
     path, so its bits, without the array round trips), for callers working bone by bone."""
-    if all(math.isfinite(c) for c in q):
+    if all(map(math.isfinite, q)):
         return _quat_to_matrix1(q)
     out: list[list[float]] = quat_to_matrix(q).tolist()
     return out
@@ -155,7 +155,7 @@ def _matrix_to_quat1(m: list[list[float]]) -> list[float]:
 def matrix_to_quat_floats(m: list[list[float]]) -> list[float]:
     """:func:`matrix_to_quat` of one 3x3 as plain floats in and out (its one-matrix path, so
     its bits, without the array round trips), for callers working bone by bone."""
-    if all(math.isfinite(x) for row in m for x in row):
+    if all(map(math.isfinite, m[0] + m[1] + m[2])):
         return _matrix_to_quat1(m)
     out: list[float] = matrix_to_quat(m).tolist()
     return out

@@ -59,8 +59,10 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
             continue
         a = np.concatenate([arrays[i] for i in used]).astype(np.float64)
         lens = [len(arrays[i]) for i in used]
-        keys = (_path_keys_small(a, lens, path) if len(a) <= _SMALL_KEYS
-                else _path_keys(a, lens, path))
+        keys = _path_keys_clean(a, lens, path)
+        if keys is None:
+            keys = (_path_keys_small(a, lens, path) if len(a) <= _SMALL_KEYS
+                    else _path_keys(a, lens, path))
         t32, v32, counts, lost = keys
         for k in lost:
             bad.add((used[k], p))
@@ -116,6 +118,29 @@ def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
     counts = np.bincount(seg, minlength=len(lens)).tolist()
     return (t.astype(np.float32), v.astype(np.float32), counts,
             np.flatnonzero(lost).tolist())
+
+
+def _path_keys_clean(a: F64, lens: list[int], path: str) -> _PathKeys | None:
+    """:func:`_path_keys` of keys that need no cleaning (the usual file: every value finite,
+    times from zero up and rising within each track), else None: then it keeps every key
+    as it is, so only its mirror and normalization are left (the same operations on the
+    same arrays)."""
+    t = a[:, 0]
+    if not (np.isfinite(a).all() and t.min() >= 0):
+        return None
+    if len(t) > 1:
+        # Times fall only where a track starts.
+        falls = (t[1:] <= t[:-1]).nonzero()[0].tolist()
+        if falls:
+            starts = set(itertools.accumulate(lens[:-1]))
+            if not all(k + 1 in starts for k in falls):
+                return None
+    v = a[:, 1:]
+    if path == "translation":
+        v = v * _FLIP3
+    elif path == "rotation":
+        v = _unit_rotations(v * _FLIP4)
+    return t.astype(np.float32), v.astype(np.float32), list(lens), []
 
 
 def _rows_array(rows: list[list[float]], width: int) -> F64:
@@ -197,13 +222,18 @@ def _group_small(index: list[int], t: F64, v: F64, lens: list[int], rotation: bo
         seg += [c] * n
         at += n
     if rotation and len(v) > 1:
-        d = np.sum(v[1:] * v[:-1], axis=1).tolist()
-        sign = [1.0] * len(v)
-        for k in range(1, len(v)):
-            # Per channel: each key's sign flips the next ones' while its dot is negative.
-            sign[k] = (sign[k - 1] if seg[k] == seg[k - 1] else 1.0) * (
-                -1.0 if d[k - 1] < 0 and seg[k] == seg[k - 1] else 1.0)
-        v = v * np.array(sign)[:, None]
+        dots = np.sum(v[1:] * v[:-1], axis=1)
+        if (dots < 0).any():  # else no key flips (times 1.0 would change nothing)
+            d = dots.tolist()
+            sign: list[float] = []
+            for a, n in zip(starts, lens, strict=True):
+                # Per channel: each key's sign flips the next ones' while its dot is negative.
+                s = 1.0
+                for k in range(a, a + n):
+                    if k > a and d[k - 1] < 0:
+                        s = -s
+                    sign.append(s)
+            v = v * np.array(sign)[:, None]
     st = np.array(starts, np.int64)
     return _Group(index, t, v, st, st + np.array(lens, np.int64), np.array(seg, np.int64),
                   rotation)
@@ -354,14 +384,25 @@ class Clipper:
                     if two and x0 < t < x1:
                         times.append(t - x0)
                         vals.append(vk[k])
-                first = _interp_small(tt, vk, a, e, x0, n0)
-                if first is None:
-                    return None
-                vals[s] = first
-                if two:
-                    last = _interp_small(tt, vk, a, e, x1, n1)
-                    if last is None:
+                # The values at the bounds: a key's own (a key at the bound, or the bound
+                # outside the keys: the usual cases, :func:`_interp_small`'s first test
+                # inline), else interpolated.
+                j = a + n0 - 1 if n0 else a
+                if n0 and a + n0 < e and tt[j] != x0:
+                    first = _interp_small(tt, vk, a, e, x0, n0)
+                    if first is None:
                         return None
+                    vals[s] = first
+                else:
+                    vals[s] = vk[j]
+                if two:
+                    j = a + n1 - 1 if n1 else a
+                    if n1 and a + n1 < e and tt[j] != x1:
+                        last = _interp_small(tt, vk, a, e, x1, n1)
+                        if last is None:
+                            return None
+                    else:
+                        last = vk[j]
                     times.append(x1 - x0)
                     vals.append(last)
                 rows.append((s, len(times) - s))

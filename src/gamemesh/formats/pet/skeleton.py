@@ -5,6 +5,7 @@ character's parts and motions come from."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,20 @@ from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
 S4 = np.diag([1.0, 1.0, -1.0, 1.0])
+# S4's sign on each element of S4 @ m @ S4.
+_MIRROR_SIGNS = np.outer(np.diag(S4), np.diag(S4))
+
+
+def mirror_z(m: F64) -> F64:
+    """``S4 @ m @ S4`` of an (N, 4, 4) stack (z mirrored both sides). Of finite matrices it is
+    each element times its sign, exactly: the products' other terms are zeros, which in the
+    BLAS sums leave a zero result +0.0 (+ 0.0 makes a -0.0 so). Others by the products
+    themselves (an infinity there spreads NaN to its row and column)."""
+    a = np.asarray(m, np.float64)
+    if a.ndim == 3 and a.shape[1:] == (4, 4) and np.isfinite(a).all():
+        out: F64 = a * _MIRROR_SIGNS + 0.0
+        return out
+    return np.asarray(S4 @ a @ S4)
 
 
 @dataclass
@@ -100,8 +115,10 @@ def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     :func:`bone_worlds` needs): when every parent comes before its children (the usual file
     order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
-    if all(p < i for i, p in enumerate(par)):
-        return list(range(n)), par, sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+    if all(map(operator.lt, par, range(n))):
+        # Links cut: those that changed (none when the lists are equal).
+        cut = 0 if par == parents else sum(1 for i, p in enumerate(parents) if p >= 0 > par[i])
+        return list(range(n)), par, cut
     return bone_tree(parents, n)
 
 
@@ -110,17 +127,21 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
     world = local.copy()
     n = len(par)
+    dl: list[int] | None = None
     if n <= _SMALL_BONES:
-        # Parents come first in ``order``: each depth from its parent's, one step a bone.
+        # Parents come first in ``order``: each depth from its parent's, one step a bone (the
+        # array only for the batches: a chain needs just the deepest level).
         dl = [0] * n
+        levels = 0
         for i in order:
             p = par[i]
             if p >= 0:
-                dl[i] = dl[p] + 1
-        depth = np.array(dl, np.int64)
+                d = dl[i] = dl[p] + 1
+                if d > levels:
+                    levels = d
     else:
         depth = _depths(np.asarray(par, np.int64))
-    levels = int(depth.max()) if n else 0
+        levels = int(depth.max()) if n else 0
     if levels == 0:  # roots only
         return world
     if 2 * levels > n:
@@ -133,6 +154,8 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
             if p >= 0:
                 dot(rows[p], lrows[i], out=rows[i])
         return world
+    if dl is not None:
+        depth = np.array(dl, np.int64)
     parent = np.asarray(par, np.int64)
     by_depth = np.argsort(depth, kind="stable")
     cuts = np.searchsorted(depth[by_depth], np.arange(1, levels + 2))
@@ -226,40 +249,45 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     base = len(scene.nodes)
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
-    gl = S4 @ np.asarray(sk.local, np.float64).reshape(-1, 4, 4) @ S4
+    gl = mirror_z(np.asarray(sk.local, np.float64).reshape(-1, 4, 4))
     few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
     tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
-    nodes = scene.nodes
     extras = _bone_extras(bs)
-    # Per bone: as translation, rotation, scale, or (shear) as its matrix.
-    nodes += [Node(name=name, translation=ti, rotation=ri, scale=si, extras=ex) if ok
-              else Node(name=name, matrix=gl[i].astype(np.float32), extras=ex)
-              for i, (name, ok, ti, ri, si, ex) in enumerate(zip(sk.names, exact, tl, rl, sl,
-                                                                 extras, strict=True))]
-    sheared = exact.count(False)
-    roots = [i for i, p in enumerate(sk.parents) if p < 0]
-    top: int | None = None
-    if len(roots) > 1:
-        # glTF wants the joints of a skin under one common root.
-        top = len(scene.nodes)
-        scene.nodes.append(Node(name=sk.unit.stem, extras={"pet_root": True}))
-        scene.roots.append(top)
-    # Bone i is node base + i.
-    under = scene.nodes[top].children if top is not None else scene.roots
+    # Bone i is node base + i: its children's lists first, handed to the nodes.
+    children: list[list[int]] = [[] for _ in sk.parents]
+    roots: list[int] = []
     for i, p in enumerate(sk.parents, base):
         if p >= 0:
-            nodes[base + p].children.append(i)
+            children[p].append(i)
         else:
-            under.append(i)
+            roots.append(i)
+    # Per bone: as translation, rotation, scale, or (shear) as its matrix. The Node fields
+    # by position (name, translation, rotation, scale, matrix, mesh, skin, children, extras):
+    # keywords cost twice the call (a test holds the order).
+    scene.nodes += [Node(name, ti, ri, si, None, None, None, ch, ex) if ok
+                    else Node(name, _T0, _R0, _S1, gl[i].astype(np.float32), None, None, ch, ex)
+                    for i, (name, ok, ti, ri, si, ch, ex) in enumerate(zip(
+                        sk.names, exact, tl, rl, sl, children, extras, strict=True))]
+    sheared = exact.count(False)
+    if len(roots) > 1:
+        # glTF wants the joints of a skin under one common root.
+        scene.roots.append(len(scene.nodes))
+        scene.nodes.append(Node(name=sk.unit.stem, children=roots, extras={"pet_root": True}))
+    else:
+        scene.roots += roots
     if sheared:
         ctx.note("pet.bone_shear", f"{sheared} bone matrices have shear: kept as node matrices")
+
+
+# A sheared bone's (unused) TRS: the Node defaults.
+_T0, _R0, _S1 = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0)
 
 
 def _bone_extras(bs: BoneSection) -> list[dict[str, Any]]:
     """Each bone node's extras: its id and (1.3) its float."""
     if bs.extra is None:
         return [{"pet_bone": i} for i in range(bs.count)]
-    return [{"pet_bone": i, "pet_bone_extra": float(e)} for i, e in enumerate(bs.extra.tolist())]
+    return [{"pet_bone": i, "pet_bone_extra": e} for i, e in enumerate(bs.extra.tolist())]
 
 
 # Translations, rotations, scales (tuples of floats) and the no-shear flags of the bones.
@@ -294,44 +322,40 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
     paths give the batch's bits), the determinants' signs from the same LAPACK call. None
     (the batch decides) when a value is not finite."""
-    mats = gl.tolist()
+    n = len(gl)
+    flat_all = gl.reshape(n, 16)
+    mats = flat_all.tolist()
     dets = np.linalg.det(gl[:, :3, :3]).tolist()
     out: _BoneTrs = ([], [], [], [])
-    backs: list[list[float]] = []
-    tols: list[float] = []
+    backs: list[float] = []
     isfinite, sqrt = math.isfinite, math.sqrt
-    for m, det in zip(mats, dets, strict=True):
-        flat = [x for row in m for x in row]
+    for flat, det in zip(mats, dets, strict=True):
         if not all(map(isfinite, flat)):
             return None
-        (m00, m01, m02, m03), (m10, m11, m12, m13), (m20, m21, m22, m23) = m[:3]
+        m00, m01, m02, m03, m10, m11, m12, m13, m20, m21, m22, m23 = flat[:12]
         # Column lengths, summed row after row as numpy's reduction over the rows does.
-        s = [sqrt(m00 * m00 + m10 * m10 + m20 * m20), sqrt(m01 * m01 + m11 * m11 + m21 * m21),
-             sqrt(m02 * m02 + m12 * m12 + m22 * m22)]
+        s0 = sqrt(m00 * m00 + m10 * m10 + m20 * m20)
+        s1 = sqrt(m01 * m01 + m11 * m11 + m21 * m21)
+        s2 = sqrt(m02 * m02 + m12 * m12 + m22 * m22)
         if det < 0:
-            s[0] = -s[0]
-        d0, d1, d2 = (x if x != 0 else 1.0 for x in s)
-        basis = [[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
-                 [m20 / d0, m21 / d1, m22 / d2]]
+            s0 = -s0
+        d0, d1, d2 = s0 if s0 != 0 else 1.0, s1 if s1 != 0 else 1.0, s2 if s2 != 0 else 1.0
         # matrix_to_quat's and quat_to_matrix's own one-matrix paths, on plain floats (their
         # array round trips cost more than the arithmetic).
-        q = matrix_to_quat_floats(basis)
-        t = [m03, m13, m23]
-        if not all(map(isfinite, q + s)):
+        q = matrix_to_quat_floats([[m00 / d0, m01 / d1, m02 / d2], [m10 / d0, m11 / d1, m12 / d2],
+                                   [m20 / d0, m21 / d1, m22 / d2]])
+        if not (all(map(isfinite, q)) and isfinite(s0) and isfinite(s1) and isfinite(s2)):
             return None
-        rot = quat_to_matrix_floats(q)
-        backs.append([rot[0][0] * s[0], rot[0][1] * s[1], rot[0][2] * s[2], t[0],
-                      rot[1][0] * s[0], rot[1][1] * s[1], rot[1][2] * s[2], t[1],
-                      rot[2][0] * s[0], rot[2][1] * s[1], rot[2][2] * s[2], t[2],
-                      0.0, 0.0, 0.0, 1.0])
-        tols.append(1e-4 * max(1.0, max(map(abs, flat))))
-        out[0].append(tuple(t))
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = quat_to_matrix_floats(q)
+        backs += [r00 * s0, r01 * s1, r02 * s2, m03, r10 * s0, r11 * s1, r12 * s2, m13,
+                  r20 * s0, r21 * s1, r22 * s2, m23, 0.0, 0.0, 0.0, 1.0]
+        out[0].append((m03, m13, m23))
         out[1].append(tuple(q))
-        out[2].append(tuple(s))
+        out[2].append((s0, s1, s2))
     # The allclose test of all bones at once (elementwise, as the batch does it).
-    flat_all = gl.reshape(len(gl), 16)
-    err = np.abs(np.array(backs, np.float64).reshape(-1, 16) - flat_all) - 1e-5 * np.abs(flat_all)
-    out[3].extend(np.asarray((err <= np.array(tols)[:, None]).all(axis=1)).tolist())
+    tol = 1e-4 * np.maximum(1.0, np.abs(flat_all).max(axis=1))
+    err = np.abs(np.array(backs, np.float64).reshape(n, 16) - flat_all) - 1e-5 * np.abs(flat_all)
+    out[3].extend((err <= tol[:, None]).all(axis=1).tolist())
     return out
 
 
