@@ -951,13 +951,14 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
     # an index past it is past the section or past the pairs allowed: both give None).
     data = bytes(view[s0:min(end, s0 + nvert * (head + 4 * _FAST_PAIRS + 2))])
     last = end - s0
-    starts = [s0]
+    starts = [0]  # from s0
     counts: list[int] = []
     weights: list[int] = []
     bones: list[int] = []
     escaped: list[int] = []  # flat pair numbers of escaped (wide) ids
     pads: list[int] = []  # (vertex, pad byte 0, pad byte 1) of single-pair vertices
     cur = 0
+    add_weight, add_bone = weights.append, bones.append
     try:
         for v in range(nvert):
             cur += head
@@ -965,37 +966,40 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
             while total < 255:
                 if k == _FAST_PAIRS:
                     return None
-                w, hb = data[cur], data[cur + 1]
+                w = data[cur]
+                hb = data[cur + 1]
                 total += w
                 k += 1
-                weights.append(w)
+                add_weight(w)
                 if hb == 0xFE:
                     if cur + 4 > last:
                         return None
                     escaped.append(len(bones))
-                    bones.append(int.from_bytes(data[cur + 2:cur + 4], "little", signed=True))
+                    add_bone(int.from_bytes(data[cur + 2:cur + 4], "little", signed=True))
                     cur += 4
                 else:
-                    bones.append(-1 if hb == 0xFF else hb)
+                    add_bone(hb if hb != 0xFF else -1)
                     cur += 2
             if k == 1:
                 pads += (v, data[cur], data[cur + 1])
                 cur += 2  # the pad after a single pair
             counts.append(k)
-            starts.append(s0 + cur)
+            starts.append(cur)
     except IndexError:
         return None
     if cur > last:
         return None
     st = np.array(starts, np.int64)
+    st += s0
     out: dict[str, Any] = {
-        "positions": buf[st[:-1, None] + np.arange(12)].view("<f4")}
+        "positions": buf[st[:-1, None] + _HEAD_BYTES[:12]].view("<f4")}
     if head == 16:
-        out["global"] = buf[st[:-1, None] + np.arange(12, 16)].view("<f4").reshape(nvert)
+        out["global"] = buf[st[:-1, None] + _HEAD_BYTES[12:]].view("<f4").reshape(nvert)
     width = max(counts)
     count = np.array(counts, np.int32)
     wide_flat = np.zeros(len(bones), np.bool_)
-    wide_flat[escaped] = True
+    if escaped:
+        wide_flat[escaped] = True
     if len(bones) == width * nvert:  # every vertex has as many pairs
         weight = np.array(weights, np.uint8).reshape(nvert, width)
         bone = np.array(bones, np.int32).reshape(nvert, width)
@@ -1014,6 +1018,10 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
         pad[at[:, 0]] = at[:, 1:]
     out.update(count=count, weight=weight, bone=bone, wide=wide, pad=pad)
     return st, out
+
+
+# The byte offsets of a vertex record's position (0-11) and global weight (12-15).
+_HEAD_BYTES = np.arange(16)
 
 
 def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,

@@ -324,14 +324,16 @@ class _MeshBuilder:
 
     @staticmethod
     def _bind_positions(m: MeshSection, nb: int, wm: F64, main: Any) -> F64:
-        """The vertices from their main bone's space into bind space (f64)."""
+        """The vertices from their main bone's space into bind space (f64); ``main``: each
+        vertex's main bone, -1 for none."""
         pos = np.asarray(m.positions, np.float64)
         if not np.isfinite(pos).all():
             pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
         if nb:
-            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
-            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
-            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
+            # Each vertex's main bone matrix, the 3x4 part only: the identity is the last row,
+            # which main bone -1 (none) takes.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], _EYE34])
+            wmain = ext.take(main, axis=0)
             pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
         return pos
 
@@ -620,6 +622,7 @@ _SMALL_FACES = 256
 
 
 _EYE3 = np.eye(3)
+_EYE34 = np.eye(4)[None, :3, :]
 
 
 def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
