@@ -1020,6 +1020,9 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
     return st, out
 
 
+# Pair ranks as a column (a (P, 1) operand against (N,) vertices: slot-major results).
+_RANK_COLUMN = np.arange(_FAST_PAIRS + 1)[:, None]
+
 # The byte offsets of a vertex record's position (0-11) and global weight (12-15).
 _HEAD_BYTES = np.arange(16)
 
@@ -1146,17 +1149,15 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     single = np.flatnonzero((w0 & 0xFF) == 255)
     count[single] = 1
     p = int(count.max())
-    weight = np.empty((p, n), np.uint8)
-    bone = np.empty((p, n), np.int32)
-    for r in range(p):  # per pair rank
-        wd = w0 if r == 0 else words.take(first + r)
-        valid = count > r
-        hi = (wd >> 8).astype(np.int32)
-        if np.any((hi == 0xFE) & valid):
-            return None
-        hi[hi == 0xFF] = -1
-        np.copyto(bone[r], np.where(valid, hi, -1))
-        np.copyto(weight[r], np.where(valid, wd & 0xFF, 0), casting="unsafe")
+    # Every pair rank at once, slot-major ((P, N): row r = each vertex's pair r).
+    wd = words.take(first + _RANK_COLUMN[:p])
+    valid = count > _RANK_COLUMN[:p]
+    hi = wd >> 8
+    if ((hi == 0xFE) & valid).any():
+        return None
+    # Bone 0xFF is -1 (none); slots past a vertex's pairs are weight 0, bone -1.
+    bone = np.where(valid & (hi != 0xFF), hi, np.int32(-1))
+    weight = np.where(valid, wd, 0).astype(np.uint8)  # the low byte: the weight
     pad = np.zeros((n, 2), np.uint8)
     pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
     out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),
