@@ -159,7 +159,7 @@ def _has_repeats(bones: npt.NDArray[Any], pos: npt.NDArray[np.bool_]) -> bool:
     # Slots without weight get distinct negative ids (the others are bones >= 0): every slot
     # equals itself, so a row without repeats has just those p equal pairs of its (p, p).
     ids = np.where(pos, bones, -1 - _RANKS[:bones.shape[1]])
-    return np.count_nonzero(ids[:, :, None] == ids[:, None, :]) > ids.size
+    return int(np.count_nonzero(ids[:, :, None] == ids[:, None, :])) > ids.size
 
 
 def _column_sum(w: F64, k: int) -> F64:
@@ -191,8 +191,9 @@ def _kept_slots(counts: npt.NDArray[Any], p: int, ctx: Context) -> int:
     ``--max-influences`` (noting the vertices that had more)."""
     limit = ctx.opt("max_influences")
     keep = int(limit) if limit is not None and int(limit) > 0 else None
-    used = int(counts.max())
-    k = max(1, used) if keep is None else max(1, min(keep, p))
+    if keep is None:  # every slot any vertex uses: none has more
+        return max(1, int(counts.max()))
+    k = max(1, min(keep, p))
     over = int(np.count_nonzero(counts > k))
     if over:
         ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "
