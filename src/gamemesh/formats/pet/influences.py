@@ -37,9 +37,10 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     cands = (i for i in range(nb) if not skeletal[i] and i not in has_child)
     fake = next((i for i in cands if not (main == i).any()), None) if len(main) else next(
         cands, None)
-    if fake is None:
-        return np.arange(nb)
-    return np.array([fake if s else i for i, s in enumerate(skeletal)], np.int64)
+    out = np.arange(nb)
+    if fake is not None:
+        out[np.flatnonzero(skeletal)] = fake
+    return out
 
 
 @dataclass
