@@ -325,3 +325,31 @@ def test_rows_array_and_unit_rotations_match_the_plain_numpy_way() -> None:
                 ref = np.where(length > 1e-12, arr / np.where(length > 1e-12, length, 1.0),
                                anim._UNIT_Q)
                 assert anim._unit_rotations(arr).tobytes() == ref.tobytes()
+
+
+def _fake_body_reference(names_raw: list[bytes], parents: list[int], main: Any,
+                         nb: int) -> Any:
+    """v1.0's fake body bone as first written (a set of all main bones, a mask assignment)."""
+    out = np.arange(nb)
+    names = skel.decode_names(names_raw[:nb])
+    mains = set(np.unique(main[main >= 0]).tolist()) if len(main) else set()
+    has_child = {p for p in parents if 0 <= p < nb}
+    skeletal = [any(k in n for k in ("Bip", "Bone", "Jaw")) for n in names]
+    fake = [i for i in range(nb) if not skeletal[i] and i not in mains and i not in has_child]
+    if fake:
+        out[np.array(skeletal, bool)] = fake[0]
+    return out
+
+
+def test_fake_body_bone_matches_the_set_of_main_bones() -> None:
+    """The candidates checked against the main bones one by one pick the set way's bone."""
+    rng = np.random.default_rng(61)
+    words = [b"Bip01", b"Bone", b"Jaw", b"body", b"box", b"\xb8\xf6", b"Bi p", b""]
+    for _ in range(400):
+        nb = int(rng.integers(1, 9))
+        names = [b"".join(rng.choice(words, int(rng.integers(1, 3))).tolist()) for _ in range(nb)]
+        parents = [int(rng.integers(-1, i)) if i else -1 for i in range(nb)]
+        main = rng.integers(-1, nb, int(rng.integers(0, 20))).astype(np.int64)
+        got = infl.fake_body_substitute(names, parents, main, nb)
+        want = _fake_body_reference(names, parents, main, nb)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()

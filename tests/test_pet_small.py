@@ -360,6 +360,41 @@ def test_walk_up_is_reused_until_a_folder_on_it_changes(tmp_path: Path) -> None:
     assert list(files_mod.TextureFinder(model)._shared_roots()) == want
 
 
+def test_shared_folders_of_a_folder_match_its_listing(tmp_path: Path) -> None:
+    """The walk's name-only scan finds the shared folders the full listing finds: any case,
+    links to folders, not files, links to files or broken links with those names; a kept
+    result is redone when the folder changes."""
+    import time as _time
+
+    d = tmp_path / "f"
+    d.mkdir()
+    (d / "Z_Common").mkdir()
+    (d / "misc").mkdir()
+    (d / "NPC").write_bytes(b"x")  # a file with a shared folder's name
+    (d / "other").mkdir()
+    (d / "x.png").write_bytes(b"x")
+    (d / "skybox").symlink_to(d / "other")  # a link to a folder
+    (d / "effect").symlink_to(d / "x.png")  # a link to a file
+    (d / "Ppl").symlink_to(d / "nowhere")  # a broken link
+    old = _time.time() - 60
+    os.utime(d, (old, old))
+
+    def found() -> list[str]:
+        files_mod._SHARED.clear()
+        files_mod._LISTINGS.clear()
+        return sorted(files_mod._shared_of(d, os.stat(d).st_mtime_ns))
+
+    want = sorted(files_mod._scan(d)[2])
+    assert want == sorted(str(d / n) for n in ("Z_Common", "misc", "skybox"))
+    assert found() == want
+    mtime = os.stat(d).st_mtime_ns
+    assert files_mod._SHARED[(d, os.path.abspath(d))] == (mtime, files_mod._shared_of(d, mtime))
+    (d / "TEXTURE_DDS").mkdir()  # a change: the kept result no longer applies
+    got = files_mod._shared_of(d, os.stat(d).st_mtime_ns)
+    assert sorted(got) == sorted([*want, str(d / "TEXTURE_DDS")])
+    assert sorted(got) == sorted(files_mod._scan(d)[2])
+
+
 def _reference_safe_inverse(a: Any) -> Any:
     """scene.skinning.safe_inverse as it was (every stack through the cleaning passes)."""
     a = np.asarray(a, np.float64)

@@ -54,12 +54,16 @@ _COLUMN_SLOTS = 8
 def fold_repeated_columns(j: Sequence[npt.NDArray[Any]], w: Sequence[F64]) -> None:
     """:func:`fold_repeated_joints` on slot columns, in place: where a later slot names the
     same joint as an earlier one (both weighted), its weight moves onto the earlier slot."""
+    # Which weights are > 0, kept up to date (a fold keeps the earlier slot's > 0 and zeroes
+    # the later one's) rather than compared again for every pair of slots.
+    pos = [c > 0 for c in w]
     for a in range(len(w)):
         for b in range(a + 1, len(w)):
-            same = np.flatnonzero((j[b] == j[a]) & (w[a] > 0) & (w[b] > 0))
+            same = np.flatnonzero((j[b] == j[a]) & pos[a] & pos[b])
             if len(same):
                 w[a][same] += w[b][same]
                 w[b][same] = 0.0
+                pos[b][same] = False
 
 
 def _fold_sort_columns(j: I64, w: F64) -> tuple[I64, F64, I64]:

@@ -171,7 +171,7 @@ def _walk_up(model_dir: Path) -> list[Path]:
             keep = False
         else:
             walked.append((str(d), m))
-        shared = _scan(d)[2]
+        shared = _shared_of(d, m) if m is not None else []
         if shared:
             roots += sorted(Path(p) for p in shared)
         if d.parent == d:
@@ -182,6 +182,44 @@ def _walk_up(model_dir: Path) -> list[Path]:
             _WALKS.clear()
         _WALKS[key] = (walked, roots)
     return list(roots)
+
+
+# The shared texture folders of folders met walking up (``_shared_of``), kept as the listings.
+_SHARED: dict[tuple[Path, str], tuple[int, list[str]]] = {}
+
+
+def _shared_of(folder: Path, mtime: int) -> list[str]:
+    """:func:`_scan`'s shared texture folders of ``folder`` (whose mtime is ``mtime``) without
+    listing it in full: from its kept listing when that is current, else from a ``scandir``
+    that looks only at entries with a shared folder's name (kept by the listings' rule). A
+    big folder on the walk up that changes all the time (``/tmp``) is too new to be kept, and
+    indexing all its entries on every load cost more than the rest of the texture lookup."""
+    key = (folder, os.path.abspath(folder))
+    hit = _LISTINGS.get(key)
+    if hit is not None and hit[0] == mtime:
+        return hit[3]
+    kept = _SHARED.get(key)
+    if kept is not None and kept[0] == mtime:
+        return kept[1]
+    base = os.fspath(folder)
+    shared: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.lower() not in SHARED_DIRS:
+                    continue
+                try:  # folder_entries' test: not a file, and a folder (or a link to one)
+                    if not entry.is_file() and entry.is_dir():
+                        shared.append(os.path.join(base, entry.name))
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    if time.time_ns() - mtime > _RACY_NS:
+        if len(_SHARED) >= _MAX_LISTINGS:
+            _SHARED.clear()
+        _SHARED[key] = (mtime, shared)
+    return shared
 
 
 def _pick(listing: dict[str, str], names: list[str]) -> Path | None:

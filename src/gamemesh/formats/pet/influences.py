@@ -29,14 +29,17 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     """v1.0 quirk (#2): with a "fake body bone" (no Bip/Bone/Jaw in its name, nobody's main
     bone, no children), corners of Bip/Bone/Jaw main bones rotate by that bone instead.
     Returns, per bone, the bone whose rotation its corners' normals use."""
-    out = np.arange(nb)
     names = decode_names(names_raw[:nb])
-    mains = set(np.unique(main[main >= 0]).tolist()) if len(main) else set()
+    skeletal = ["Bip" in n or "Bone" in n or "Jaw" in n for n in names]
     has_child = {p for p in parents if 0 <= p < nb}
-    skeletal = [any(k in n for k in ("Bip", "Bone", "Jaw")) for n in names]
-    fake = [i for i in range(nb) if not skeletal[i] and i not in mains and i not in has_child]
-    if fake:
-        out[np.array(skeletal, bool)] = fake[0]
+    # The candidates (usually none or one) checked against the main bones one by one: no
+    # set of all main bones is built.
+    cands = (i for i in range(nb) if not skeletal[i] and i not in has_child)
+    fake = next((i for i in cands if not (main == i).any()), None) if len(main) else next(
+        cands, None)
+    out = np.arange(nb)
+    if fake is not None:
+        out[np.flatnonzero(skeletal)] = fake
     return out
 
 
@@ -100,6 +103,9 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     return _sorted_influences(j, w, ctx)
 
 
+# Slot ranks 0, 1, ... (more than the column way's slots).
+_RANKS = np.arange(_COLUMN_SLOTS + 1)
+
 # Up to this many vertices, :func:`_influences_small` works on (N, P) arrays: a few dozen numpy
 # calls whatever P is, against the column way's several per slot and per pair of slots.
 _SMALL_VERTS = 512
@@ -112,7 +118,7 @@ def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.
     so the same bits. None (the column way decides) when a vertex names a bone twice with
     weight: the merge's order of adds is left to the column way."""
     p = bones.shape[1]
-    valid = (bones >= 0) & (bones < nb) & (count[:, None] > np.arange(p))
+    valid = (bones >= 0) & (bones < nb) & (count[:, None] > _RANKS[:p])
     w = np.where(valid, wb / 255.0, 0.0)
     pos = w > 0
     if p > 1 and _has_repeats(bones, pos):
@@ -128,7 +134,8 @@ def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.
         j[empty, 0] = np.maximum(main[empty], 0)
     else:
         w /= total[:, None]
-    counts = np.count_nonzero(w, axis=1)
+    # Each row's count of weights != 0 (np.count_nonzero's by-axis wrapper costs more).
+    counts = np.add.reduce(w != 0, axis=1)
     if p > 1 and (w[:, :-1] < w[:, 1:]).any():
         # By descending weight, ties in slot order (the column way's stable sort); rows in
         # order stay as they are.
@@ -145,15 +152,15 @@ def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.
     jout = np.zeros((n, cols), np.uint16)
     wout[:, :k] = wr
     jout[:, :k] = np.where(kept, j[:, :k], 0)
-    return _Influences(jout, wout, kept.sum(axis=1, dtype=np.int8))
+    return _Influences(jout, wout, np.add.reduce(kept, axis=1, dtype=np.int8))
 
 
 def _has_repeats(bones: npt.NDArray[Any], pos: npt.NDArray[np.bool_]) -> bool:
     """Whether some row has two slots with the same bone and both weights > 0."""
-    # Slots without weight get distinct negative ids (the others are bones >= 0): a repeat is
-    # then two equal neighbours in the sorted row.
-    ids = np.sort(np.where(pos, bones, -1 - np.arange(bones.shape[1])), axis=1)
-    return bool((ids[:, 1:] == ids[:, :-1]).any())
+    # Slots without weight get distinct negative ids (the others are bones >= 0): every slot
+    # equals itself, so a row without repeats has just those p equal pairs of its (p, p).
+    ids = np.where(pos, bones, -1 - _RANKS[:bones.shape[1]])
+    return int(np.count_nonzero(ids[:, :, None] == ids[:, None, :])) > ids.size
 
 
 def _column_sum(w: F64, k: int) -> F64:
@@ -185,8 +192,9 @@ def _kept_slots(counts: npt.NDArray[Any], p: int, ctx: Context) -> int:
     ``--max-influences`` (noting the vertices that had more)."""
     limit = ctx.opt("max_influences")
     keep = int(limit) if limit is not None and int(limit) > 0 else None
-    used = int(counts.max())
-    k = max(1, used) if keep is None else max(1, min(keep, p))
+    if keep is None:  # every slot any vertex uses: none has more
+        return max(1, int(counts.max()))
+    k = max(1, min(keep, p))
     over = int(np.count_nonzero(counts > k))
     if over:
         ctx.note("pet.influences_limited", f"{over} vertices had more than {keep} "

@@ -947,54 +947,84 @@ def _vertices_small(view: Any, buf: npt.NDArray[np.uint8], s0: int, end: int, nv
     """:func:`_vertex_starts` and :func:`_parse_vertices` of a small vertex list (``_SMALL``
     records at most), walked record by record. None when a record runs past the section or
     has more than ``_FAST_PAIRS`` pairs: the general search then decides (and reports)."""
-    starts = [s0]
-    rows: list[list[tuple[int, int, bool]]] = []
-    pads: list[tuple[int, int]] = []  # (vertex, offset of its pad) of single-pair vertices
-    s = s0
-    for _ in range(nvert):
-        cur = s + head
-        total = 0
-        row: list[tuple[int, int, bool]] = []
-        while total < 255:
-            if cur + 2 > end or len(row) == _FAST_PAIRS:
-                return None
-            w, hb = view[cur], view[cur + 1]
-            total += w
-            if hb == 0xFE:
-                if cur + 4 > end:
+    # The bytes the walk can reach, as one bytes object (its items are the fastest to read;
+    # an index past it is past the section or past the pairs allowed: both give None).
+    data = bytes(view[s0:min(end, s0 + nvert * (head + 4 * _FAST_PAIRS + 2))])
+    last = end - s0
+    starts = [0]  # from s0
+    counts: list[int] = []
+    weights: list[int] = []
+    bones: list[int] = []
+    escaped: list[int] = []  # flat pair numbers of escaped (wide) ids
+    pads: list[int] = []  # (vertex, pad byte 0, pad byte 1) of single-pair vertices
+    cur = 0
+    add_weight, add_bone = weights.append, bones.append
+    try:
+        for v in range(nvert):
+            cur += head
+            total = k = 0
+            while total < 255:
+                if k == _FAST_PAIRS:
                     return None
-                row.append((w, int.from_bytes(view[cur + 2:cur + 4], "little", signed=True),
-                            True))
-                cur += 4
-            else:
-                row.append((w, -1 if hb == 0xFF else hb, False))
-                cur += 2
-        if len(row) == 1:
-            pads.append((len(rows), cur))
-            cur += 2  # the pad after a single pair
-        if cur > end:
-            return None
-        rows.append(row)
-        s = cur
-        starts.append(s)
+                w = data[cur]
+                hb = data[cur + 1]
+                total += w
+                k += 1
+                add_weight(w)
+                if hb == 0xFE:
+                    if cur + 4 > last:
+                        return None
+                    escaped.append(len(bones))
+                    add_bone(int.from_bytes(data[cur + 2:cur + 4], "little", signed=True))
+                    cur += 4
+                else:
+                    add_bone(hb if hb != 0xFF else -1)
+                    cur += 2
+            if k == 1:
+                pads += (v, data[cur], data[cur + 1])
+                cur += 2  # the pad after a single pair
+            counts.append(k)
+            starts.append(cur)
+    except IndexError:
+        return None
+    if cur > last:
+        return None
     st = np.array(starts, np.int64)
+    st += s0
     out: dict[str, Any] = {
-        "positions": buf[st[:-1, None] + np.arange(12)].view("<f4")}
+        "positions": buf[st[:-1, None] + _HEAD_BYTES[:12]].view("<f4")}
     if head == 16:
-        out["global"] = buf[st[:-1, None] + np.arange(12, 16)].view("<f4").reshape(nvert)
-    width = max(len(row) for row in rows)
-    fill = (0, -1, False)
-    flat = [p for row in rows for p in (*row, *(fill,) * (width - len(row)))]
-    cols = list(zip(*flat, strict=True))
-    count = np.array([len(row) for row in rows], np.int32)
+        out["global"] = buf[st[:-1, None] + _HEAD_BYTES[12:]].view("<f4").reshape(nvert)
+    width = max(counts)
+    count = np.array(counts, np.int32)
+    wide_flat = np.zeros(len(bones), np.bool_)
+    if escaped:
+        wide_flat[escaped] = True
+    if len(bones) == width * nvert:  # every vertex has as many pairs
+        weight = np.array(weights, np.uint8).reshape(nvert, width)
+        bone = np.array(bones, np.int32).reshape(nvert, width)
+        wide = wide_flat.reshape(nvert, width)
+    else:  # padded with (weight 0, bone -1, not wide), the pairs in row order
+        has = np.arange(width) < count[:, None]
+        weight = np.zeros((nvert, width), np.uint8)
+        bone = np.full((nvert, width), -1, np.int32)
+        wide = np.zeros((nvert, width), np.bool_)
+        weight[has] = weights
+        bone[has] = bones
+        wide[has] = wide_flat
     pad = np.zeros((nvert, 2), np.uint8)
-    if pads:  # (the records were checked to lie within the section)
-        at = np.array([(v, view[c], view[c + 1]) for v, c in pads], np.int64)
+    if pads:
+        at = np.array(pads, np.int64).reshape(-1, 3)
         pad[at[:, 0]] = at[:, 1:]
-    out.update(count=count, weight=np.array(cols[0], np.uint8).reshape(nvert, width),
-               bone=np.array(cols[1], np.int32).reshape(nvert, width),
-               wide=np.array(cols[2], np.bool_).reshape(nvert, width), pad=pad)
+    out.update(count=count, weight=weight, bone=bone, wide=wide, pad=pad)
     return st, out
+
+
+# Pair ranks as a column (a (P, 1) operand against (N,) vertices: slot-major results).
+_RANK_COLUMN = np.arange(_FAST_PAIRS + 1)[:, None]
+
+# The byte offsets of a vertex record's position (0-11) and global weight (12-15).
+_HEAD_BYTES = np.arange(16)
 
 
 def _vertex_starts_slow(r: Reader, buf: npt.NDArray[np.uint8], nvert: int,
@@ -1119,17 +1149,15 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     single = np.flatnonzero((w0 & 0xFF) == 255)
     count[single] = 1
     p = int(count.max())
-    weight = np.empty((p, n), np.uint8)
-    bone = np.empty((p, n), np.int32)
-    for r in range(p):  # per pair rank
-        wd = w0 if r == 0 else words.take(first + r)
-        valid = count > r
-        hi = (wd >> 8).astype(np.int32)
-        if np.any((hi == 0xFE) & valid):
-            return None
-        hi[hi == 0xFF] = -1
-        np.copyto(bone[r], np.where(valid, hi, -1))
-        np.copyto(weight[r], np.where(valid, wd & 0xFF, 0), casting="unsafe")
+    # Every pair rank at once, slot-major ((P, N): row r = each vertex's pair r).
+    wd = words.take(first + _RANK_COLUMN[:p])
+    valid = count > _RANK_COLUMN[:p]
+    hi = wd >> 8
+    if ((hi == 0xFE) & valid).any():
+        return None
+    # Bone 0xFF is -1 (none); slots past a vertex's pairs are weight 0, bone -1.
+    bone = np.where(valid & (hi != 0xFF), hi, np.int32(-1))
+    weight = np.where(valid, wd, 0).astype(np.uint8)  # the low byte: the weight
     pad = np.zeros((n, 2), np.uint8)
     pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
     out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),

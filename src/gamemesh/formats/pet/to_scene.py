@@ -171,7 +171,7 @@ class _MeshBuilder:
         self._unit_finders: dict[int, TextureFinder] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
         self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
-        self._fake: tuple[Any, npt.NDArray[np.int64]] | None = None
+        self._fake: tuple[Any, F64] | None = None
         self._bind: tuple[F64, F64] | None = None
         # A character's parts mostly carry the same bones: their own skeletons and bind
         # transforms are made once per distinct bone list (pure functions of it).
@@ -324,14 +324,16 @@ class _MeshBuilder:
 
     @staticmethod
     def _bind_positions(m: MeshSection, nb: int, wm: F64, main: Any) -> F64:
-        """The vertices from their main bone's space into bind space (f64)."""
+        """The vertices from their main bone's space into bind space (f64); ``main``: each
+        vertex's main bone, -1 for none."""
         pos = np.asarray(m.positions, np.float64)
         if not np.isfinite(pos).all():
             pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
         if nb:
-            # Each vertex's main bone matrix (identity for none): the 3x4 part only.
-            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], np.eye(4)[None, :3, :]])
-            wmain = ext.take(np.where(main >= 0, main, nb), axis=0)
+            # Each vertex's main bone matrix, the 3x4 part only: the identity is the last row,
+            # which main bone -1 (none) takes.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], _EYE34])
+            wmain = ext.take(main, axis=0)
             pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
         return pos
 
@@ -353,11 +355,9 @@ class _MeshBuilder:
         if v10:
             # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
             if self._fake is None or self._fake[0] is not main:  # once per mesh
-                self._fake = (main, _fake_body_substitute(unit, main, nb))
-            rot_bone = self._fake[1]
-            b = rot_bone[np.maximum(cmain, 0)]
-            r = np.where((cmain >= 0)[:, None, None], wm[np.maximum(b, 0), :3, :3], np.eye(3))
-            nrm = np.einsum("nij,nj->ni", r, nrm)
+                self._fake = (main, _rotation_table(wm, _fake_body_substitute(unit, main, nb)))
+            # Each corner's rotation: its main bone's row, the identity (last row) for none.
+            nrm = np.einsum("nij,nj->ni", self._fake[1].take(cmain, axis=0), nrm)
         if rebind:
             a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
@@ -619,6 +619,17 @@ class _MeshBuilder:
 
 # Up to this many faces a mesh takes :meth:`_MeshBuilder._primitives_small`.
 _SMALL_FACES = 256
+
+
+_EYE3 = np.eye(3)
+_EYE34 = np.eye(4)[None, :3, :]
+
+
+def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
+    """Per bone, the rotation its corners' v1.0 normals use (the 3x3 part of the matrix of
+    ``rot_bone``'s bone), plus the identity as the last row: the row of main bone -1 (none)
+    when taken by the main bone."""
+    return np.concatenate([wm.take(rot_bone, axis=0)[:, :3, :3], _EYE3[None]])
 
 
 def _differs(counts: npt.NDArray[Any], n: int) -> bool:
