@@ -14,12 +14,12 @@ import math
 import re
 import struct
 import urllib.parse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -95,16 +95,29 @@ def _err(what: str, *, field: str | None = None, expected: Any = None, actual: A
                actual=actual, offset=offset)
 
 
-@contextmanager
-def _at(where: str) -> Iterator[None]:
+_MALFORMED = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
+
+
+class _At:
     """Whatever a malformed JSON value makes Python raise inside ``where`` (a string where an
-    object belongs, a list where a number does) becomes a FormatError naming that place."""
-    try:
-        yield
-    except FormatError:
-        raise
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
-        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=where) from None
+    object belongs, a list where a number does) becomes a FormatError naming that place. A
+    class, not a generator context manager: a conversion enters one per image, material,
+    mesh, node, skin and animation, and the generator's set-up cost four times as much."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if e is None or isinstance(e, FormatError) or not isinstance(e, _MALFORMED):
+            return  # nothing raised, or propagated as it is
+        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=self.where) \
+            from None
 
 
 # -- container -------------------------------------------------------------------------------
@@ -123,7 +136,7 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
                    actual=version, cls=UnsupportedVersionError)
     buffers = []
     for i, b in enumerate(_list(doc, "buffers")):
-        with _at(f"buffers[{i}]"):
+        with _At(f"buffers[{i}]"):
             buffers.append(_load_buffer(b, i, bin_chunk, ctx))
     return GltfDocument(doc, buffers, glb, ctx.path)
 
@@ -385,30 +398,30 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
     scene = Scene()
     images = _list(js, "images")
     for i, im in enumerate(images):
-        with _at(f"images[{i}]"):
+        with _At(f"images[{i}]"):
             scene.images.append(_image(doc, im, i, ctx))
     textures = _list(js, "textures")
     samplers = _list(js, "samplers")
     for i, m in enumerate(_list(js, "materials")):
-        with _at(f"materials[{i}]"):
+        with _At(f"materials[{i}]"):
             scene.materials.append(_material(m, i, textures, samplers, scene, ctx))
     for i, m in enumerate(_list(js, "meshes")):
-        with _at(f"meshes[{i}]"):
+        with _At(f"meshes[{i}]"):
             scene.meshes.append(_mesh(doc, m, i, len(scene.materials)))
     nodes = _list(js, "nodes")
     for i, n in enumerate(nodes):
-        with _at(f"nodes[{i}]"):
+        with _At(f"nodes[{i}]"):
             scene.nodes.append(_node(n, i, len(nodes), len(scene.meshes),
                                      len(_list(js, "skins")), ctx))
     for i, s in enumerate(_list(js, "skins")):
-        with _at(f"skins[{i}]"):
+        with _At(f"skins[{i}]"):
             scene.skins.append(_skin(doc, s, i, len(nodes)))
     for i, a in enumerate(_list(js, "animations")):
-        with _at(f"animations[{i}]"):
+        with _At(f"animations[{i}]"):
             scene.animations.append(_animation(doc, a, i, len(nodes), ctx))
-    with _at("scenes"):
+    with _At("scenes"):
         _roots(js, scene, len(nodes), ctx)
-    with _at("asset"):
+    with _At("asset"):
         _asset_extras(js, scene)
     _check_graph(scene)
     _check_scene(scene)

@@ -255,7 +255,7 @@ def to_local(t: F64, q: F64, pt: F64, pq: F64, parents: list[int]) -> tuple[F64,
     relative to their parents' (``pt``, ``pq`` indexed by ``parents``; -1 keeps model space)."""
     idx = np.asarray(parents, np.int64)
     has = idx >= 0
-    if not np.any(has):
+    if not has.any():
         return t, q
     every = bool(has.all())
     sel = idx if every else np.where(has, idx, 0)
@@ -588,7 +588,7 @@ def match_tracks(doc: PbaDocument) -> dict[tuple[int, int], int]:
     sizes = {i: len(doc.meshes[i].vertices) for i in animated}  # type: ignore[arg-type]
     for si, seq in enumerate(doc.sequences):
         for k, t in enumerate(seq.vertex_tracks):
-            if not (np.all(np.isfinite(t.box_min)) and np.all(np.isfinite(t.box_max))):
+            if not (np.isfinite(t.box_min).all() and np.isfinite(t.box_max).all()):
                 continue  # a broken box matches nothing: noted and dropped by the caller
             for cand in (t.node_id, k):
                 if cand in sizes and sizes[cand] == t.num_vertices:
