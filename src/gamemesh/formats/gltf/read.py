@@ -58,7 +58,9 @@ from .write import PROMOTED_EXTENSIONS
 FMT = "gltf"
 _COMPONENTS: dict[Any, Any] = {5120: np.int8, 5121: np.uint8, 5122: np.int16,
                                5123: np.uint16, 5125: np.uint32, 5126: np.float32}
+_ITEMSIZE: dict[Any, int] = {c: np.dtype(c).itemsize for c in _COMPONENTS.values()}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+_MATRIX_COLUMNS = {"MAT2": 2, "MAT3": 3, "MAT4": 4}
 _NORM_DIV: dict[Any, float] = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0,
                                 np.uint16: 65535.0, np.uint32: 4294967295.0}
 
@@ -307,7 +309,7 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
                    actual=a.get("type"))
     count = _uint(a.get("count"), None, "{}.count", where)
     if "bufferView" in a:
-        columns = {"MAT2": 2, "MAT3": 3, "MAT4": 4}.get(str(a.get("type")), 0)
+        columns = _MATRIX_COLUMNS.get(str(a.get("type")), 0)
         arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
     else:
         if count > 1 << 28:
@@ -339,7 +341,7 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     if vstart + vlen > len(buf):
         raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
                    expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
-    item = np.dtype(comp).itemsize
+    item = _ITEMSIZE[comp]
     used = item * (width // columns) if columns else item * width
     padded = (used + 3) // 4 * 4 if columns else used
     elem = padded * columns if columns else used
@@ -357,10 +359,11 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
         raise _err(what="accessor runs past its view", field=f"{where}.count",
                    expected=f"<= {room} by the view's {vlen} bytes", actual=count,
                    cls=TruncatedError)
-    raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
-    if stride == elem and padded == used:
-        packed: npt.NDArray[Any] = raw.view(comp).reshape(count, width)
+    if stride == elem and padded == used:  # tightly packed: the elements as they lie
+        packed: npt.NDArray[Any] = np.frombuffer(buf, dtype=comp, count=count * width,
+                                                 offset=start).reshape(count, width)
         return packed
+    raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
     rows = np.lib.stride_tricks.as_strided(raw, shape=(count, elem), strides=(stride, 1))
     if padded != used:  # drop each matrix column's padding bytes
         rows = rows.reshape(count, columns, padded)[:, :, :used].reshape(count, -1)
