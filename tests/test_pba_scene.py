@@ -631,3 +631,30 @@ def test_non_finite_values_never_reach_the_scene() -> None:
     with pytest.raises(CorruptDataError, match="NaN") as e:
         SPEC.to_scene(read((crashes / "nan-vertex.bin").read_bytes(), ctx()), ctx())
     assert e.value.field == "meshes[1].groups[0].vertices.pos"
+
+
+def test_to_local_row_parents_match_the_indexed_form() -> None:
+    """``to_local(..., None)`` (row k's parent is row k, used without a gather) gives the bits
+    of the indexed form with parents 0..N-1, and a partly parented set keeps the unparented
+    rows (rotations normalised)."""
+    from gamemesh.formats.pba.to_scene import to_local
+    from gamemesh.scene.math import quat_normalize
+
+    rng = np.random.default_rng(14)
+    for n in (1, 2, 7, 8, 9, 40):
+        t, pt = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+        q, pq = rng.normal(size=(n, 4)), rng.normal(size=(n, 4))
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        pq[rng.random(pq.shape) < 0.2] = 0.0
+        got = to_local(t, q, pt, pq, None)
+        want = to_local(t, q, pt, pq, list(range(n)))
+        assert [a.tobytes() for a in got] == [a.tobytes() for a in want]
+        parents = [-1 if k % 3 == 0 else k for k in range(n)]
+        lt, lq = to_local(t, q, pt, pq, parents)
+        keep = [k for k in range(n) if k % 3 == 0]
+        moved = [k for k in range(n) if k % 3]
+        assert lt[keep].tobytes() == t[keep].tobytes()
+        # No parent at all: the input comes back as it is; else every rotation is normalised.
+        assert lq[keep].tobytes() == (quat_normalize(q) if moved else q)[keep].tobytes()
+        assert lt[moved].tobytes() == want[0][moved].tobytes()
+        assert lq[moved].tobytes() == want[1][moved].tobytes()

@@ -561,3 +561,30 @@ def test_texture_option_puts_one_material_on_every_piece(tmp_path: Path,
     gltf_validator(tmp_path / "textured.glb")
     with pytest.raises(FileNotFoundError):
         gamemesh.load(src, texture="missing.png")
+
+
+def test_non_finite_angles_are_noted_per_clip_and_turn_as_zero() -> None:
+    """The clips' angles are tested once, joined: each clip's note still counts its own
+    NaN/infinite angles (in clip order), and those angles convert as 0 would."""
+    piece = Piece(pack_name("p"), np.array([0, 5, 0], "<f4"), tri_vertices())
+    clean = make_frames(1, [[[10, 20, 30]], [[0, 0, 0]], [[40, 50, 60]]])
+    bad = make_frames(1, [[[np.nan, 20, 30]], [[np.inf, -np.inf, 0]], [[40, 50, 60]]])
+    empty = make_frames(1, np.zeros((0, 1, 3)))
+    doc = PmfDocument([piece], [Animation(pack_name("a"), 0, 10, clean),
+                                Animation(pack_name("b"), 0, 10, bad),
+                                Animation(pack_name("c"), 0, 10, empty),
+                                Animation(pack_name("d"), 0, 10, bad[:1])])
+    ctx = Context()
+    scene = SPEC.to_scene(doc, ctx)
+    notes = [n.message for n in scene.notes if n.code == "pmf.non_finite"]
+    assert notes == ["animation 1 rotations: 3 NaN/infinite values set to 0",
+                     "animation 3 rotations: 1 NaN/infinite values set to 0"]
+    by_name = {a.name: a for a in scene.animations}
+    assert set(by_name) == {"a", "b", "d"}  # the empty clip is skipped (and noted)
+    got = next(c for c in by_name["b"].channels if c.path == "rotation").values
+    want = next(c for c in by_name["a"].channels if c.path == "rotation").values
+    zeroed = make_frames(1, [[[0, 20, 30]], [[0, 0, 0]], [[40, 50, 60]]])
+    ref = SPEC.to_scene(PmfDocument([piece], [Animation(pack_name("z"), 0, 10, zeroed)]),
+                        Context()).animations[0]
+    assert got.tobytes() == next(c for c in ref.channels if c.path == "rotation").values.tobytes()
+    assert not np.array_equal(got, want)  # the NaN frame is not the clean clip's

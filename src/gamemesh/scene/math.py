@@ -88,8 +88,8 @@ def quat_to_matrix_floats(q: list[float]) -> list[list[float]]:
     return out
 
 
-_DIAG = np.arange(3)
-_OFF_R, _OFF_C = np.array([2, 0, 1]), np.array([1, 2, 0])
+# Row-major positions of m00 m11 m22, m21 m02 m10, m12 m20 m01.
+_GATHER = np.array([0, 4, 8, 7, 2, 3, 5, 6, 1])
 _SQ_SIGNS = np.array([[1.0, 1.0, -1.0, -1.0], [1.0, -1.0, 1.0, -1.0], [1.0, -1.0, -1.0, 1.0]])
 # Per largest component (w, x, y, z): where x, y, z, w * r sit among the candidates.
 _PICK = np.array([[0, 1, 2, 6], [6, 5, 4, 0], [5, 6, 3, 1], [4, 3, 6, 2]])
@@ -107,18 +107,17 @@ def matrix_to_quat(m: npt.ArrayLike) -> F64:
         if all(math.isfinite(x) for row in rows for x in row):
             return np.array(_matrix_to_quat1(rows))
     lead = a.shape[:-2]
-    flat = a.reshape(-1, 3, 3)
-    # The diagonal, and the off-diagonal pairs (m21, m12), (m02, m20), (m10, m01), each as
-    # one gather: a few whole-array operations rather than one per element.
-    diag = flat[:, _DIAG, _DIAG]
-    upper, lower = flat[:, _OFF_R, _OFF_C], flat[:, _OFF_C, _OFF_R]
+    # The diagonal, and the off-diagonal pairs (m21, m12), (m02, m20), (m10, m01), in one
+    # gather: a few whole-array operations rather than one per element.
+    g = a.reshape(-1, 9).take(_GATHER, axis=1)
+    diag, upper, lower = g[:, 0:3], g[:, 3:6], g[:, 6:9]
     diff, summ = upper - lower, upper + lower  # (d21, d02, d10), (s21, s02, s10)
     # 4 * (component)^2 for w, x, y, z: 1 +- m00 +- m11 +- m22 summed left to right (x - y
     # is x + (-y) exactly, so the signed terms give the written sums' bits).
     sq = 1 + diag[:, 0:1] * _SQ_SIGNS[0]
     sq = sq + diag[:, 1:2] * _SQ_SIGNS[1]
     sq = sq + diag[:, 2:3] * _SQ_SIGNS[2]
-    big = np.argmax(sq, axis=-1)
+    big = sq.argmax(axis=-1)
     rows = np.arange(len(sq))
     r = np.sqrt(np.maximum(sq[rows, big], 1e-300))
     # (x, y, z, w) * r for the largest component's choice, gathered from the candidates

@@ -93,7 +93,8 @@ def _graph_problems(scene: Scene) -> list[str]:
             out.append(f"roots: {r} out of range")
         elif r in parent_of:
             out.append(f"nodes[{r}] ({scene.nodes[r].name!r}): a root that has a parent")
-    if not out and len(scene.walk()) != len({*scene.walk()}):
+    walked = scene.walk() if not out else []
+    if len(walked) != len(set(walked)):
         out.append("node graph has a cycle")
     return out
 
@@ -104,7 +105,7 @@ def _prim_problems(scene: Scene, p: Primitive) -> list[str]:
     if pos.ndim != 2 or pos.shape[1] != 3:
         return [f"positions must be (N, 3), got {pos.shape}"]
     n = len(pos)
-    if not np.all(np.isfinite(pos)):
+    if not np.isfinite(pos).all():
         out.append("positions hold NaN or infinity")
     attrs = {"normals": p.normals, "tangents": p.tangents, "joints": p.joints,
              "weights": p.weights}
@@ -181,7 +182,7 @@ def _channel_problems(scene: Scene, ch: object) -> list[str]:
         if vals.dtype.kind != "f":
             vals = vals.astype(np.float64)  # as norm() converts
         norms = row_lengths(vals)
-        if np.any(np.abs(norms - 1.0) > 1e-2):
+        if (np.abs(norms - 1.0) > 1e-2).any():
             out.append("rotation keys are not unit quaternions")
     if ch.path == "weights":
         mi = scene.nodes[ch.node].mesh

@@ -14,12 +14,12 @@ import math
 import re
 import struct
 import urllib.parse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,9 @@ from .write import PROMOTED_EXTENSIONS
 FMT = "gltf"
 _COMPONENTS: dict[Any, Any] = {5120: np.int8, 5121: np.uint8, 5122: np.int16,
                                5123: np.uint16, 5125: np.uint32, 5126: np.float32}
+_ITEMSIZE: dict[Any, int] = {c: np.dtype(c).itemsize for c in _COMPONENTS.values()}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+_MATRIX_COLUMNS = {"MAT2": 2, "MAT3": 3, "MAT4": 4}
 _NORM_DIV: dict[Any, float] = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0,
                                 np.uint16: 65535.0, np.uint32: 4294967295.0}
 
@@ -95,16 +97,29 @@ def _err(what: str, *, field: str | None = None, expected: Any = None, actual: A
                actual=actual, offset=offset)
 
 
-@contextmanager
-def _at(where: str) -> Iterator[None]:
+_MALFORMED = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
+
+
+class _At:
     """Whatever a malformed JSON value makes Python raise inside ``where`` (a string where an
-    object belongs, a list where a number does) becomes a FormatError naming that place."""
-    try:
-        yield
-    except FormatError:
-        raise
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
-        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=where) from None
+    object belongs, a list where a number does) becomes a FormatError naming that place. A
+    class, not a generator context manager: a conversion enters one per image, material,
+    mesh, node, skin and animation, and the generator's set-up cost four times as much."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if e is None or isinstance(e, FormatError) or not isinstance(e, _MALFORMED):
+            return  # nothing raised, or propagated as it is
+        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=self.where) \
+            from None
 
 
 # -- container -------------------------------------------------------------------------------
@@ -123,7 +138,7 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
                    actual=version, cls=UnsupportedVersionError)
     buffers = []
     for i, b in enumerate(_list(doc, "buffers")):
-        with _at(f"buffers[{i}]"):
+        with _At(f"buffers[{i}]"):
             buffers.append(_load_buffer(b, i, bin_chunk, ctx))
     return GltfDocument(doc, buffers, glb, ctx.path)
 
@@ -294,7 +309,7 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
                    actual=a.get("type"))
     count = _uint(a.get("count"), None, "{}.count", where)
     if "bufferView" in a:
-        columns = {"MAT2": 2, "MAT3": 3, "MAT4": 4}.get(str(a.get("type")), 0)
+        columns = _MATRIX_COLUMNS.get(str(a.get("type")), 0)
         arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
     else:
         if count > 1 << 28:
@@ -326,7 +341,7 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
     if vstart + vlen > len(buf):
         raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
                    expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
-    item = np.dtype(comp).itemsize
+    item = _ITEMSIZE[comp]
     used = item * (width // columns) if columns else item * width
     padded = (used + 3) // 4 * 4 if columns else used
     elem = padded * columns if columns else used
@@ -344,10 +359,11 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
         raise _err(what="accessor runs past its view", field=f"{where}.count",
                    expected=f"<= {room} by the view's {vlen} bytes", actual=count,
                    cls=TruncatedError)
-    raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
-    if stride == elem and padded == used:
-        packed: npt.NDArray[Any] = raw.view(comp).reshape(count, width)
+    if stride == elem and padded == used:  # tightly packed: the elements as they lie
+        packed: npt.NDArray[Any] = np.frombuffer(buf, dtype=comp, count=count * width,
+                                                 offset=start).reshape(count, width)
         return packed
+    raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
     rows = np.lib.stride_tricks.as_strided(raw, shape=(count, elem), strides=(stride, 1))
     if padded != used:  # drop each matrix column's padding bytes
         rows = rows.reshape(count, columns, padded)[:, :, :used].reshape(count, -1)
@@ -385,30 +401,30 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
     scene = Scene()
     images = _list(js, "images")
     for i, im in enumerate(images):
-        with _at(f"images[{i}]"):
+        with _At(f"images[{i}]"):
             scene.images.append(_image(doc, im, i, ctx))
     textures = _list(js, "textures")
     samplers = _list(js, "samplers")
     for i, m in enumerate(_list(js, "materials")):
-        with _at(f"materials[{i}]"):
+        with _At(f"materials[{i}]"):
             scene.materials.append(_material(m, i, textures, samplers, scene, ctx))
     for i, m in enumerate(_list(js, "meshes")):
-        with _at(f"meshes[{i}]"):
+        with _At(f"meshes[{i}]"):
             scene.meshes.append(_mesh(doc, m, i, len(scene.materials)))
     nodes = _list(js, "nodes")
     for i, n in enumerate(nodes):
-        with _at(f"nodes[{i}]"):
+        with _At(f"nodes[{i}]"):
             scene.nodes.append(_node(n, i, len(nodes), len(scene.meshes),
                                      len(_list(js, "skins")), ctx))
     for i, s in enumerate(_list(js, "skins")):
-        with _at(f"skins[{i}]"):
+        with _At(f"skins[{i}]"):
             scene.skins.append(_skin(doc, s, i, len(nodes)))
     for i, a in enumerate(_list(js, "animations")):
-        with _at(f"animations[{i}]"):
+        with _At(f"animations[{i}]"):
             scene.animations.append(_animation(doc, a, i, len(nodes), ctx))
-    with _at("scenes"):
+    with _At("scenes"):
         _roots(js, scene, len(nodes), ctx)
-    with _at("asset"):
+    with _At("asset"):
         _asset_extras(js, scene)
     _check_graph(scene)
     _check_scene(scene)

@@ -250,22 +250,30 @@ def _bones(b: _Build) -> None:
     b.scene.extras["pba_bone_hierarchy"] = "parented" if hier else "flat"
 
 
-def to_local(t: F64, q: F64, pt: F64, pq: F64, parents: list[int]) -> tuple[F64, F64]:
+def to_local(t: F64, q: F64, pt: F64, pq: F64, parents: list[int] | None) -> tuple[F64, F64]:
     """Model-space bone transforms (``t``, ``q``: (N, 3), (N, 4), or one bone's keys) made
-    relative to their parents' (``pt``, ``pq`` indexed by ``parents``; -1 keeps model space)."""
+    relative to their parents' (``pt``, ``pq`` indexed by ``parents``; -1 keeps model space;
+    None: row k's parent is row k of ``pt``, ``pq``, which are then used as they are)."""
+    if parents is None:
+        return _relative(t, q, pt, pq)
     idx = np.asarray(parents, np.int64)
     has = idx >= 0
-    if not np.any(has):
+    if not has.any():
         return t, q
-    every = bool(has.all())
-    sel = idx if every else np.where(has, idx, 0)
-    inv = pq[sel] * _CONJUGATE
-    lq = quat_multiply(inv, q)
-    rel = np.einsum("nij,nj->ni", quat_to_matrix(inv), t - pt[sel])
-    if every:
-        return rel, quat_normalize(lq)
+    if has.all():
+        return _relative(t, q, pt[idx], pq[idx])
+    sel = np.where(has, idx, 0)
+    rel, lq = _relative(t, q, pt[sel], pq[sel], normalize=False)
     keep = has[:, None]
     return np.where(keep, rel, t), quat_normalize(np.where(keep, lq, q))
+
+
+def _relative(t: F64, q: F64, pt: F64, pq: F64, normalize: bool = True) -> tuple[F64, F64]:
+    """Row k of ``t``, ``q`` relative to row k of ``pt``, ``pq``."""
+    inv = pq * _CONJUGATE
+    lq = quat_multiply(inv, q)
+    rel = np.einsum("nij,nj->ni", quat_to_matrix(inv), t - pt)
+    return rel, quat_normalize(lq) if normalize else lq
 
 
 def _t3(v: Any) -> tuple[float, float, float]:
@@ -588,7 +596,7 @@ def match_tracks(doc: PbaDocument) -> dict[tuple[int, int], int]:
     sizes = {i: len(doc.meshes[i].vertices) for i in animated}  # type: ignore[arg-type]
     for si, seq in enumerate(doc.sequences):
         for k, t in enumerate(seq.vertex_tracks):
-            if not (np.all(np.isfinite(t.box_min)) and np.all(np.isfinite(t.box_max))):
+            if not (np.isfinite(t.box_min).all() and np.isfinite(t.box_max).all()):
                 continue  # a broken box matches nothing: noted and dropped by the caller
             for cand in (t.node_id, k):
                 if cand in sizes and sizes[cand] == t.num_vertices:
@@ -734,7 +742,7 @@ def _local_keys(b: _Build, world: dict[int, tuple[F32, F64, F64]],
     if not rows:
         return out
     t, q, pt, pq = (np.concatenate([part[i] for part in parts]) for i in range(4))
-    lt, lq = to_local(t, q, pt, pq, list(range(len(t))))
+    lt, lq = to_local(t, q, pt, pq, None)
     ends = np.cumsum([len(part[0]) for part in parts]).tolist()
     for k, s, e in zip(rows, [0, *ends[:-1]], ends, strict=True):
         out[k] = (lt[s:e], lq[s:e])

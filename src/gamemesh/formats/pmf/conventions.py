@@ -91,23 +91,30 @@ class Conventions:
                 "winding": self.winding, "flip_v": self.flip_v}
 
 
-def max_abs_angle(doc: PmfDocument) -> float:
-    """The largest finite |angle| over every frame of every animation (0 without any)."""
-    best = 0.0
-    for a in doc.animations:
-        with np.errstate(all="ignore"):
-            rot = np.asarray(a.frames["rot"], dtype=np.float64)
-        finite = rot[np.isfinite(rot)]
-        if finite.size:
-            best = max(best, float(np.max(np.abs(finite))))
-    return best
+def clip_rotations(doc: PmfDocument) -> npt.NDArray[np.float64] | None:
+    """Every clip's (F, P, 3) stored angles joined along the frames, as float64 (None without
+    clips): the unit guess and the conversion to quaternions share this one array."""
+    rots = [np.asarray(a.frames["rot"], dtype=np.float64) for a in doc.animations]
+    return np.concatenate(rots) if rots else None
 
 
-def guess_angle_unit(doc: PmfDocument) -> tuple[str, str, bool]:
+def max_abs_angle(doc: PmfDocument, rot: npt.NDArray[np.float64] | None = None) -> float:
+    """The largest finite |angle| over every frame of every animation (0 without any);
+    ``rot``: :func:`clip_rotations` of ``doc`` when the caller has it already."""
+    if rot is None:
+        rot = clip_rotations(doc)
+    if rot is None:
+        return 0.0
+    finite = rot[np.isfinite(rot)]
+    return float(np.abs(finite).max()) if finite.size else 0.0
+
+
+def guess_angle_unit(doc: PmfDocument, rot: npt.NDArray[np.float64] | None = None
+                     ) -> tuple[str, str, bool]:
     """(unit, why, certain). Radians never exceed 2 pi in an editor's baked frames, so any
     larger angle means degrees; below that the spec's default (degrees, as glRotatef takes)
     is kept."""
-    top = max_abs_angle(doc)
+    top = max_abs_angle(doc, rot)
     if top > TWO_PI + 1e-4:
         return "degrees", f"the largest angle is {top:.4g} > 2 pi, so the unit is degrees", True
     if top == 0.0:
@@ -117,10 +124,11 @@ def guess_angle_unit(doc: PmfDocument) -> tuple[str, str, bool]:
                        "radians if the motion looks frozen)"), False
 
 
-def resolve_unit(conv: Conventions, doc: PmfDocument) -> tuple[str, str, bool]:
+def resolve_unit(conv: Conventions, doc: PmfDocument,
+                 rot: npt.NDArray[np.float64] | None = None) -> tuple[str, str, bool]:
     if conv.angle_unit != "auto":
         return conv.angle_unit, f"--angle-unit {conv.angle_unit} was given", True
-    return guess_angle_unit(doc)
+    return guess_angle_unit(doc, rot)
 
 
 def euler_to_quats(angles: npt.ArrayLike, order: str, unit: str, left: bool) -> npt.NDArray[Any]:

@@ -30,6 +30,7 @@ from ...scene.math import normalize_rows
 from ...textures import decode_image
 from .conventions import (
     Conventions,
+    clip_rotations,
     euler_to_quats,
     hemisphere_continuous,
     resolve_unit,
@@ -51,7 +52,7 @@ def _finite(a: Arr, what: str, ctx: Context, dtype: type = np.float64) -> Arr:
     (a damaged file) are 0, so the scene stays valid; noted once each."""
     out: Arr = np.array(a, dtype=dtype)
     bad = ~np.isfinite(out)
-    if np.any(bad):
+    if bad.any():
         ctx.note("pmf.non_finite", f"{what}: {int(bad.sum())} NaN/infinite values set to 0")
         out[bad] = 0.0
     return out
@@ -98,7 +99,7 @@ def winding_agreement(pos: Arr, nrm: Arr) -> float:
     dot = fx * vx + fy * vy + fz * vz
     den = np.sqrt((fx * fx + fy * fy + fz * fz) * (vx * vx + vy * vy + vz * vz))
     ok = (den > 0) & np.isfinite(den) & np.isfinite(dot)
-    if not np.any(ok):
+    if not ok.any():
         return 1.0
     return float(np.mean(dot[ok] / den[ok], dtype=np.float64))
 
@@ -176,7 +177,8 @@ def to_scene(doc: PmfDocument, ctx: Context) -> Scene:
 def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
     conv = Conventions.from_ctx(ctx)
     left = conv.handedness == "left"
-    unit, why, certain = resolve_unit(conv, doc)
+    rot = clip_rotations(doc)
+    unit, why, certain = resolve_unit(conv, doc, rot)
     scene = Scene(name="pmf")
     names = [p.text for p in doc.pieces]
     meshes, flip = _meshes(doc, conv, ctx, names)
@@ -192,9 +194,9 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
         # Pre-order: a piece's parent always comes first, so the node exists already.
         scene.add_node(node, None if p.parent < 0 else p.parent)
     _attach_texture(scene, ctx)
-    quats = _clip_quats(doc, unit, conv)
+    quats, nonfinite = _clip_quats(doc, rot, unit, conv)
     for ai in range(len(doc.animations)):
-        anim = _animation(doc, ai, unit, conv, ctx, quats[ai])
+        anim = _animation(doc, ai, unit, conv, ctx, (quats[ai], nonfinite[ai]))
         if anim is not None:
             scene.animations.append(anim)
     ctx.note("pmf.angle_unit", f"Euler angles read as {unit}: {why}",
@@ -239,21 +241,29 @@ def _attach_texture(scene: Scene, ctx: Context) -> None:
              f"UVs {'flipped' if ctx.opt('flip_v', False) else 'as stored'}", "info")
 
 
-def _clip_quats(doc: PmfDocument, unit: str, conv: Conventions) -> list[Arr]:
+def _clip_quats(doc: PmfDocument, rot: Arr | None, unit: str, conv: Conventions
+                ) -> tuple[list[Arr], list[int]]:
     """Every clip's (F, P, 4) quaternions from one conversion of all their frames together
-    (the same per-row arithmetic as clip by clip, for a fraction of the calls); non-finite
-    angles count as 0, as ``_finite`` makes them (it still notes them clip by clip)."""
-    rots = [np.asarray(a.frames["rot"], dtype=np.float64) for a in doc.animations]
-    if not rots:
-        return []
-    joined = np.concatenate(rots)
-    joined[~np.isfinite(joined)] = 0.0
-    quats = euler_to_quats(joined, conv.euler_order, unit, conv.handedness == "left")
-    return np.split(quats, np.cumsum([len(r) for r in rots])[:-1])
+    (``rot``, :func:`clip_rotations`: the same per-row arithmetic as clip by clip, for a
+    fraction of the calls), and how many angles of each clip are not finite: those count as
+    0, as ``_finite`` makes them (the clip's note gives the count)."""
+    if rot is None:
+        return [], []
+    cuts = np.cumsum([len(a.frames) for a in doc.animations])[:-1]
+    nonfinite = [0] * len(doc.animations)
+    bad = ~np.isfinite(rot)
+    if bad.any():
+        nonfinite = [int(b.sum()) for b in np.split(bad, cuts)]
+        rot[bad] = 0.0  # the caller's array, made for this
+    quats = euler_to_quats(rot, conv.euler_order, unit, conv.handedness == "left")
+    return np.split(quats, cuts), nonfinite
 
 
 def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
-               ctx: Context, clip_quats: Arr) -> Animation | None:
+               ctx: Context, clip: tuple[Arr, int]) -> Animation | None:
+    """Clip ``ai`` from its quaternions and its count of non-finite angles (``clip``, from
+    :func:`_clip_quats`)."""
+    clip_quats, nonfinite = clip
     a = doc.animations[ai]
     name = a.text
     frames = a.frames
@@ -268,7 +278,9 @@ def _animation(doc: PmfDocument, ai: int, unit: str, conv: Conventions,
     left = conv.handedness == "left"
     n_frames = len(frames)
     times = (np.arange(n_frames, dtype=np.float64) / fps).astype(np.float32)
-    _finite(frames["rot"], f"animation {ai} rotations", ctx)  # for its note
+    if nonfinite:  # _finite's note on the clip's angles (_clip_quats made them 0)
+        ctx.note("pmf.non_finite", f"animation {ai} rotations: {nonfinite} NaN/infinite "
+                 "values set to 0")
     # (piece, frame, xyzw) float32 in one conversion: each piece's keys a contiguous row.
     quats = np.ascontiguousarray(hemisphere_continuous(clip_quats).transpose(1, 0, 2),
                                  dtype=np.float32)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import math
 from functools import cache
 from itertools import pairwise
 from typing import Any
@@ -385,7 +386,7 @@ def _notes(doc: ModernDocument, ctx: Context, gte: float) -> None:
 
 def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
     gte = float(ctx.opt("gte_scaling", DEFAULT_GTE))
-    if not np.isfinite(gte) or gte <= 0:
+    if not math.isfinite(gte) or gte <= 0:
         gte = DEFAULT_GTE
     b = _Builder(doc, ctx, gte / 4096.0)
     _objects(b)
