@@ -9,7 +9,9 @@ swap to give counter-clockwise front faces.
 from __future__ import annotations
 
 import base64
+import itertools
 import math
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +151,47 @@ Quat = tuple[float, float, float, float]
 
 
 def _rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
+    """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
+    and how far each was from a rotation: :func:`_rotations_svd`'s results, without an SVD
+    per call for the matrices that are rotations already. In 4.12 those are the proper
+    signed permutations of 4096 (the identity above all: most objects of a small scene);
+    their results come from a table that :func:`_rotations_svd` itself filled."""
+    rows = np.asarray(raw).reshape(-1, 9).tolist()
+    exact = _exact_rotations()
+    found = [exact.get(tuple(r)) for r in rows]
+    quats = [f[0] if f is not None else _NO_QUAT for f in found]
+    errs = [f[1] if f is not None else 0.0 for f in found]
+    rest = [i for i, f in enumerate(found) if f is None]
+    if rest:
+        # Each matrix's result is its own (a stacked SVD runs per matrix): the others'
+        # subset gives the bits the whole stack gives them.
+        sub = raw if len(rest) == len(rows) else np.asarray(raw).reshape(-1, 9)[rest]
+        for i, q, e in zip(rest, *_rotations_svd(sub), strict=True):
+            quats[i], errs[i] = q, e
+    return quats, errs
+
+
+_NO_QUAT: Quat = (0.0, 0.0, 0.0, 1.0)  # a placeholder, replaced before it is returned
+
+
+@cache
+def _exact_rotations() -> dict[tuple[int, ...], tuple[Quat, float]]:
+    """The 24 proper rotations among 4.12 matrices (signed permutations of 4096, determinant
+    +1) with :func:`_rotations_svd`'s quaternion and error for each: its own bits (the signs
+    of its zeros included), computed once."""
+    keys = []
+    for perm in itertools.permutations(range(3)):
+        for sg in itertools.product((1, -1), repeat=3):
+            m = [[0] * 3 for _ in range(3)]
+            for i, j in enumerate(perm):
+                m[i][j] = sg[i] * 4096
+            if round(float(np.linalg.det(np.array(m, dtype=np.float64)))) > 0:
+                keys.append(tuple(v for row in m for v in row))
+    quats, errs = _rotations_svd(np.array(keys, dtype=np.int32))
+    return {k: (q, e) for k, q, e in zip(keys, quats, errs, strict=True)}
+
+
+def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
     and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
     One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
