@@ -152,8 +152,9 @@ class ModernDocument:
     def clut_entries(self) -> list[tuple[int, int, U16]]:
         if self.vram is None:
             return []
-        return [(int(c["clut_x"]) * 16, int(c["clut_y"]), w)
-                for c, w in zip(self.vram.cluts, self.vram.clut_words, strict=False)]
+        cl = self.vram.cluts  # its columns as Python ints, not a field read per record
+        return [(x * 16, y, w) for x, y, w in zip(cl["clut_x"].tolist(), cl["clut_y"].tolist(),
+                                                  self.vram.clut_words, strict=False)]
 
     def triangle_count(self) -> int:
         return int(sum(len(m) for m in self.meshes))
