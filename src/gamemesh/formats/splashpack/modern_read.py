@@ -277,9 +277,9 @@ def _sequences(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) ->
         setattr(doc, f"{kind}s", out)
 
 
-def _skin(r: Reader, doc: ModernDocument, e: npt.NDArray[np.void], where: str,
+def _skin(r: Reader, doc: ModernDocument, e: dict[str, Any], where: str,
           floor: int) -> SkinnedMesh:
-    w = _at(r, int(e["offset"]), f"{where}.offset", floor)
+    w = _at(r, e["offset"], f"{where}.offset", floor)
     go, bones, clips = w.u16("go_index"), w.u8("bone_count"), w.u8("clip_count")
     if go >= len(doc.objects) or bones > ml.MAX_BONES or clips > ml.MAX_CLIPS:
         msg = "skinned mesh header out of range"
@@ -304,7 +304,7 @@ def _skin(r: Reader, doc: ModernDocument, e: npt.NDArray[np.void], where: str,
             frames = w.u16("frame_count")
             mats = _own(w, ml.BONE_MATRIX, frames * bones, "matrices")
         skin.clips.append(SkinClip(name, flags, fps, mats.reshape(frames, bones)))
-    skin.name = _cstring(r, int(e["name_offset"]), int(e["name_len"]), f"{where}.name")
+    skin.name = _cstring(r, e["name_offset"], e["name_len"], f"{where}.name")
     return skin
 
 
@@ -318,13 +318,15 @@ def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> No
         msg = "the runtime reads at most 16 lights"
         raise w.corrupt(msg, field="light_count", expected="<= 16", actual=n, offset=off)
     recs = _own(w, ml.LIGHT, n, "lights")
-    for k, rec in enumerate(recs):
-        end = r.window(int(rec["name_offset"])).peek(ml.MAX_NAME + 1).find(b"\0")
+    for k, off in enumerate(recs["name_offset"].tolist()):
+        # r.window(off).peek(...) without the window when off is in range (else it raises).
+        head = bytes(r.data[off:min(r.end, off + ml.MAX_NAME + 1)]) if off <= r.end else \
+            r.window(off).peek(ml.MAX_NAME + 1)
+        end = head.find(b"\0")
         if end < 0:
             msg = "light name is not NUL-terminated within 24 bytes"
-            raise r.corrupt(msg, field=f"lights[{k}].name_offset", actual=int(rec["name_offset"]))
-        doc.lights.append(PointLight(rec.reshape(1), _cstring(
-            r, int(rec["name_offset"]), end, f"lights[{k}].name")))
+            raise r.corrupt(msg, field=f"lights[{k}].name_offset", actual=off)
+        doc.lights.append(PointLight(recs[k:k + 1], _cstring(r, off, end, f"lights[{k}].name")))
 
 
 @cache
@@ -361,7 +363,8 @@ def read_modern(data: bytes) -> ModernDocument:
         _names(r, doc, floor, h)
         _sequences(r, doc, floor, h)
         entries = _table_entries(r, h["skin_table_offset"], h["skin_count"], "skin", floor)
-        doc.skins = [_skin(r, doc, e, f"skins[{i}]", floor) for i, e in enumerate(entries)]
+        doc.skins = [_skin(r, doc, e, f"skins[{i}]", floor)
+                     for i, e in enumerate(_rows(entries))]
         _lights(r, doc, floor, h)
         _opaque(r, doc, floor, h)
     except FormatError as e:
