@@ -87,3 +87,24 @@ def test_primitive_matches_the_step_by_step_conversion() -> None:
         assert prim.texcoords[0].tobytes() == uv.reshape(-1, 2).tobytes()
         assert prim.colors[0].tobytes() == col.reshape(-1, 3).tobytes()
         assert prim.texcoords[0].shape == (n * 3, 2) and prim.colors[0].shape == (n * 3, 3)
+
+
+def test_4bpp_page_decode_matches_the_array_palette_path() -> None:
+    from gamemesh.textures import psx
+
+    rng = np.random.default_rng(9)
+    for trial in range(20):
+        raw = rng.integers(0, 0x10000, (psx.PAGE, psx.PAGE // 4), dtype=np.uint16)
+        palette = rng.integers(0, 0x10000, 16, dtype=np.uint16)
+        palette[rng.integers(0, 16, 3)] = rng.choice([0x0000, 0x8000, 0x7FFF, 0xFFFF], 3)
+        count = None if trial % 3 == 0 else int(rng.integers(0, 20))
+        want_pal = palette.copy()
+        if count is not None:
+            want_pal[min(count, 16):] = psx.TRANSPARENT
+        rgba = psx._expand(want_pal).reshape(16, 4)
+        lo, hi = raw.view(np.uint8) & 0x0F, raw.view(np.uint8) >> 4
+        want = np.stack([rgba[lo], rgba[hi]], axis=2).reshape(psx.PAGE, psx.PAGE, 4)
+        got = psx.decode_indexed(raw, 4, palette, count)
+        assert got.tobytes() == want.tobytes(), trial
+        assert [psx._rgba_word(w) for w in want_pal.tolist()] == \
+            psx._expand(want_pal).view("<u4").reshape(-1).tolist()

@@ -45,6 +45,15 @@ def _expand(w: U16) -> U8:
     return out
 
 
+_C8_INTS: list[int] = _C8.tolist()
+
+
+def _rgba_word(w: int) -> int:
+    """:func:`_expand` of one colour word as an int whose little-endian bytes are R, G, B, A."""
+    return (_C8_INTS[w & 0x1F] | _C8_INTS[(w >> 5) & 0x1F] << 8 | _C8_INTS[(w >> 10) & 0x1F] << 16
+            | (0 if w == TRANSPARENT else 255) << 24)
+
+
 @cache
 def _all_words() -> U8:
     """RGBA of every possible word (256 KiB, read-only): one gather decodes a whole page."""
@@ -152,13 +161,16 @@ def decode_indexed(raw: U16, bpp: int, palette: U16, clut_count: int | None = No
     # Decode the palette once, then gather RGBA straight from the page's bytes: a 4 bpp byte
     # is two texels (low nibble leftmost), so its table entry is the two texels' RGBA side
     # by side (8 bytes) and the gather is half the texels' count.
-    table = _expand(palette)
     if bpp == 4:
-        rgba = table.view(np.uint32).reshape(16)
-        pairs = np.empty((16, 16, 2), np.uint32)  # [high nibble, low nibble] -> (low, high)
+        # 16 entries: their RGBA as little-endian words from plain ints (_expand's arithmetic;
+        # its numpy calls cost more than the sixteen words).
+        rgba = np.array([_rgba_word(w) for w in palette.tolist()], dtype="<u4")
+        pairs = np.empty((16, 16, 2), "<u4")  # [high nibble, low nibble] -> (low, high)
         pairs[:, :, 0] = rgba[None, :]
         pairs[:, :, 1] = rgba[:, None]
         table = pairs.view(np.uint8).reshape(256, 8)
+    else:
+        table = _expand(palette)
     b = raw.astype("<u2", copy=False).view(np.uint8)  # little-endian: texels left to right
     return _gather_rgba(table, b).reshape(PAGE, PAGE, 4)
 
