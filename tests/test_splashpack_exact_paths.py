@@ -108,3 +108,28 @@ def test_4bpp_page_decode_matches_the_array_palette_path() -> None:
         assert got.tobytes() == want.tobytes(), trial
         assert [psx._rgba_word(w) for w in want_pal.tolist()] == \
             psx._expand(want_pal).view("<u4").reshape(-1).tolist()
+
+
+def test_light_fields_match_the_array_arithmetic() -> None:
+    from pathlib import Path
+
+    from gamemesh.formats.splashpack.modern_read import read_modern
+    from gamemesh.registry import Context
+
+    mts = importlib.import_module("gamemesh.formats.splashpack.modern_to_scene")
+    path = Path(__file__).parent / "fixtures" / "splashpack_modern" / "v24.splashpack"
+    doc = read_modern(path.read_bytes())
+    rng = np.random.default_rng(24)
+    for _ in range(50):
+        rec = doc.lights[0].record
+        rec["pos"] = rng.integers(-2**31, 2**31, 3)
+        rec["radius"] = rng.integers(-2**31, 2**31)
+        rec["rgb"] = rng.integers(0, 256, 3)
+        s = float(rng.uniform(1e-3, 1.0))
+        b = mts._Builder(doc, Context(), s)
+        mts._lights(b)
+        node, light = b.scene.nodes[-1], b.scene.lights[-1]
+        want = rec[0]["pos"].astype(np.float64) * ts.AXES * s
+        assert np.array(node.translation).tobytes() == want.tobytes()
+        assert light.color == tuple(float(c) / 255 for c in rec[0]["rgb"])
+        assert light.range == (float(rec[0]["radius"]) * s or None)

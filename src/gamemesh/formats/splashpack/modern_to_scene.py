@@ -35,6 +35,7 @@ FMT = "splashpack"
 DEFAULT_GTE = 100.0
 UNTEXTURED = 0xFFFF
 _EYE4 = np.eye(4, dtype=np.float32)
+_AXES: list[float] = AXES.tolist()
 _SWAP = np.array([0, 2, 1])  # the corners' winding flip (to_scene.SWAP)
 
 __all__ = ["to_scene", "to_scene_modern"]
@@ -280,8 +281,9 @@ def _lights(b: _Builder) -> None:
     for k, lt in enumerate(b.doc.lights):
         # The record's fields as Python values in one call (a field read of a numpy record
         # costs about a microsecond); the arithmetic is the same on the same values.
-        rec = dict(zip(ml.LIGHT.names or (), lt.record[0].tolist(), strict=True))
-        x, y, z = (np.array(rec["pos"], dtype=np.float64) * AXES * b.s).tolist()
+        rec = dict(zip(ml.LIGHT.names or (), lt.record.tolist()[0], strict=True))
+        # (pos * AXES) * s, each product rounded as numpy rounds it (plain float64 IEEE).
+        x, y, z = (float(p) * a * b.s for p, a in zip(rec["pos"], _AXES, strict=True))
         r, g, bl = (float(c) / 255 for c in rec["rgb"])
         li = b.scene.add_light(Light(
             type="point", name=_text(lt.name), color=(r, g, bl),
