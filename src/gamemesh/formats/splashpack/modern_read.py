@@ -94,7 +94,8 @@ def _cursor(r: Reader, doc: ModernDocument, h: dict[str, Any]) -> None:
     doc.interactables = _table(r, "interactables", ml.INTERACTABLE, h["interactable_count"])
     if h["version"] >= 22:
         doc.agents = _table(r, "agents", ml.AGENT, h["agent_count"])
-        wp = int(np.minimum(doc.agents["waypoint_count"], 8).sum())
+        # At most 8 waypoints an agent (no numpy reduction for the usual no agents).
+        wp = sum(min(c, 8) for c in doc.agents["waypoint_count"].tolist())
         doc.waypoints = _table(r, "waypoints", ml.WAYPOINT, wp)
     if h["world_col_mesh_count"] or h["world_col_tri_count"]:
         msg = "legacy world-collision block (no writer of versions 20+ emits it)"
@@ -286,7 +287,7 @@ def _skin(r: Reader, doc: ModernDocument, e: dict[str, Any], where: str,
         raise w.corrupt(msg, field="go_index/bone_count/clip_count",
                         expected=f"< {len(doc.objects)} / <= 64 / <= 16",
                         actual=(go, bones, clips), offset=w.tell() - 4)
-    n = int(doc.objects[go]["poly_count"]) * 3
+    n = int(doc.objects["poly_count"][go]) * 3
     idx = _own(w, _U1, n, "bone_index")
     if n and bones and int(idx.max()) >= bones:
         msg = "bone index out of range"
