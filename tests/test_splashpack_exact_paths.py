@@ -133,3 +133,23 @@ def test_light_fields_match_the_array_arithmetic() -> None:
         assert np.array(node.translation).tobytes() == want.tobytes()
         assert light.color == tuple(float(c) / 255 for c in rec[0]["rgb"])
         assert light.range == (float(rec[0]["radius"]) * s or None)
+
+
+def test_bone_trs_matches_the_masked_sign_flip() -> None:
+    from gamemesh.formats.splashpack import conventions as cv
+    from gamemesh.scene.math import matrix_to_quat
+
+    rng = np.random.default_rng(12)
+    for n in (1, 5, 62, 300):
+        r = rng.integers(-32768, 32768, (n, 9)).astype(np.int16)
+        r[: n // 3] = np.where(rng.random((n // 3, 9)) < 0.5, 0, r[: n // 3])  # some singular
+        r[n // 2:] *= np.array([-1, 1, 1] * 3, dtype=np.int16)  # mirrored X
+        t = rng.integers(-32768, 32768, (n, 3)).astype(np.int16)
+        basis = np.multiply(r.reshape(-1, 3, 3), cv._CRC_FP12, dtype=np.float64)
+        sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
+        sc[np.linalg.det(basis) < 0, 0] *= -1
+        safe = np.where(sc == 0, 1.0, sc)
+        q = matrix_to_quat(basis / safe[:, None, :])
+        tt, gq, gs = cv.bone_trs(r, t, 0.0244)
+        assert gs.tobytes() == sc.tobytes() and gq.tobytes() == q.tobytes()
+        assert tt.tobytes() == np.multiply(t, cv.AXES * 0.0244, dtype=np.float64).tobytes()

@@ -92,7 +92,9 @@ def bone_trs(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> tuple[F64, F64, F6
     tt = np.multiply(np.asarray(t).reshape(-1, 3), AXES * s, dtype=np.float64)
     # matrices_to_trs: column lengths, the sign of a mirrored basis on X, then the rotation.
     sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
-    sc[np.linalg.det(basis) < 0, 0] *= -1
+    # The X scale of a mirrored basis negated: times -1 where the determinant is negative and
+    # times 1 (which changes no bits) elsewhere, without a masked read and write.
+    sc[:, 0] *= np.where(np.linalg.det(basis) < 0, -1.0, 1.0)
     safe = np.where(sc == 0, 1.0, sc)
     q = matrix_to_quat(basis / safe[:, None, :]) if len(basis) else np.zeros((0, 4))
     return tt, q, sc
