@@ -319,15 +319,16 @@ def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> No
         msg = "the runtime reads at most 16 lights"
         raise w.corrupt(msg, field="light_count", expected="<= 16", actual=n, offset=off)
     recs = _own(w, ml.LIGHT, n, "lights")
-    for k, off in enumerate(recs["name_offset"].tolist()):
-        # r.window(off).peek(...) without the window when off is in range (else it raises).
-        head = bytes(r.data[off:min(r.end, off + ml.MAX_NAME + 1)]) if off <= r.end else \
-            r.window(off).peek(ml.MAX_NAME + 1)
+    for k, at in enumerate(recs["name_offset"].tolist()):
+        # r.window(at).peek(...) without the window when ``at`` is in range (else it raises).
+        head = bytes(r.data[at:min(r.end, at + ml.MAX_NAME + 1)]) if at <= r.end else \
+            r.window(at).peek(ml.MAX_NAME + 1)
         end = head.find(b"\0")
         if end < 0:
             msg = "light name is not NUL-terminated within 24 bytes"
-            raise r.corrupt(msg, field=f"lights[{k}].name_offset", actual=off)
-        doc.lights.append(PointLight(recs[k:k + 1], _cstring(r, off, end, f"lights[{k}].name")))
+            raise r.corrupt(msg, field=f"lights[{k}].name_offset", actual=at)
+        # The name is the bytes before that NUL: already read, not read a second time.
+        doc.lights.append(PointLight(recs[k:k + 1], head[:end]))
 
 
 @cache
