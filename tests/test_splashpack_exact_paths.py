@@ -153,3 +153,54 @@ def test_bone_trs_matches_the_masked_sign_flip() -> None:
         tt, gq, gs = cv.bone_trs(r, t, 0.0244)
         assert gs.tobytes() == sc.tobytes() and gq.tobytes() == q.tobytes()
         assert tt.tobytes() == np.multiply(t, cv.AXES * 0.0244, dtype=np.float64).tobytes()
+
+
+def _clip_walk(w, bones):  # type: ignore[no-untyped-def]
+    """The Reader walk of one skin clip, as modern_read does it when the fast path declines."""
+    from gamemesh.formats.splashpack import modern_layout as ml
+
+    name = w.bytes(w.u8("name_len"), "name")
+    if w.u8("nul") != 0:
+        return None
+    flags, fps = w.u8("flags"), w.u8("fps")
+    w.align(2)
+    frames = w.u16("frame_count")
+    mats = w.array(ml.BONE_MATRIX, frames * bones, "matrices")
+    return name, flags, fps, mats.reshape(frames, bones)
+
+
+def test_skin_clip_fast_read_matches_the_reader_walk() -> None:
+    from gamemesh.binary import Reader
+    from gamemesh.errors import FormatError
+    from gamemesh.formats.splashpack.modern_read import _clip_fast
+
+    rng = np.random.default_rng(21)
+    checked = 0
+    for trial in range(3000):
+        size = int(rng.integers(1, 200))
+        data = bytearray(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+        pos = int(rng.integers(0, size))
+        if trial % 2:  # a plausible clip: short name, NUL, few frames
+            k = int(rng.integers(0, 6))
+            data[pos:pos + 1] = bytes([k])
+            if pos + 1 + k < size:
+                data[pos + 1 + k] = 0
+            at = (pos + 1 + k + 4) // 2 * 2
+            if at + 1 < size:
+                data[at], data[at + 1] = int(rng.integers(0, 4)), 0
+        bones = int(rng.integers(0, 4))
+        fast_r, walk_r = Reader(bytes(data), "t", pos), Reader(bytes(data), "t", pos)
+        got = _clip_fast(fast_r, bones)
+        try:
+            want = _clip_walk(walk_r, bones)
+        except FormatError:
+            want = None
+        if got is None:
+            assert fast_r.pos == pos  # declined without moving: the walk starts afresh
+            continue
+        assert want is not None, trial
+        assert (got.name, got.flags, got.fps) == want[:3]
+        assert got.matrices.tobytes() == want[3].tobytes()
+        assert got.matrices.shape == want[3].shape and fast_r.pos == walk_r.pos
+        checked += 1
+    assert checked > 100

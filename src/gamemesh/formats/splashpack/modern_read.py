@@ -295,6 +295,10 @@ def _skin(r: Reader, doc: ModernDocument, e: dict[str, Any], where: str,
     w.align(4)
     skin = SkinnedMesh(go_index=go, bone_count=bones, bone_index=idx)
     for c in range(clips):
+        fast = _clip_fast(w, bones)
+        if fast is not None:
+            skin.clips.append(fast)
+            continue
         with w.field(f"clips[{c}]"):
             name = w.bytes(w.u8("name_len"), "name")
             if w.u8("nul") != 0:
@@ -307,6 +311,28 @@ def _skin(r: Reader, doc: ModernDocument, e: dict[str, Any], where: str,
         skin.clips.append(SkinClip(name, flags, fps, mats.reshape(frames, bones)))
     skin.name = _cstring(r, e["name_offset"], e["name_len"], f"{where}.name")
     return skin
+
+
+def _clip_fast(w: Reader, bones: int) -> SkinClip | None:
+    """The clip at ``w``'s cursor read straight from the bytes (name length, name, NUL,
+    flags, fps, pad to 2, frame count, matrices) when all of it is there and the NUL is;
+    None otherwise, and the Reader walk then reads it and words the error."""
+    data, pos, end = w.data, w.pos, w.end
+    if pos >= end:
+        return None
+    nul = pos + 1 + data[pos]
+    at = (nul + 3 + 1) // 2 * 2  # after NUL, flags and fps, aligned to 2
+    if at + 2 > end or data[nul] != 0:
+        return None
+    frames = data[at] | data[at + 1] << 8
+    start = at + 2
+    size = frames * bones * ml.BONE_MATRIX.itemsize
+    if start + size > end:
+        return None
+    w.pos = start + size
+    mats = np.frombuffer(bytearray(data[start:start + size]), ml.BONE_MATRIX)
+    return SkinClip(bytes(data[pos + 1:nul]), data[nul + 1], data[nul + 2],
+                    mats.reshape(frames, bones))
 
 
 def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
