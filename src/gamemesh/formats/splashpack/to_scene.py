@@ -393,7 +393,7 @@ class _Textures:
             # slower than it reduces a column.
             u0, u1, v0, v1 = _uv_box(uv)
             alpha = self.pages[key][v0:v1 + 1, u0:u1 + 1, 3]
-            if (alpha == 0).any():
+            if not alpha.all():  # some texel is 0: one reduction, no comparison array
                 mat.alpha_mode = "MASK"
         return mi
 
