@@ -204,3 +204,40 @@ def test_skin_clip_fast_read_matches_the_reader_walk() -> None:
         assert got.matrices.shape == want[3].shape and fast_r.pos == walk_r.pos
         checked += 1
     assert checked > 100
+
+
+def test_tracks_in_time_order_convert_as_reordered_ones() -> None:
+    """Keys already in time order skip the reordering copy: the channel values are those of
+    the reordered keys, for position and rotation tracks, in order or not."""
+    from pathlib import Path
+
+    from gamemesh.formats.splashpack import conventions as cv
+    from gamemesh.formats.splashpack import modern_layout as ml
+    from gamemesh.formats.splashpack.modern_read import read_modern
+    from gamemesh.registry import Context
+
+    mts = importlib.import_module("gamemesh.formats.splashpack.modern_to_scene")
+    path = Path(__file__).parent / "fixtures" / "splashpack_modern" / "v24.splashpack"
+    doc = read_modern(path.read_bytes())
+    rng = np.random.default_rng(4)
+    tr = doc.animations[0].tracks[0]
+    for trial in range(40):
+        keys = np.zeros(int(rng.integers(1, 10)), ml.KEY)
+        frames = rng.choice(4000, len(keys), replace=False)
+        keys["frame"] = np.sort(frames) if trial % 2 else frames
+        keys["v"] = rng.integers(-32768, 32768, (len(keys), 3))
+        tr.keys = keys
+        tr.type = ml.TRACK_OBJ_POS if trial % 4 < 2 else ml.TRACK_OBJ_ROT
+        b = mts._Builder(doc, Context(), 0.0244)
+        mts._objects(b)
+        mts._sequence(b, doc.animations[0], "animation", 0)
+        anim = b.scene.animations[-1]
+        assert anim.extras["splashpack"] == {"animation": 0, "native_tracks": []}
+        ch = anim.channels[0]
+        order = np.argsort(keys["frame"] & 0x1FFF, kind="stable")
+        vals = keys["v"][order]
+        if tr.type == ml.TRACK_OBJ_POS:
+            want = (vals.astype(np.float64) * cv.AXES * 0.0244).astype(np.float32)
+        else:
+            want = cv.track_to_quat(vals).astype(np.float32)
+        assert ch.values.tobytes() == want.tobytes(), trial

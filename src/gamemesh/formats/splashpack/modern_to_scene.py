@@ -244,7 +244,10 @@ def _sequence(b: _Builder, seq: Sequence, kind: str, k: int) -> None:
             kept.append(t)  # repeated frames have no glTF meaning
             continue
         interp = "STEP" if step else "LINEAR"
-        vals = tr.keys["v"][order]
+        # Keys stored in time order (the usual case) need no reordering copy: every use
+        # below makes new arrays from them.
+        in_order = isinstance(order, list) and order == list(range(len(order)))
+        vals = tr.keys["v"] if in_order else tr.keys["v"][order]
         if tr.type == ml.TRACK_OBJ_POS:
             ch = Channel(node, "translation", times,
                          (vals.astype(np.float64) * AXES * b.s).astype(np.float32), interp)  # type: ignore[arg-type]
