@@ -313,19 +313,6 @@ def _row_length(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return np.sqrt(total)[:, None]
 
 
-def _byte_tables() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """What the texture coordinate and colour arithmetic gives each byte value, in float32."""
-    b = np.arange(256, dtype=np.uint8).astype(np.float32)
-    uv = b + np.float32(0.5)
-    uv *= np.float32(1 / 256)  # a power of two: the same bits as dividing
-    col = b.copy()
-    col /= 255.0
-    return uv, col
-
-
-_UV_OF_BYTE, _COLOR_OF_BYTE = _byte_tables()
-
-
 def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
     # np.take, not tris[...][:, SWAP, :]: a fancy index on the middle axis hands back a
     # transposed layout, and every later reshape of it is a copy.
@@ -334,10 +321,11 @@ def _primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
     # float64 product rounded once to float32 (the float64 array is never materialised).
     pos = np.multiply(v, scale, out=np.empty(v.shape, np.float32), casting="same_kind")
     normals = np.repeat(_normals(tris["normal"], tris["v"], scale), 3, axis=0)
-    # Bytes to floats through 256-entry tables of the values the arithmetic gives each byte
-    # ((u + 0.5) / 256 and c / 255 in float32): one gather instead of three passes.
-    uv = _UV_OF_BYTE.take(np.take(tris["uv"], SWAP, axis=1))
-    col = _COLOR_OF_BYTE.take(np.take(tris["color"][:, :, :3], SWAP, axis=1))
+    uv = np.take(tris["uv"], SWAP, axis=1).astype(np.float32)
+    uv += 0.5
+    uv *= np.float32(1 / 256)  # a power of two: the same bits as dividing
+    col = np.take(tris["color"][:, :, :3], SWAP, axis=1).astype(np.float32)
+    col /= 255.0
     return Primitive(positions=pos.reshape(-1, 3), normals=normals,
                      texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
 
