@@ -214,3 +214,27 @@ def test_tracks_in_time_order_convert_as_reordered_ones() -> None:
         else:
             want = cv.track_to_quat(vals).astype(np.float32)
         assert ch.values.tobytes() == want.tobytes(), trial
+
+
+def _old_normals(stored, v, scale):  # type: ignore[no-untyped-def]
+    n = np.multiply(stored, ts.AXES)
+    ln = _old_row_length(n)
+    out = np.divide(n, np.where(ln == 0, 1, ln), dtype=np.float64)
+    zero = np.flatnonzero(ln[:, 0] == 0)
+    if zero.size:
+        w = np.multiply(v[zero], scale)
+        faces = np.cross(w[:, 2] - w[:, 0], w[:, 1] - w[:, 0])
+        fl = _old_row_length(faces)
+        out[zero] = np.where(fl > 0, faces / np.where(fl == 0, 1, fl), np.array([0.0, 1.0, 0.0]))
+    return out.astype(np.float32)
+
+
+def test_normals_match_the_two_comparison_version() -> None:
+    rng = np.random.default_rng(8)
+    for n in (1, 3, 50, 2000):
+        stored = rng.integers(-32768, 32768, (n, 3)).astype(np.int16)
+        stored[rng.random(n) < 0.3] = 0  # faces computed from the corners
+        v = rng.integers(-32768, 32768, (n, 3, 3)).astype(np.int16)
+        v[: n // 4, 1] = v[: n // 4, 0]  # some degenerate faces
+        scale = ts.AXES * 0.0244
+        assert ts._normals(stored, v, scale).tobytes() == _old_normals(stored, v, scale).tobytes()

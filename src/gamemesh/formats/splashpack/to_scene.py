@@ -292,8 +292,9 @@ def _normals(stored: npt.NDArray[Any], v: npt.NDArray[np.int16],
     those faces are computed: real files store a normal nearly everywhere)."""
     n = np.multiply(stored, AXES)  # int16 -> float64 in one pass
     ln = _row_length(n)
-    out = np.divide(n, np.where(ln == 0, 1, ln), dtype=np.float64)
-    zero = np.flatnonzero(ln[:, 0] == 0)
+    is_zero = ln == 0  # (N, 1): used for the divisor and to find the faces to compute
+    out = np.divide(n, np.where(is_zero, 1, ln), dtype=np.float64)
+    zero = np.flatnonzero(is_zero)
     if zero.size:
         w = np.multiply(v[zero], scale)  # corners as stored: v0 v1 v2
         faces = np.cross(w[:, 2] - w[:, 0], w[:, 1] - w[:, 0])  # v0 v2 v1, as written
