@@ -156,3 +156,25 @@ def pet_test_files() -> list[tuple[bytes, str]]:
         for version in ((1, 0), (1, 3)):
             out.append((write(build(kind, version, escape=True, rings=6, sides=5)), f"x.{kind}"))
     return out
+
+
+def channel_bits(chs: list[Any]) -> list[tuple[Any, ...]]:
+    """Every channel's target and the exact bytes, dtypes and shapes of its keys."""
+    return [(c.node, c.path, c.times.dtype, c.times.shape, c.times.tobytes(), c.values.dtype,
+             c.values.shape, c.values.tobytes()) for c in chs]
+
+
+def cut_pet_tracks(cases: list[tuple[list[Any], list[tuple[float, float]]]]) -> list[Any]:
+    """PET tracks made channels and cut into clips, case by case: the channels', clips' and
+    notes' exact values, for comparing two ways of doing it."""
+    from gamemesh.formats.pet import animation as anim
+
+    out = []
+    for tracks, bounds in cases:
+        ctx = Context(None)
+        chs = anim.track_channels(tracks, list(range(len(tracks))),
+                                  [str(i) for i in range(len(tracks))], ctx)
+        clips = anim.Clipper(chs).cut(bounds)
+        out.append((channel_bits(chs), [channel_bits(c) for c in clips],
+                    [(n.code, n.message) for n in ctx.notes]))
+    return out

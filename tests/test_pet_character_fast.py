@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.helpers import cut_pet_tracks
 
 from gamemesh.formats.pet.document import BoneSection, PetDocument, Section, Track
 from gamemesh.registry import Context
@@ -138,10 +139,6 @@ def _clean_tracks(rng: np.random.Generator, dtype: Any) -> list[Track]:
     return tracks
 
 
-def _channel_bits(chs: list[Any]) -> list[tuple[Any, ...]]:
-    return [(c.node, c.path, c.times.dtype, c.times.shape, c.times.tobytes(), c.values.dtype,
-             c.values.shape, c.values.tobytes()) for c in chs]
-
 
 @pytest.mark.parametrize("small", [1 << 30, -1])
 def test_clean_keys_shortcut_matches_the_cleaning_ways(small: int,
@@ -158,15 +155,7 @@ def test_clean_keys_shortcut_matches_the_cleaning_ways(small: int,
         cases.append((tracks, [(f0 / 30.0, max(f0, f1) / 30.0) for f0, f1 in frames.tolist()]))
 
     def run() -> list[Any]:
-        out = []
-        for tracks, bounds in cases:
-            ctx = Context(None)
-            chs = anim.track_channels(tracks, list(range(len(tracks))),
-                                      [str(i) for i in range(len(tracks))], ctx)
-            clips = anim.Clipper(chs).cut(bounds)
-            out.append((_channel_bits(chs), [_channel_bits(c) for c in clips],
-                        [(n.code, n.message) for n in ctx.notes]))
-        return out
+        return cut_pet_tracks(cases)
 
     calls = {"clean": 0}
     real = anim._path_keys_clean

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.helpers import assert_same_tree, pet_test_files
+from tests.helpers import assert_same_tree, cut_pet_tracks, pet_test_files
 
 import gamemesh
 from gamemesh.formats.pet.sample import build
@@ -50,10 +50,6 @@ def _random_tracks(rng: np.random.Generator, dtype: Any = np.float32) -> list[An
     return tracks
 
 
-def _channel_bits(chs: list[Any]) -> list[tuple[Any, ...]]:
-    return [(c.node, c.path, c.times.dtype, c.times.shape, c.times.tobytes(), c.values.dtype,
-             c.values.shape, c.values.tobytes()) for c in chs]
-
 
 def test_few_keys_channels_and_clips_match_the_numpy_way(
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,15 +64,7 @@ def test_few_keys_channels_and_clips_match_the_numpy_way(
         cases.append((tracks, [(f0 / 30.0, max(f0, f1) / 30.0) for f0, f1 in frames]))
 
     def run() -> list[Any]:
-        out = []
-        for tracks, bounds in cases:
-            ctx = Context(None)
-            chs = anim.track_channels(tracks, list(range(len(tracks))),
-                                    [str(i) for i in range(len(tracks))], ctx)
-            clips = anim.Clipper(chs).cut(bounds)
-            out.append((_channel_bits(chs), [_channel_bits(c) for c in clips],
-                        [(n.code, n.message) for n in ctx.notes]))
-        return out
+        return cut_pet_tracks(cases)
 
     monkeypatch.setattr(anim, "_SMALL_KEYS", 1 << 30)  # every case by the walk
     monkeypatch.setattr(anim, "_SMALL_CUT", 1 << 30)
