@@ -65,10 +65,15 @@ class Image:
 
     @property
     def size(self) -> tuple[int, int] | None:
-        """(width, height) when known without decoding."""
+        """(width, height) when known without decoding: the pixels' shape, else the header of
+        encoded PNG or JPEG bytes (None when they are neither or are damaged)."""
         if self.pixels is not None:
             return (int(self.pixels.shape[1]), int(self.pixels.shape[0]))
-        return None
+        # Imported on first use: importing the textures package loads Pillow, which the model
+        # itself never needs.
+        from ..textures.encoded import encoded_size
+
+        return encoded_size(self.data)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import warnings
 import zlib
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,10 +20,13 @@ from PIL import Image as PILImage
 
 from ..errors import CorruptDataError
 
+if TYPE_CHECKING:
+    from ..scene.model import Image
+
 RGBA = npt.NDArray[np.uint8]
 
 __all__ = ["MAX_IMAGE_PIXELS", "bcn_size", "decode_bcn", "decode_image", "encode_bcn",
-           "encode_png", "image_pixel_limit", "to_rgba"]
+           "encode_png", "image_pixel_limit", "image_rgba", "to_rgba"]
 
 # Decoded pixels an image may have (64 Mpx = 256 MiB as RGBA), as Pillow's MAX_IMAGE_PIXELS;
 # ``image_pixel_limit`` (the ``max_image_pixels`` option, ``--max-image-pixels``) changes it.
@@ -164,6 +167,17 @@ def decode_image(data: bytes, fmt: str = "image") -> RGBA:
         reason = re.sub(r" <_io\.BytesIO object at 0x[0-9a-fA-F]+>", "", str(e))
         msg = f"{kind} could not be decoded ({type(e).__name__}: {reason})"
         raise CorruptDataError(fmt, msg, field=f"{kind}.data") from e
+
+
+def image_rgba(image: Image, fmt: str = "image") -> RGBA | None:
+    """A scene image's RGBA pixels: ``pixels``, else its encoded bytes decoded (readers keep a
+    PNG or JPEG encoded until a writer needs its pixels); None when it has neither. Bytes that
+    do not decode raise :class:`CorruptDataError`."""
+    if image.pixels is not None:
+        return np.asarray(image.pixels, dtype=np.uint8)
+    if image.data is not None:
+        return decode_image(image.data, fmt)
+    return None
 
 
 def bcn_size(width: int, height: int, n: int) -> int:

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import LimitError
+from ...errors import FormatError, LimitError
 from ...fileio import safe_name
 from ...registry import Context, Files
 from ...scene import Animation, Image, Material, Scene
 from ...scene.math import snap, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
-from ...textures import encode_png
+from ...textures import encode_png, image_rgba
 from .document import (
     AnimSection,
     BoneSection,
@@ -468,7 +468,9 @@ def texture_name(img: Image, mat: Material, index: int, stem: str) -> str:
     src = (img.uri or "").replace("\\", "/").rsplit("/", 1)[-1]
     if src.startswith("data:") or not src.lower().endswith(_IMAGE_EXTS):
         src = ""
-    if img.pixels is not None and not src.lower().endswith(".png"):
+    # An image with pixels (decoded, or a PNG or JPEG kept encoded: ``size`` reads its header)
+    # can be written as PNG.
+    if img.size is not None and not src.lower().endswith(".png"):
         src = Path(src).stem + ".png" if src else ""
     if img.data is not None and img.mime_type == "image/jpeg" and not src.lower().endswith(
             (".jpg", ".jpeg")):
@@ -695,8 +697,13 @@ def _image_bytes(name: str, img: Image, ctx: Context) -> bytes | None:
     if img.data is not None and ((ext == ".png" and img.mime_type == "image/png")
                                  or (ext in (".jpg", ".jpeg") and img.mime_type == "image/jpeg")):
         return img.data
-    if img.pixels is not None and ext == ".png":
-        return encode_png(img.pixels)
+    if ext == ".png" and img.size is not None:
+        try:
+            px = image_rgba(img, "pet")
+        except FormatError:  # checksums right, pixels not: as an image with no pixels
+            px = None
+        if px is not None:
+            return encode_png(px)
     if img.data is None and img.pixels is None:
         ctx.note("pet.texture_not_written", f"texture {name!r} has no pixels to write",
                  covers=("textures",))

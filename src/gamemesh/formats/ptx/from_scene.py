@@ -8,17 +8,13 @@ import numpy.typing as npt
 from ...errors import FormatError, LimitError
 from ...registry import Context
 from ...scene import Image, Scene
-from ...textures import decode_image
+from ...textures import image_rgba
 from .document import PtxDocument
 from .layout import FMT, MAX_SIDE
 
 
 def image_pixels(img: Image) -> npt.NDArray[np.uint8] | None:
-    if img.pixels is not None:
-        return np.asarray(img.pixels, dtype=np.uint8)
-    if img.data is not None:
-        return decode_image(img.data, FMT)
-    return None
+    return image_rgba(img, FMT)
 
 
 def rgba_to_doc(rgba: npt.NDArray[np.uint8], bpp: int | None = None) -> PtxDocument:

@@ -64,6 +64,9 @@ class Textures:
         """(texture index, texcoord set) of a material; a 1-texel white texture when it has no
         usable base-colour image."""
         ref = mat.base_color_texture if mat is not None else None
+        if ref is not None and ("image", ref.image) in self.by_key:
+            # An image kept encoded is decoded once, not once per material using it.
+            return self.by_key[("image", ref.image)], ref.texcoord
         px = None
         if ref is not None and 0 <= ref.image < len(self.scene.images):
             px = self._pixels(ref.image)
