@@ -20,6 +20,7 @@ import pytest
 import gamemesh
 from gamemesh.registry import formats
 from gamemesh.sample import sample_scene
+from gamemesh.textures import decode_image
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "gltf" / "blender_rig.glb"
@@ -37,7 +38,10 @@ def test_blender_export_loads(tmp_path: Path, gltf_validator: Any) -> None:
     prim = scene.meshes[0].primitives[0]
     assert prim.joints is not None and prim.weights is not None
     np.testing.assert_allclose(prim.weights.sum(axis=1), 1.0, atol=1e-5)
-    assert scene.images[0].pixels is not None and scene.images[0].pixels.shape == (8, 8, 4)
+    # Blender's PNG stays encoded on load (a writer that needs pixels decodes it).
+    img = scene.images[0]
+    assert img.pixels is None and img.mime_type == "image/png" and img.size == (8, 8)
+    assert img.data is not None and decode_image(img.data).shape == (8, 8, 4)
     # Blender -> gamemesh -> GLB keeps it whole and valid.
     gamemesh.save(scene, tmp_path / "again.glb")
     gltf_validator(tmp_path / "again.glb")

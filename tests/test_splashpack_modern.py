@@ -25,6 +25,7 @@ from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
 from gamemesh.formats.splashpack.read import sniff
 from gamemesh.registry import Context
 from gamemesh.scene import Light, Mesh, Node, Scene, Skin
+from gamemesh.textures import image_rgba
 from helpers import assert_mutations_fail_cleanly, assert_truncations_fail_cleanly, replay_crashes
 from splashpack_modern_fixtures import (
     FIXTURES,
@@ -163,7 +164,8 @@ def test_v24_converts_to_gltf_the_right_way_up_with_texture_skin_clips_and_light
     crate = s.nodes[1]
     assert np.allclose(crate.translation, (1.0, 0.0, -1.0), atol=1e-3)
     # Texture: the page decodes to the checker's four colours where the floor samples it.
-    img = s.images[s.materials[floor.material].base_color_texture.image].pixels  # type: ignore[index,union-attr]
+    img = image_rgba(s.images[s.materials[floor.material].base_color_texture.image])  # type: ignore[index,union-attr]
+    assert img is not None
     uv = floor.texcoords[0]
     texels = img[(uv[:, 1] * 256).astype(int), (uv[:, 0] * 256).astype(int)]
     colours = {tuple(int(c) for c in t[:3]) for t in texels}

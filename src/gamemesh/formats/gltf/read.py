@@ -51,7 +51,8 @@ from ...scene import (
     problems,
 )
 from ...scene.numbers import require_finite, unit_quaternions
-from ...textures import decode_image
+from ...textures import MAX_IMAGE_PIXELS, check_pixels, decode_image
+from ...textures.encoded import probe_encoded
 from .uris import UriRefusedError, resolve_uri
 from .write import PROMOTED_EXTENSIONS
 
@@ -547,7 +548,7 @@ def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image
     img = Image(name=name or (Path(str(uri)).stem if uri and not str(uri).startswith("data:")
                               else ""), data=data, mime_type=mime,
                 uri=None if uri is None or str(uri).startswith("data:") else str(uri))
-    if data is not None:
+    if data is not None and not _keeps_encoded(data, mime):
         try:
             img.pixels = decode_image(data, FMT)
         except FormatError as e:
@@ -555,6 +556,24 @@ def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image
     if isinstance(im.get("extras"), dict):
         img.extras = dict(im["extras"])
     return img
+
+
+def _keeps_encoded(data: bytes, mime: str | None) -> bool:
+    """True when an image's bytes stay encoded (``pixels`` None): a whole PNG or JPEG of the
+    type the glTF declares, within the pixel limit. Every writer decodes ``data`` when it needs
+    pixels (a GLB embeds the bytes as they are), so decoding here cost most of loading a small
+    textured file for nothing. The check is the header and the file's structure (PNG chunk CRCs,
+    JPEG markers: see textures.encoded); anything else is decoded now, as before, so a damaged
+    image still gets its note here. An image over the default limit is decoded now too: a save
+    decodes under the default limit, whatever limit the load was given."""
+    try:
+        head = probe_encoded(data, FMT)
+        if head is None or head.mime_type != mime or head.width * head.height > MAX_IMAGE_PIXELS:
+            return False
+        check_pixels(head.width, head.height, FMT, f"{head.kind}.size", len(data), head.kind)
+    except FormatError:
+        return False
+    return True
 
 
 def _view_len(doc: GltfDocument, vi: Any, where: str) -> int:
