@@ -16,7 +16,7 @@ from ..errors import FormatError, Note
 from ..fileio import safe_name, write_files
 from ..registry import FormatSpec
 from ..scene import Image
-from ..textures import decode_image, encode_png
+from ..textures import encode_png, image_rgba
 from ..textures.dds import encode_dds_rgba
 from ._common import UsageError, check_involved, format_options, source_spec
 
@@ -103,9 +103,7 @@ def _from_scene(args: argparse.Namespace, out: Path, ext: str,
 def _encoded(im: Image, ext: str) -> bytes | None:
     if ext == ".png" and im.data is not None and im.mime_type == "image/png":
         return im.data  # already a PNG: as it is
-    pixels = im.pixels
-    if pixels is None and im.data is not None:
-        pixels = decode_image(im.data, "image")
+    pixels = image_rgba(im, "image")
     if pixels is None:
         return None
     return encode_png(pixels) if ext == ".png" else encode_dds_rgba(pixels)

@@ -29,7 +29,6 @@ from ..registry import Context, by_name
 from ..safeio import read_regular
 from ..scene import Image
 from ..textures import decode_image, encode_png
-from ..textures.encoded import encoded_size
 from .flags import navmesh_nodes
 
 __all__ = ["HOST", "ViewModel", "ViewerServer", "prepare"]
@@ -83,9 +82,7 @@ def prepare(path: str | os.PathLike[str], from_format: str | None = None,
 def _texture_entry(i: int, image: Image) -> dict[str, Any]:
     entry: dict[str, Any] = {"index": i, "name": image.name or image.uri or f"image {i}",
                              "uri": image.uri, "url": None}
-    if image.pixels is not None:
-        entry["width"], entry["height"] = int(image.pixels.shape[1]), int(image.pixels.shape[0])
-    elif (size := encoded_size(image.data)) is not None:  # a PNG or JPEG kept as it is
+    if (size := image.size) is not None:  # a PNG or JPEG kept as it is: its header's size
         entry["width"], entry["height"] = size
     return entry
 

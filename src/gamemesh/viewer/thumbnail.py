@@ -23,7 +23,7 @@ from PIL import Image as PILImage
 from PIL import ImageDraw
 
 from ..scene import NEAREST, Image, Scene
-from ..textures import decode_image, encode_png
+from ..textures import encode_png, image_rgba
 from .flags import navmesh_nodes
 from .pose import PosedPrimitive, pose_scene
 from .raster import GBuffer, look_at, perspective, rasterize
@@ -197,14 +197,10 @@ def _texture(scene: Scene, index: int, cache: dict[int, F64 | None]) -> F64 | No
 
 
 def _pixels(image: Image) -> npt.NDArray[np.uint8] | None:
-    if image.pixels is not None:
-        return np.asarray(image.pixels, dtype=np.uint8)
-    if image.data is not None:
-        try:
-            return decode_image(image.data)
-        except ValueError:  # an undecodable texture is drawn untextured, not fatal
-            return None
-    return None
+    try:
+        return image_rgba(image)
+    except ValueError:  # an undecodable texture is drawn untextured, not fatal
+        return None
 
 
 def _sample(tex: F64, uv: F64, nearest: bool) -> F64:

@@ -21,7 +21,7 @@ from PIL import Image as PILImage
 from ...errors import FormatError, LimitError
 from ...registry import Context, FormatSpec
 from ...scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
-from ...textures import check_pixels, decode_image, encode_png
+from ...textures import check_pixels, decode_image, encode_png, image_rgba
 from ...textures.encoded import EncodedImage, probe_encoded
 
 _MAGICS = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"DDS ", b"BM")
@@ -98,13 +98,12 @@ def _quad_scene(img: Image, w: int, h: int, blend: bool) -> Scene:
 def first_image(scene: Scene, fmt: str) -> tuple[int, np.ndarray]:
     """The first image with pixels (decoding encoded bytes if need be)."""
     for i, im in enumerate(scene.images):
-        if im.pixels is not None:
-            return i, im.pixels
-        if im.data is not None:
-            try:
-                return i, decode_image(im.data, fmt)
-            except FormatError:
-                continue
+        try:
+            px = image_rgba(im, fmt)
+        except FormatError:
+            continue
+        if px is not None:
+            return i, px
     msg = "the scene has no image with pixels"
     raise LimitError(fmt, msg, field="images", expected=">= 1 image", actual=len(scene.images))
 

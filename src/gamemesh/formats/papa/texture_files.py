@@ -21,7 +21,7 @@ from ...errors import FormatError, LimitError
 from ...registry import Context
 from ...safeio import read_regular
 from ...scene import Image, Scene
-from ...textures import decode_image
+from ...textures import decode_image, image_rgba
 from . import layout as lay
 from . import textures as tx
 from .document import PapaDocument, PapaString, Texture
@@ -53,9 +53,7 @@ class _Source:
 
     def pixels(self) -> RGBA | None:
         if self._pixels is None and self.image is not None:
-            self._pixels = self.image.pixels
-            if self._pixels is None and self.image.data is not None:
-                self._pixels = decode_image(self.image.data, lay.FMT)
+            self._pixels = image_rgba(self.image, lay.FMT)
         return self._pixels
 
 

@@ -18,7 +18,7 @@ from PIL import Image as PILImage
 from ...errors import LimitError
 from ...registry import Context
 from ...scene import Material, Scene
-from ...textures import decode_image, psx
+from ...textures import image_rgba, psx
 from .layout import FRAMEBUFFERS
 
 FMT = "splashpack"
@@ -78,13 +78,12 @@ class Textures:
 
     def _pixels(self, i: int) -> npt.NDArray[np.uint8] | None:
         img = self.scene.images[i]
-        if img.pixels is not None:
-            return np.asarray(img.pixels, dtype=np.uint8)
-        if img.data:
-            try:
-                return decode_image(img.data, FMT)
-            except ValueError:
-                pass
+        try:
+            px = image_rgba(img, FMT)
+        except ValueError:
+            px = None
+        if px is not None:
+            return px
         self.ctx.note("splashpack.image_missing",
                       f"image {i} ({img.name!r}) has no pixels; a white texel is used")
         return None
