@@ -368,3 +368,16 @@ def test_png_with_right_crcs_over_a_broken_stream_fails_where_it_is_decoded(
         gamemesh.convert(tmp_path / "odd.png", tmp_path / "odd.ptx")
     assert e.value.field == "PNG.data"
     assert not (tmp_path / "odd.ptx").exists()
+
+
+def test_save_decodes_kept_images_under_the_callers_pixel_limit() -> None:
+    """A PNG kept encoded is decoded when a target needs its pixels, under the save's own
+    ``max_image_pixels``, as a load would be: refused under a lower limit, written without."""
+    scene = gamemesh.load(Path(__file__).parent / "fixtures" / "viewer" / "view_pmf.png")
+    assert scene.images[0].pixels is None
+    with pytest.raises(FormatError, match="over the limit") as err:
+        gamemesh.save(scene, io.BytesIO(), format="ptx", max_image_pixels=1000)
+    assert err.value.actual == 640 * 600
+    out = io.BytesIO()
+    gamemesh.save(scene, out, format="ptx")
+    assert len(out.getvalue()) > 640 * 600 * 3

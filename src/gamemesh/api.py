@@ -245,20 +245,20 @@ def _save(scene: Scene, dst: Destination, format: str | None, options: dict[str,
     # A scene breaking the model's invariants is a converter bug: name it before any writer
     # turns it into a file real tools choke on.
     scene.validate()
-    if _is_stream(dst):
-        ctx = Context(_stream_name(spec), options)
+    stream = _is_stream(dst)
+    path = _stream_name(spec) if stream else Path(dst)  # type: ignore[arg-type]
+    ctx = Context(path, options)
+    # Images kept encoded (PNG/JPEG from an image file or a glTF) are decoded here when the
+    # target needs pixels: under the caller's pixel limit, as a load would be.
+    with image_pixel_limit(options.get("max_image_pixels")):
         files = spec.save_scene(scene, ctx)
+        if not stream:
+            _refuse_foreign(spec.name, path, files)
         if check_loss:
             ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
+    if stream:
         return _write_stream(dst, files), ctx.notes  # type: ignore[arg-type]
-    path = Path(dst)  # type: ignore[arg-type]
-    ctx = Context(path, options)
-    files = spec.save_scene(scene, ctx)
-    _refuse_foreign(spec.name, path, files)
-    if check_loss:
-        ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
-    written = write_files(path.parent, files)
-    return written, ctx.notes
+    return write_files(path.parent, files), ctx.notes
 
 
 def _refuse_foreign(fmt: str, dst: Path, files: dict[str, bytes]) -> None:
