@@ -381,3 +381,17 @@ def test_save_decodes_kept_images_under_the_callers_pixel_limit() -> None:
     out = io.BytesIO()
     gamemesh.save(scene, out, format="ptx")
     assert len(out.getvalue()) > 640 * 600 * 3
+
+
+def test_an_image_only_a_raised_limit_admits_is_decoded_at_load(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PNG over the default pixel limit, loaded under a raised one, is decoded then (a later
+    save would decode it under the default); one within the default stays encoded."""
+    import gamemesh.textures.encoded as encoded
+
+    data = _encode(PILImage.fromarray(_picture()))  # 40 x 24 = 960 pixels
+    kept = gamemesh.load(data, format="image", max_image_pixels=10_000)
+    assert kept.images[0].pixels is None and kept.images[0].data == data
+    monkeypatch.setattr(encoded, "MAX_IMAGE_PIXELS", 500)  # the default, lowered below 960
+    decoded = gamemesh.load(data, format="image", max_image_pixels=10_000)
+    assert decoded.images[0].pixels is not None and decoded.images[0].pixels.shape == (24, 40, 4)

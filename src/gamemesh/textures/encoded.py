@@ -20,6 +20,7 @@ import zlib
 from dataclasses import dataclass
 
 from ..errors import CorruptDataError, TruncatedError
+from . import MAX_IMAGE_PIXELS
 
 __all__ = ["EncodedImage", "encoded_size", "probe_encoded"]
 
@@ -62,6 +63,13 @@ class EncodedImage:
     mode: str  # Pillow's name of the colour layout: L, LA, P, RGB, RGBA, CMYK
     alpha: bool
     passthrough: bool
+
+    @property
+    def deferrable(self) -> bool:
+        """Whether the pixels may wait for a writer to decode them. A save decodes under its own
+        ``max_image_pixels``, the default unless the caller gives it again, so an image that
+        only a raised limit admits is decoded at load, under the limit the load was given."""
+        return self.width * self.height <= MAX_IMAGE_PIXELS
 
 
 def probe_encoded(data: bytes, fmt: str = "image") -> EncodedImage | None:

@@ -51,7 +51,7 @@ from ...scene import (
     problems,
 )
 from ...scene.numbers import require_finite, unit_quaternions
-from ...textures import MAX_IMAGE_PIXELS, check_pixels, decode_image
+from ...textures import check_pixels, decode_image
 from ...textures.encoded import probe_encoded
 from .uris import UriRefusedError, resolve_uri
 from .write import PROMOTED_EXTENSIONS
@@ -564,11 +564,11 @@ def _keeps_encoded(data: bytes, mime: str | None) -> bool:
     pixels (a GLB embeds the bytes as they are), so decoding here cost most of loading a small
     textured file for nothing. The check is the header and the file's structure (PNG chunk CRCs,
     JPEG markers: see textures.encoded); anything else is decoded now, as before, so a damaged
-    image still gets its note here. An image over the default limit is decoded now too: a save
-    decodes under the default limit, whatever limit the load was given."""
+    image still gets its note here, and so is an image only a raised pixel limit admits
+    (``EncodedImage.deferrable``)."""
     try:
         head = probe_encoded(data, FMT)
-        if head is None or head.mime_type != mime or head.width * head.height > MAX_IMAGE_PIXELS:
+        if head is None or head.mime_type != mime or not head.deferrable:
             return False
         check_pixels(head.width, head.height, FMT, f"{head.kind}.size", len(data), head.kind)
     except FormatError:

@@ -45,7 +45,7 @@ def _read(data: bytes, ctx: Context) -> ImageDocument:
     head = probe_encoded(data, "image")
     if head is not None:
         check_pixels(head.width, head.height, "image", f"{head.kind}.size", len(data), head.kind)
-        if head.passthrough:
+        if head.passthrough and head.deferrable:
             return ImageDocument(data, None, head.kind.lower(), head)
     pixels = decode_image(data, "image")
     try:

@@ -55,10 +55,10 @@ from .layout import (
     WRITE_ORDER,
 )
 from .read import kind_of
+from .skeleton import S4
 from .write import write
 
 F64 = npt.NDArray[np.float64]
-S4 = np.diag([1.0, 1.0, -1.0, 1.0])
 FLIP = np.array([1.0, 1.0, -1.0])
 POS_BITS = 20  # snap() grid of bone-space positions: 2e-6 below 2 units, 20 bits above
 _IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".dds", ".tga", ".bmp")
