@@ -81,6 +81,33 @@ def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
             assert got[d:].tolist() == [d, d + 1, d + 2]
 
 
+def test_lazy_links_of_long_walks_match_the_offsets_finder() -> None:
+    """Walks over tiny weights (many pairs: the binary search of the running sum, and more
+    than 32 pairs) give the prefix-sum finder's links."""
+    rng = np.random.default_rng(41)
+    seen_over = seen_long = 0
+    for trial in range(120):
+        n = int(rng.integers(50, 3000))
+        buf = rng.choice(np.array([0, 1, 2, 255, 0xFE]), n,
+                         p=[0.6, 0.25, 0.1, 0.03, 0.02]).astype(np.uint8)
+        if trial % 3 == 0:
+            buf[:] = 0
+        s0 = int(rng.integers(0, n // 4))
+        end = int(rng.integers(s0, n + 1))
+        lim = int(rng.integers(s0, end + 1))
+        lim -= (lim - s0) % 2
+        for head in (12, 16):
+            nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
+            d = len(nxt)
+            want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
+            want = np.where((nxt >= 0) & (want >= d), d + 2, want)
+            got = read_mod._lazy_links(buf, s0, lim, end, head)
+            assert np.array_equal(got[:d], want), (trial, head)
+            seen_over += int((want == d + 1).any())
+            seen_long += int(((nxt - s0) // 2 - np.arange(d) - head // 2 > 8).any())
+    assert seen_over and seen_long
+
+
 def test_bone_records_found_at_once_match_the_record_reader(
         monkeypatch: pytest.MonkeyPatch) -> None:
     docs = pet_test_files()

@@ -852,10 +852,8 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         base = c0 + h2  # the chunk's first walk's first pair (a word index)
         csum = np.zeros(n + _FAST_PAIRS + 3, np.int32)
         np.cumsum(words[base:base + n + _FAST_PAIRS + 2] & 0xFF, out=csum[1:])
-        k = _pair_counts(csum, n)
-        link = np.arange(base, base + n, dtype=np.int32)
-        link += k
-        link += k == 1  # the pad after a single pair
+        link, over = _pair_links(csum, n)
+        link += np.int32(base)
         out = jn[c0:c0 + n]
         out[:] = link
         # The sentinels, on the few links that need one (past the window: past the section
@@ -863,10 +861,45 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         far = np.flatnonzero(link >= m)
         if len(far):
             out[far] = np.where(link.take(far) > last, m, m + 2)
-        if k.max() > _FAST_PAIRS:
-            out[k > _FAST_PAIRS] = m + 1
+        if len(over):
+            out[over] = m + 1
     jn[m:] = (m, m + 1, m + 2)
     return jn
+
+
+def _pair_links(csum: npt.NDArray[np.int32], n: int
+                ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.intp]]:
+    """For the walks from words 0 .. n - 1 (``csum`` as for :func:`_pair_counts`): the word
+    after each walk's pairs and pad (``i + k``, plus 1 for the pad after a single pair), and
+    the walks with more than ``_FAST_PAIRS`` pairs (their words are not meaningful).
+
+    ``k`` is 1 + the ranks r >= 1 whose running sum stays below 255, and a walk whose rank 1
+    does not (k = 1) is the one with the pad: so the word is ``i + 2`` + the ranks r >= 2 that
+    do (the running sum only grows), one pass fewer than counting ``k`` first. Contiguous
+    passes (counted in int8: no widening per pass) run while many walks go on; the few long
+    ones left (mostly offsets inside a record, reading floats as weights) are placed by a
+    binary search of the running sum (it only grows, so the first rank that reaches the
+    target is where ``searchsorted`` puts it)."""
+    target = csum[:n] + 255
+    more = np.zeros(n, np.int8)
+    short = np.empty(n, np.bool_)
+    rank = 2
+    while True:
+        np.less(csum[rank:rank + n], target, out=short)
+        more += short.view(np.int8)
+        going = int(np.count_nonzero(short))
+        if not going or going * 32 < n or rank == _FAST_PAIRS:
+            break
+        rank += 1
+    link = np.arange(2, n + 2, dtype=np.int32)
+    link += more
+    if not going:
+        return link, np.zeros(0, np.intp)
+    left = np.flatnonzero(short)
+    # Each long walk's pair count, capped at _FAST_PAIRS + 1 (= too many).
+    k = np.minimum(np.searchsorted(csum, target.take(left)) - left, _FAST_PAIRS + 1)
+    link[left] = left + k
+    return link, left[k > _FAST_PAIRS]
 
 
 # Up to this many (walk, count) pairs, :func:`_pair_counts` checks the remaining counts at once.
