@@ -4,6 +4,7 @@ bone record finders, the corner dedup of to_scene and the shared folder listings
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import time
 from collections.abc import Iterator
@@ -214,6 +215,51 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
         for s, tc in enumerate(p.texcoords):
             assert np.array_equal(tc, uv[:, s])
         assert np.array_equal(p.indices, indices)
+
+
+@pytest.mark.parametrize("ntex", [1, 3, 12])
+def test_primitives_found_at_once_match_np_unique_per_primitive(
+        monkeypatch: pytest.MonkeyPatch, ntex: int) -> None:
+    """All primitives' vertices found in one pass over the corners (faces grouped by key by
+    one pass per key, or by a stable sort) give the per-primitive np.unique dedup's vertices
+    and indices, and the same GLB bytes either way of grouping."""
+    rng = np.random.default_rng(ntex)
+    for trial in range(3):
+        doc = build("pet", (1, 3), rings=int(rng.integers(12, 25)),
+                    sides=int(rng.integers(12, 25)), uv_sets=2)
+        m = doc.mesh
+        assert m is not None
+        nf = len(m.texture)
+        m.corner_normal = m.corner_normal.copy()
+        m.corner_uv = m.corner_uv.copy()
+        m.corner_normal[int(rng.integers(0, 5))::9] *= -1.0
+        m.corner_normal[2::29] = 0.0
+        m.corner_uv[int(rng.integers(0, 5))::7, 0, 0] += 0.5
+        m.texture = rng.integers(0, ntex, nf).astype(np.uint8)
+        m.specular = rng.choice([0, 255], nf).astype(np.uint8)
+        text = doc.get(b"TEXT")
+        text.textures = [text.textures[k % len(text.textures)] for k in range(ntex)]
+        data = write(doc)
+        doc = SPEC.read(data, Context(None, {}))
+        scene = SPEC.to_scene(doc, Context(None, {}))
+        unit = skel.Unit(doc, None)
+        builder = ts._MeshBuilder(Scene(), skel.make_skeleton(unit, Context(None, {})),
+                                  Context(None, {}))
+        want = _reference_primitives(doc, builder, unit)
+        prims = scene.meshes[0].primitives
+        assert len(prims) == len(want) > 0
+        for p, (nrm, uv, indices) in zip(prims, want, strict=True):
+            assert np.array_equal(p.normals, nrm)
+            for s, tc in enumerate(p.texcoords):
+                assert np.array_equal(tc, uv[:, s])
+            assert np.array_equal(p.indices, indices)
+        glbs = []
+        for few in (0, 100):
+            monkeypatch.setattr(ts, "_FEW_KEYS", few)
+            buf = io.BytesIO()
+            gamemesh.save(gamemesh.load(data, format="pet"), buf, format="glb")
+            glbs.append(buf.getvalue())
+        assert glbs[0] == glbs[1], trial
 
 
 @pytest.mark.parametrize("uv_sets", [1, 2, 3])

@@ -248,12 +248,6 @@ def _single_value(a: npt.NDArray[Any]) -> float | None:
     return float(vals[0]) if len(vals) == 1 else None
 
 
-def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
-    """``a[idx, :width]`` as a new contiguous array, gathered by np.take."""
-    out = a.take(idx, axis=0)
-    return out if width >= a.shape[1] else np.ascontiguousarray(out[:, :width])
-
-
 def dense(a: Any) -> npt.NDArray[Any]:
     """``a`` as a C-contiguous array. The reader leaves the corner fields as views of the
     input's records (strided, unaligned): whole rows are copied as raw bytes (one void item a

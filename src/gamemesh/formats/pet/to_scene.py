@@ -36,7 +36,6 @@ from .corners import (
     _finite32,
     _first_equal_records,
     _norms,
-    _rows,
     _single_value,
     dense,
     first_equal,
@@ -156,10 +155,6 @@ class _RecordCorners(_Corners):
 
     def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         return self.sets.take(sel, axis=0).view(np.float32).reshape(len(sel), self.nsets, 2)
-
-
-# A face's corners in glTF order (the winding reversed).
-_REVERSED = np.array([0, 2, 1])
 
 
 class _MeshBuilder:
@@ -469,35 +464,43 @@ class _MeshBuilder:
         if npoly <= _SMALL_FACES:
             return self._primitives_small(unit, m, pos, inf, skin, key)
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        # Each face's corners' classes in glTF order (corners 0, 2, 1: the winding reversed).
-        face_class = cls.take(row).reshape(-1, 3).take([0, 2, 1], axis=1)
         cv = self._corner_vertex(m)
-        gpos = _finite32(pos * FLIP)
-        nuv = uv.shape[1]
-        # Row gathers by np.take (several times faster than fancy indexing for 2-D rows).
-        uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
-        del uv  # the sets replace it (peak memory)
+        # All primitives at once (one per (texture, specular) key, ascending): their faces
+        # grouped by key (file order within), their corners in glTF order (0, 2, 1: the
+        # winding reversed), and each corner's class made distinct per primitive, so that the
+        # first occurrences over all corners are each primitive's glTF vertices in order.
+        keys, faces, bounds = _faces_by_key(key)
+        gl = _gl_corners(faces)
+        row_gl = row.take(gl)
+        ids = cls.take(row_gl)
+        ncls = len(first)
+        for k in range(1, len(keys)):
+            ids[3 * bounds[k]:3 * bounds[k + 1]] += k * ncls
+        firsts, inverse = first_occurrences(ids, len(keys) * ncls)
+        del ids
+        # Each primitive's first vertex: the glTF vertices are grouped as the corners are.
+        starts = np.searchsorted(firsts, 3 * np.asarray(bounds)).tolist()
+        indices = inverse.astype(np.uint32)
+        del inverse
+        for k in range(1, len(keys)):
+            indices[3 * bounds[k]:3 * bounds[k + 1]] -= np.uint32(starts[k])
+        verts = cv.take(gl.take(firsts))
+        r = row_gl.take(firsts)
+        del gl, row_gl
+        # Each attribute gathered once for all primitives (theirs are slices of it).
+        gpos = _finite32(_flip_z(pos)).take(verts, axis=0)
+        gnrm = nrm.take(r, axis=0)
+        sets = _uv_sets(uv, r)
         prims: list[Primitive] = []
-        for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
-            faces = np.flatnonzero(key == k)
-            # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(face_class.take(faces, axis=0).reshape(-1),
-                                                len(first))
-            src = faces.take(firsts // 3) * 3 + _REVERSED.take(firsts % 3)
-            verts = cv.take(src)
-            r = row.take(src)
-            prim = Primitive(positions=gpos.take(verts, axis=0),
-                             normals=nrm.take(r, axis=0),
-                             texcoords=[u.take(r, axis=0) for u in uv_sets],
-                             indices=inverse.astype(np.uint32),
-                             material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
-            if inf is not None:
-                # Only as many sets of 4 as this primitive's vertices use.
-                used = int(inf.used[verts].max()) if len(verts) else 1
-                width = max(4, -(-used // 4) * 4)
-                prim.joints = _rows(inf.joints, verts, width)
-                prim.weights = _rows(inf.weights, verts, width)
-            prims.append(prim)
+        for k, (v0, v1, f0, f1) in enumerate(zip(starts, starts[1:], bounds, bounds[1:],
+                                                 strict=False)):
+            key_k = keys[k]
+            prims.append(Primitive(positions=gpos[v0:v1], normals=gnrm[v0:v1],
+                                   texcoords=[u[v0:v1] for u in sets],
+                                   indices=indices[3 * f0:3 * f1],
+                                   material=self._material(unit, key_k // 256 - 1, key_k % 256)))
+        if inf is not None:
+            _add_influences(prims, inf, verts, starts[:-1])
         return prims
 
     def _primitives_small(self, unit: Unit, m: MeshSection, pos: F64,
@@ -512,7 +515,7 @@ class _MeshBuilder:
         cv = self._corner_vertex(m)
         nc, nsets = uv.shape[0], uv.shape[1]
         faces = np.argsort(key, kind="stable")  # grouped by primitive, in file order within
-        gl = (faces[:, None] * 3 + _REVERSED).reshape(-1)  # their corners in glTF order
+        gl = _gl_corners(faces)  # their corners in glTF order
         words = np.concatenate([cv.astype(np.uint32)[:, None],
                                 (nrm + np.float32(0.0)).view(np.uint32),
                                 (uv.reshape(nc, 2 * nsets) + np.float32(0.0)).view(np.uint32)],
@@ -638,6 +641,53 @@ def _differs(counts: npt.NDArray[Any], n: int) -> bool:
     if counts.strides == (0,):
         return bool(counts[0] != n)
     return bool((counts != n).any())
+
+
+# Up to this many primitives, their faces are grouped by one pass per key (else a stable sort).
+_FEW_KEYS = 8
+
+
+def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]:
+    """The faces' distinct keys (ascending), the faces grouped by key (ascending, file order
+    within a key) and where each key's faces start (plus the end)."""
+    counts = np.bincount(key)
+    keys = np.flatnonzero(counts)
+    bounds = [0, *np.cumsum(counts.take(keys)).tolist()]
+    if len(keys) == 1:
+        return keys.tolist(), np.arange(len(key)), bounds
+    if len(keys) <= _FEW_KEYS:
+        faces = np.concatenate([np.flatnonzero(key == k) for k in keys.tolist()])
+    else:
+        faces = np.argsort(key, kind="stable")
+    return keys.tolist(), faces, bounds
+
+
+def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """The corners of ``faces`` in glTF order (each face's corners 0, 2, 1), written column by
+    column (a broadcast over rows of 3 is several times slower)."""
+    out = np.empty((len(faces), 3), np.intp)
+    np.multiply(faces, 3, out=out[:, 0])
+    np.add(out[:, 0], 2, out=out[:, 1])
+    np.add(out[:, 0], 1, out=out[:, 2])
+    return out.reshape(-1)
+
+
+def _flip_z(a: F64) -> F64:
+    """``a * FLIP`` for rows of 3 (the same products: x and y times 1.0, z times -1.0), as a
+    copy and one pass over the z column instead of a broadcast over rows of 3."""
+    out = np.multiply(a, 1.0)
+    np.multiply(out[:, 2], -1.0, out=out[:, 2])
+    return out
+
+
+def _uv_sets(uv: npt.NDArray[np.float32], rows: npt.NDArray[Any]
+             ) -> list[npt.NDArray[np.float32]]:
+    """UV sets ``uv[rows, s]`` as contiguous (k, 2) arrays: the (u, v) pairs gathered and
+    transposed as 64-bit words (a copy of a (k, 2) float column is several times slower)."""
+    n, nsets = uv.shape[0], uv.shape[1]
+    words = np.ascontiguousarray(uv).view(np.uint64).reshape(n, nsets)
+    by_set = words.take(rows, axis=0).T.copy()
+    return [by_set[s].view(np.float32).reshape(-1, 2) for s in range(nsets)]
 
 
 def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
