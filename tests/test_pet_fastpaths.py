@@ -307,6 +307,55 @@ def test_first_equal_records_matches_first_equal() -> None:
         words = np.ascontiguousarray(uv).view(np.uint64)
         want = corner_mod.first_equal(cv, normal, uv)
         assert np.array_equal(corner_mod._first_equal_records(cv, head, words), want)
+        # With the vertex count known (an index bound past the largest index used).
+        got = corner_mod._first_equal_records(cv, head, words, 300 + sets)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def _special_rows(rng: np.random.Generator, n: int) -> npt.NDArray[np.float64]:
+    """Rows of 3 float64 with -0.0, NaN, infinities, tiny and huge values among them."""
+    a = rng.normal(size=(n, 3))
+    flat = a.reshape(-1)
+    for value in () if not n else (-0.0, 0.0, np.nan, np.inf, -np.inf, 5e-324, 1e308, -1e308):
+        flat[rng.integers(0, flat.size, 7)] = value
+    return a
+
+
+def test_column_flip_and_division_match_the_broadcasts() -> None:
+    """z flipped on one column and rows divided column by column: the bits of ``a * FLIP``
+    and ``a / d[:, None]`` (NaN as NaN: the converted values clean them)."""
+    rng = np.random.default_rng(43)
+    for n in (0, 1, 5, 1000):
+        a = _special_rows(rng, n)
+        d = np.abs(_special_rows(rng, n)[:, 0])
+        d[::5] = -d[::5]
+        with np.errstate(all="ignore"):  # as to_scene runs
+            pairs = ((ts._flip_z(a), a * ts.FLIP), (ts._divide_rows(a, d), a / d[:, None]))
+        for got, want in pairs:
+            assert got.shape == want.shape and got.dtype == want.dtype
+            both_nan = np.isnan(got) & np.isnan(want)
+            assert np.array_equal(np.where(both_nan, 0.0, got).view(np.uint64),
+                                  np.where(both_nan, 0.0, want).view(np.uint64))
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            assert np.array_equal(corner_mod._finite32(got).view(np.uint32),
+                                  corner_mod._finite32(want).view(np.uint32))
+
+
+def test_record_normals_in_float64_match_the_field_conversion() -> None:
+    """The records' normals converted as whole words give the (k, 3) view's conversion."""
+    rng = np.random.default_rng(47)
+    n = 700
+    with np.errstate(over="ignore"):
+        normal = _special_rows(rng, n).astype(np.float32)
+    head = np.concatenate([rng.integers(0, 99, n).astype(np.uint32)[:, None],
+                           normal.view(np.uint32)], axis=1).view(np.uint64)
+    src = ts._RecordCorners(np.zeros(n, np.int64), 1, False, np.arange(n), head,
+                            np.zeros((n, 1), np.uint64))
+    sel = rng.integers(0, n, 300)
+    want = normal[sel].astype(np.float64)
+    got = src.normals64(sel)
+    assert got.dtype == np.float64
+    assert np.array_equal(np.ascontiguousarray(got).view(np.uint64), want.view(np.uint64))
 
 
 @pytest.mark.parametrize("n", [3000, 200, 1])  # the vectorized and the dict (few rows) ways

@@ -108,16 +108,16 @@ def _corner_records(m: MeshSection) -> tuple[npt.NDArray[np.uint64],
 
 
 def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
-                         sets: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+                         sets: npt.NDArray[np.uint64], bound: int | None = None
+                         ) -> npt.NDArray[np.int64]:
     """:func:`first_equal` of (vertex, normal, UV sets) given as the records' words
-    (``head``: vertex and normal; ``sets``: the UV sets): each row compared with the first
-    row of its vertex two and ``sets`` words at a time, the rest grouped by the hash dedup
-    on the same 32-bit words."""
+    (``head``: vertex and normal; ``sets``: the UV sets; ``bound``: more than any vertex
+    index, when known): each row compared with the first row of its vertex two and ``sets``
+    words at a time, the rest grouped by the hash dedup on the same 32-bit words."""
     n = len(cv)
-    it = np.int32 if n < 2**31 else np.int64
-    first = np.full(int(cv.max()) + 1, n, it)
-    np.minimum.at(first, cv.astype(it), np.arange(n, dtype=it))
-    rep = first.take(cv).astype(np.int64)
+    first = np.full(int(cv.max()) + 1 if bound is None else bound, n)
+    np.minimum.at(first, cv, np.arange(n))
+    rep = first.take(cv)
     same = _rows_equal(head.take(rep, axis=0), head)
     same &= _rows_equal(sets.take(rep, axis=0), sets)
     odd = np.flatnonzero(~same)
@@ -157,15 +157,14 @@ def first_occurrences(ids: npt.NDArray[np.int64], bound: int
                 order.append(i)
         inverse = [seen[v] for v in ids.tolist()]
         return np.array(order, np.int64), np.array(inverse, np.int64)
-    it = np.int32 if max(n, bound) < 2**31 else np.int64
-    pos = np.arange(n, dtype=it)
-    head: npt.NDArray[np.signedinteger[Any]] = np.full(max(bound, 1), n, it)
-    np.minimum.at(head, ids.astype(it), pos)
-    at = head.take(ids)
-    is_first = at == pos
-    firsts = np.flatnonzero(is_first)
-    rank = np.cumsum(is_first, dtype=np.int64) - 1
-    return firsts, rank.take(at)
+    pos = np.arange(n)
+    head = np.full(max(bound, 1), n)
+    np.minimum.at(head, ids, pos)
+    firsts = np.flatnonzero(head.take(ids) == pos)
+    # Each id's number (its first occurrence's rank), written at the firsts' ids only.
+    number = head  # reused: only the ids that occur are read back
+    number[ids.take(firsts)] = np.arange(len(firsts))
+    return firsts, number.take(ids)
 
 
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]

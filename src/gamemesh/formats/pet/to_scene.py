@@ -123,6 +123,10 @@ class _Corners:
         """The stored normals of corners ``sel`` ((k, 3))."""
         raise NotImplementedError
 
+    def normals64(self, sel: npt.NDArray[np.int64]) -> F64:
+        """:meth:`normals` as a new float64 array (the caller may change it)."""
+        return self.normals(sel).astype(np.float64)
+
     def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The stored UV sets of corners ``sel`` ((k, sets, 2))."""
         raise NotImplementedError
@@ -151,6 +155,12 @@ class _RecordCorners(_Corners):
 
     def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         out: npt.NDArray[np.float32] = self.head.take(sel, axis=0).view(np.float32)[:, 1:]
+        return out
+
+    def normals64(self, sel: npt.NDArray[np.int64]) -> F64:
+        # The whole words converted (contiguous), the vertex column then left out: a
+        # conversion of the (k, 3) view would go row by row.
+        out: F64 = self.head.take(sel, axis=0).view(np.float32).astype(np.float64)[:, 1:]
         return out
 
     def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
@@ -334,11 +344,12 @@ class _MeshBuilder:
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
                  bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
-                 rows: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
-        """The normals of corners ``sel`` (``rows``: their stored normals), in bind space, z
-        not yet flipped, and which were zero (each corner's normal depends only on its own
-        record, its vertex and, for a zero normal, its face)."""
-        nrm = np.asarray(rows).astype(np.float64)
+                 rows: npt.NDArray[Any], owned: bool = False) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel`` (``rows``: their stored normals; ``owned``: a float64
+        array this may change), in bind space, z not yet flipped, and which were zero (each
+        corner's normal depends only on its own record, its vertex and, for a zero normal,
+        its face)."""
+        nrm = rows if owned else np.asarray(rows).astype(np.float64)
         if not np.isfinite(nrm).all():
             nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
@@ -369,7 +380,7 @@ class _MeshBuilder:
             length[zero] = _norms(nrm[zero])  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
-            return nrm / length[:, None], zero
+            return _divide_rows(nrm, length), zero
         out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
         return np.asarray(out), zero
 
@@ -392,7 +403,8 @@ class _MeshBuilder:
         row = src.row
         first = np.flatnonzero(row == np.arange(nc))
         wm, main, bone_map = skin
-        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, src.normals(first))
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
+                                    src.normals64(first), owned=True)
         if zero.any():
             rep = np.zeros(nc, bool)
             rep[first[zero]] = True
@@ -401,13 +413,13 @@ class _MeshBuilder:
             row[own] = own
             first = np.concatenate([first, own])
             nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
-                                                         own, src.normals(own))[0]])
+                                                         own, src.normals64(own), owned=True)[0]])
             order = np.argsort(first, kind="stable")
-            first, nrm64 = first[order], nrm64[order]
+            first, nrm64 = first.take(order), nrm64.take(order, axis=0)
         rows = np.empty(nc, np.int64)
         rows[first] = np.arange(len(first))
         row = rows.take(row)
-        nrm = _finite32(nrm64 * FLIP)
+        nrm = _finite32(_flip_z(nrm64))
         uv = _finite32(src.uvs(first))
         if varying:
             assert nuv_c is not None
@@ -430,8 +442,9 @@ class _MeshBuilder:
             head, sets = recs
             cv = head.view(np.uint32)[:, 0].astype(np.int64)
             self._check_corners(m, cv)
-            return _RecordCorners(cv, sets.shape[1], False, _first_equal_records(cv, head, sets),
-                                  head, sets)
+            # After the range check every index is below the vertex count.
+            row = _first_equal_records(cv, head, sets, m.vertex_count)
+            return _RecordCorners(cv, sets.shape[1], False, row, head, sets)
         cv = self._corner_vertex(m)
         nc = len(cv)
         # Contiguous copies (the reader leaves the corner fields as views of the input's
@@ -523,7 +536,7 @@ class _MeshBuilder:
         first, ids, spans = _first_per_primitive(words.take(gl, axis=0), key.take(faces))
         src = gl.take(first)  # each glTF vertex's first corner
         verts = cv.take(src)
-        gpos = _finite32(pos * FLIP).take(verts, axis=0)
+        gpos = _finite32(_flip_z(pos)).take(verts, axis=0)
         gnrm = nrm.take(src, axis=0)
         guv = uv.take(src, axis=0)
         sets = [np.ascontiguousarray(guv[:, s]) for s in range(nsets)]
@@ -550,7 +563,7 @@ class _MeshBuilder:
         wm, main, bone_map = skin
         nrm64, _ = self._normals(unit, m, pos, wm, main, bone_map, np.arange(nc),
                                  m.corner_normal)
-        nrm = _finite32(nrm64 * FLIP)
+        nrm = _finite32(_flip_z(nrm64))
         cuv = np.asarray(m.corner_uv, np.float32)
         nsets = cuv.shape[1] if cuv.ndim == 3 else 1
         uv = _finite32(cuv.reshape(nc, nsets, 2))
@@ -677,6 +690,15 @@ def _flip_z(a: F64) -> F64:
     copy and one pass over the z column instead of a broadcast over rows of 3."""
     out = np.multiply(a, 1.0)
     np.multiply(out[:, 2], -1.0, out=out[:, 2])
+    return out
+
+
+def _divide_rows(a: F64, d: F64) -> F64:
+    """``a / d[:, None]`` for rows of 3 (the same quotients), column by column into a new
+    array instead of a broadcast over rows of 3."""
+    out = np.empty(a.shape)
+    for c in range(3):
+        np.divide(a[:, c], d, out=out[:, c])
     return out
 
 
