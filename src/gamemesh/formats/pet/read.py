@@ -1173,9 +1173,9 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     words = np.full((e - s0) // 2 + _FAST_PAIRS + 4, 0xFFFF, np.uint16)
     words.view(np.uint8)[:e - s0] = buf[s0:e]
     ws = (starts - s0) >> 1
-    out: dict[str, Any] = {"positions": words.take(ws[:-1, None] + np.arange(6)).view("<f4")}
+    out: dict[str, Any] = {"positions": _records_at(words, ws[:-1], 12).view("<f4").reshape(n, 3)}
     if head == 16:
-        out["global"] = words.take(ws[:-1, None] + np.arange(6, 8)).view("<f4").reshape(n)
+        out["global"] = _records_at(words, ws[:-1] + 6, 4).view("<f4")
     first = ws[:-1] + head // 2
     count = (np.diff(ws) - head // 2).astype(np.int32)
     w0 = words.take(first)
@@ -1195,6 +1195,17 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
     out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),
                pad=pad)
+    return out
+
+
+def _records_at(words: npt.NDArray[np.uint16], at: npt.NDArray[Any],
+                size: int) -> npt.NDArray[np.void]:
+    """The ``size`` bytes from each word index ``at``, one item each: a view with an item
+    starting at every word, indexed (one gather of whole items instead of one per word
+    through an (N, size / 2) index array)."""
+    items = np.ndarray((len(words) - size // 2 + 1,), np.dtype((np.void, size)), words,
+                       strides=(2,))
+    out: npt.NDArray[np.void] = items[at]
     return out
 
 
