@@ -369,6 +369,19 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     seen: dict[tuple[int, bytes], int] = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
     assert rep.tolist() == want
+    # Mostly one row per index (the few later rows alone are compared), NaN and -0.0 among
+    # the bits, in parts of odd and even widths.
+    idx = rng.permutation(n)
+    idx[rng.integers(0, n, max(1, n // 20))] = idx[rng.integers(0, n, max(1, n // 20))]
+    cols = rng.integers(0, 2, (n, 3)).astype(np.float32)
+    cols[::7, 1] = np.nan
+    cols[::3, 2] *= -0.0
+    wide = rng.integers(0, 2, (n, 4)).astype(np.float32)
+    rep = corner_mod.first_equal(idx, cols, wide)
+    rows = [(int(i), c.tobytes() + u.tobytes()) for i, c, u in zip(idx, cols, wide, strict=True)]
+    seen = {}
+    want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
+    assert rep.tolist() == want
     ids = rng.integers(0, 50, n)
     firsts, inverse = corner_mod.first_occurrences(ids, 50)
     _, f = np.unique(ids, return_index=True)

@@ -48,13 +48,13 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
     rep = head.take(idx).astype(np.int64)
     parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
-    same = np.ones(n, bool)
-    for p in parts:
-        q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
-        # Columns made contiguous once: np.take of a contiguous column is the fast gather.
-        for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, n)):
-            same &= col.take(rep) == col
-    odd = np.flatnonzero(~same)
+    # Rows after the first of their index (none where each index has one row): only these
+    # can differ from their index's first row.
+    later = np.flatnonzero(rep != np.arange(n))
+    if len(later) * 4 < n:
+        odd = later[~_same_as(parts, rep.take(later), later)]
+    else:
+        odd = np.flatnonzero(~_same_as(parts, rep, None))
     if len(odd):
         # A row unlike its index's first row is like any earlier equal row in that: all
         # such rows are among ``odd``.
@@ -63,6 +63,23 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
         first, inverse = _unique_words(rows)
         rep[odd] = odd[first[inverse]]
     return rep
+
+
+def _same_as(parts: list[npt.NDArray[np.uint32]], rep: npt.NDArray[np.int64],
+             rows: npt.NDArray[np.int64] | None) -> npt.NDArray[np.bool_]:
+    """Whether rows ``rows`` (None: all, in order) have the bits of rows ``rep`` in every
+    part (64 bits at a time where a part allows)."""
+    same = np.ones(len(rep), bool)
+    if rows is not None:  # a few rows: gathered whole
+        for p in parts:
+            same &= (p.take(rep, axis=0) == p.take(rows, axis=0)).all(axis=1)
+        return same
+    for p in parts:
+        q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
+        # Columns made contiguous once: np.take of a contiguous column is the fast gather.
+        for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, -1)):
+            same &= col.take(rep) == col
+    return same
 
 
 def _first_equal_small(idx: npt.NDArray[np.int64], parts: list[npt.NDArray[np.uint32]]
