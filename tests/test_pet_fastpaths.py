@@ -82,9 +82,12 @@ def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
             assert got[d:].tolist() == [d, d + 1, d + 2]
 
 
-def test_lazy_links_of_long_walks_match_the_offsets_finder() -> None:
+@pytest.mark.parametrize("counted", [2, 4, 33])  # the first rank whose walks are counted
+def test_lazy_links_of_long_walks_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
+                                                           counted: int) -> None:
     """Walks over tiny weights (many pairs: the binary search of the running sum, and more
     than 32 pairs) give the prefix-sum finder's links."""
+    monkeypatch.setattr(read_mod, "_COUNTED", counted)
     rng = np.random.default_rng(41)
     seen_over = seen_long = 0
     for trial in range(120):
@@ -107,6 +110,16 @@ def test_lazy_links_of_long_walks_match_the_offsets_finder() -> None:
             seen_over += int((want == d + 1).any())
             seen_long += int(((nxt - s0) // 2 - np.arange(d) - head // 2 > 8).any())
     assert seen_over and seen_long
+
+
+def test_bone_range_by_one_unsigned_comparison() -> None:
+    rng = np.random.default_rng(53)
+    for dtype in (np.int32, np.int64, np.int16, np.uint8, np.float64):
+        b = rng.integers(-300, 300, 2000).astype(dtype)
+        b[:3] = (0, 255, 254)
+        for nb in (0, 1, 9, 255, 256, 1000):
+            want = (b >= 0) & (b < nb)
+            assert np.array_equal(infl.bone_in_range(b, nb), want), (dtype, nb)
 
 
 def test_bone_records_found_at_once_match_the_record_reader(

@@ -85,10 +85,14 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     total: F64 | None = None
     for c in range(p):
         b = np.ascontiguousarray(bones[:, c])
-        valid = (b >= 0) & (b < nb) & (count > c)
+        valid = bone_in_range(b, nb)
+        valid &= count > c
         w.append(np.where(valid, wb[:, c] / 255.0, 0.0))
         j.append(np.where(valid, b, 0))
-        total = w[0].copy() if total is None else total + w[c]
+        if total is None:
+            total = w[0].copy()
+        else:
+            total += w[c]
     assert total is not None
     empty = total <= 0
     if np.any(empty):
@@ -101,6 +105,15 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     else:
         w = [wc / total for wc in w]
     return _sorted_influences(j, w, ctx)
+
+
+def bone_in_range(b: npt.NDArray[Any], nb: int) -> npt.NDArray[np.bool_]:
+    """``(b >= 0) & (b < nb)`` as one comparison: signed ids read as unsigned (a negative
+    one is then larger than any bone count)."""
+    if b.dtype.kind == "i" and b.dtype.itemsize in (4, 8):
+        out: npt.NDArray[np.bool_] = b.view(b.dtype.str.replace("i", "u")) < nb
+        return out
+    return (b >= 0) & (b < nb)
 
 
 # Slot ranks 0, 1, ... (more than the column way's slots).

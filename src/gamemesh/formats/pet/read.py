@@ -867,6 +867,10 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
     return jn
 
 
+# The first pair rank whose walks :func:`_pair_links` counts (to stop its contiguous passes).
+_COUNTED = 4
+
+
 def _pair_links(csum: npt.NDArray[np.int32], n: int
                 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.intp]]:
     """For the walks from words 0 .. n - 1 (``csum`` as for :func:`_pair_counts`): the word
@@ -887,7 +891,9 @@ def _pair_links(csum: npt.NDArray[np.int32], n: int
     while True:
         np.less(csum[rank:rank + n], target, out=short)
         more += short.view(np.int8)
-        going = int(np.count_nonzero(short))
+        # Most walks read more than a few pairs (offsets inside records read floats as
+        # weights): the first ranks are not counted.
+        going = int(np.count_nonzero(short)) if rank >= _COUNTED else n
         if not going or going * 32 < n or rank == _FAST_PAIRS:
             break
         rank += 1

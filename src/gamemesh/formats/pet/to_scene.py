@@ -50,6 +50,7 @@ from .influences import (
     _fake_body_substitute,
     _Influences,
     _influences_by_column,
+    bone_in_range,
 )
 from .layout import FMT, MASK_FLAGS
 from .read import check_corner_range, read
@@ -291,8 +292,9 @@ class _MeshBuilder:
         if (self.sk is not None and self.sk.world is wm and nb > 0 and 0 < p <= _COLUMN_SLOTS
                 and n):
             # The usual case (the file's own skeleton, a few slots): column by column.
-            main = np.where((bones[:, 0] >= 0) & (bones[:, 0] < nb)
-                            & (np.asarray(m.inf_count) > 0), bones[:, 0], -1).astype(np.int64)
+            first = bones[:, 0]
+            main = np.where(bone_in_range(first, nb) & (np.asarray(m.inf_count) > 0), first,
+                            -1).astype(np.int64)
             self.used_skin = True
             return (self._bind_positions(m, nb, wm, main),
                     _influences_by_column(m, nb, main, self.ctx), None, main)
