@@ -214,6 +214,7 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
     m.corner_normal[5::11] *= -1.0  # hard edges: a vertex with two normals
     m.corner_normal[7::13, 1] = -0.0
     m.corner_normal[2::17] = 0.0  # "compute it": the face's normal, per corner
+    m.corner_normal[m.corner_vertex % 7 == 3] = 0.0  # equal records with a zero normal
     m.corner_uv[3::7, 0, 0] += 0.5  # UV seams
     doc = SPEC.read(write(doc), Context(None, {}))
     scene = SPEC.to_scene(doc, Context(None, {}))
@@ -297,9 +298,13 @@ def test_corner_records_give_the_generic_corner_rows(monkeypatch: pytest.MonkeyP
                         lambda mesh: taken.append(True) or records(mesh))
     fast = gamemesh.load(data, format="pet")
     assert taken
+    # Rows numbered by first corner (as when a vertex has no corner), then the fields' way.
+    monkeypatch.setattr(ts, "record_rows", lambda *a: None)
+    by_corner = gamemesh.load(data, format="pet")
     monkeypatch.setattr(ts, "_corner_records", lambda mesh: None)
     slow = gamemesh.load(data, format="pet")
-    for a, b in zip(fast.meshes[0].primitives, slow.meshes[0].primitives, strict=True):
+    for a, b in [*zip(fast.meshes[0].primitives, slow.meshes[0].primitives, strict=True),
+                 *zip(by_corner.meshes[0].primitives, slow.meshes[0].primitives, strict=True)]:
         for name in ("positions", "normals", "indices", "joints", "weights"):
             x, y = getattr(a, name), getattr(b, name)
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
@@ -323,6 +328,34 @@ def test_first_equal_records_matches_first_equal() -> None:
         # With the vertex count known (an index bound past the largest index used).
         got = corner_mod._first_equal_records(cv, head, words, 300 + sets)
         assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_record_rows_by_vertex_group_as_first_equal_records() -> None:
+    """Rows numbered by vertex (then the other records) group the corners as the first
+    equal corner does, each row's first corner being its group's first; None when a vertex
+    has no corner."""
+    rng = np.random.default_rng(59)
+    for trial in range(12):
+        n, nv = 4000, (300 if trial % 3 else 4100)
+        cv = np.concatenate([rng.permutation(nv)[:min(nv, n)],
+                             rng.integers(0, nv, max(0, n - nv))]).astype(np.int64)[:n]
+        normal = rng.integers(0, 1 + trial % 3, (n, 3)).astype(np.float32)
+        normal[::7] *= -0.0
+        normal[::11, 0] = np.nan
+        uv = rng.integers(0, 1 + trial % 2, (n, 2)).astype(np.float32)
+        head = np.concatenate([cv.astype(np.uint32)[:, None], normal.view(np.uint32)],
+                              axis=1).view(np.uint64)
+        words = np.ascontiguousarray(uv).view(np.uint64)
+        want = corner_mod._first_equal_records(cv, head, words)
+        got = corner_mod.record_rows(cv, head, words, nv)
+        if nv > n:
+            assert got is None
+            continue
+        assert got is not None
+        row, first = got
+        assert np.array_equal(first.take(row), want)
+        assert len(first) == len(np.unique(want)) and row.dtype == first.dtype == np.int64
+        assert np.array_equal(row[first], np.arange(len(first)))
 
 
 def _special_rows(rng: np.random.Generator, n: int) -> npt.NDArray[np.float64]:
@@ -362,7 +395,7 @@ def test_record_normals_in_float64_match_the_field_conversion() -> None:
         normal = _special_rows(rng, n).astype(np.float32)
     head = np.concatenate([rng.integers(0, 99, n).astype(np.uint32)[:, None],
                            normal.view(np.uint32)], axis=1).view(np.uint64)
-    src = ts._RecordCorners(np.zeros(n, np.int64), 1, False, np.arange(n), head,
+    src = ts._RecordCorners(np.zeros(n, np.int64), 1, False, np.arange(n), np.arange(n), head,
                             np.zeros((n, 1), np.uint64))
     sel = rng.integers(0, n, 300)
     want = normal[sel].astype(np.float64)

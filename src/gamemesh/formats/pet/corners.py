@@ -145,6 +145,34 @@ def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64]
     return rep
 
 
+def record_rows(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
+                sets: npt.NDArray[np.uint64], bound: int
+                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """The distinct records of :func:`_first_equal_records` (the same groups) as rows
+    numbered by vertex: each corner's row and each row's first corner. Row ``v`` is the
+    record of vertex ``v``'s first corner (so where every corner has its vertex's first
+    record, the rows are the vertex indices themselves, no pass to number them); rows from
+    ``bound`` on are the other records, in order of first occurrence. None when some vertex
+    below ``bound`` has no corner (its row would have none)."""
+    n = len(cv)
+    first_v = np.full(bound, n)
+    np.minimum.at(first_v, cv, np.arange(n))
+    if bound and int(first_v.max()) >= n:
+        return None
+    rep = first_v.take(cv)
+    same = _rows_equal(head.take(rep, axis=0), head)
+    same &= _rows_equal(sets.take(rep, axis=0), sets)
+    odd = np.flatnonzero(~same)
+    if not len(odd):
+        return cv, first_v
+    # A record unlike its vertex's first record is like no corner outside ``odd``.
+    f, inverse = _unique_words(np.concatenate([head[odd].view(np.uint32),
+                                               sets[odd].view(np.uint32)], axis=1))
+    row = cv.copy()
+    row[odd] = bound + inverse
+    return row, np.concatenate([first_v, odd.take(f)])
+
+
 def _rows_equal(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
     """Per row of two (N, k) arrays: all k items equal (the k flags of a row read as one
     word where k allows; numpy's reductions across narrow rows are slow)."""

@@ -40,6 +40,7 @@ from .corners import (
     dense,
     first_equal,
     first_occurrences,
+    record_rows,
 )
 from .document import CollSection, MeshSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -113,12 +114,14 @@ def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
 @dataclass
 class _Corners:
     """A mesh's corners for :meth:`_MeshBuilder._corner_rows`: vertex indices (int64), UV-set
-    count, whether it varies, each corner's first equal corner (:func:`first_equal`)."""
+    count, whether it varies, each corner's row (its distinct record, numbered in any order)
+    and each row's first corner."""
 
     vertex: npt.NDArray[np.int64]
     nsets: int
     varying: bool
     row: npt.NDArray[np.int64]
+    first: npt.NDArray[np.int64]
 
     def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The stored normals of corners ``sel`` ((k, 3))."""
@@ -401,26 +404,23 @@ class _MeshBuilder:
         nuv_c = m.corner_nuv
         src = self._corner_source(m)
         cv, nsets, varying = src.vertex, src.nsets, src.varying
-        nc = len(cv)
-        row = src.row
-        first = np.flatnonzero(row == np.arange(nc))
+        row, first = src.row, src.first
         wm, main, bone_map = skin
         nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
                                     src.normals64(first), owned=True)
         if zero.any():
-            rep = np.zeros(nc, bool)
-            rep[first[zero]] = True
-            own = np.flatnonzero(rep[row])
-            own = own[row[own] != own]
-            row[own] = own
-            first = np.concatenate([first, own])
-            nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
-                                                         own, src.normals64(own), owned=True)[0]])
-            order = np.argsort(first, kind="stable")
-            first, nrm64 = first.take(order), nrm64.take(order, axis=0)
-        rows = np.empty(nc, np.int64)
-        rows[first] = np.arange(len(first))
-        row = rows.take(row)
+            # The other corners of a row with a zero normal: rows of their own, appended
+            # (the rows' order is free: classes only group them).
+            is_zero = np.zeros(len(first), bool)
+            is_zero[zero] = True
+            own = np.flatnonzero(is_zero.take(row))
+            own = own[first.take(row.take(own)) != own]
+            if len(own):
+                row = row.copy()  # may be the vertex indices themselves
+                row[own] = np.arange(len(first), len(first) + len(own))
+                first = np.concatenate([first, own])
+                nrm64 = np.concatenate([nrm64, self._normals(
+                    unit, m, pos, wm, main, bone_map, own, src.normals64(own), owned=True)[0]])
         nrm = _finite32(_flip_z(nrm64))
         uv = _finite32(src.uvs(first))
         if varying:
@@ -445,8 +445,10 @@ class _MeshBuilder:
             cv = head.view(np.uint32)[:, 0].astype(np.int64)
             self._check_corners(m, cv)
             # After the range check every index is below the vertex count.
-            row = _first_equal_records(cv, head, sets, m.vertex_count)
-            return _RecordCorners(cv, sets.shape[1], False, row, head, sets)
+            rows = record_rows(cv, head, sets, m.vertex_count)
+            if rows is None:  # some vertex has no corner: rows numbered by first corner
+                rows = _numbered(_first_equal_records(cv, head, sets, m.vertex_count))
+            return _RecordCorners(cv, sets.shape[1], False, *rows, head, sets)
         cv = self._corner_vertex(m)
         nc = len(cv)
         # Contiguous copies (the reader leaves the corner fields as views of the input's
@@ -463,8 +465,9 @@ class _MeshBuilder:
         if varying:
             assert nuv_c is not None
             cols.append(np.asarray(nuv_c, np.uint32)[:, None])
-        row = first_equal(cv, *cols)  # the first corner with the same record
-        return _FieldCorners(cv, nsets, varying, row, normal, uv_raw)
+        # Each corner's first corner with the same record, as rows.
+        row, first = _numbered(first_equal(cv, *cols))
+        return _FieldCorners(cv, nsets, varying, row, first, normal, uv_raw)
 
     def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: _Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
@@ -685,6 +688,15 @@ def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
     np.add(out[:, 0], 2, out=out[:, 1])
     np.add(out[:, 0], 1, out=out[:, 2])
     return out.reshape(-1)
+
+
+def _numbered(rep: I64) -> tuple[I64, I64]:
+    """Each corner's row and each row's first corner, from each corner's first equal corner
+    ``rep`` (rows numbered by their first corner)."""
+    first = np.flatnonzero(rep == np.arange(len(rep)))
+    rows = np.empty(len(rep), np.int64)
+    rows[first] = np.arange(len(first))
+    return rows.take(rep), first
 
 
 def _flip_z(a: F64) -> F64:
