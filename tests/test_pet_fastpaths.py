@@ -395,8 +395,8 @@ def test_record_normals_in_float64_match_the_field_conversion() -> None:
         normal = _special_rows(rng, n).astype(np.float32)
     head = np.concatenate([rng.integers(0, 99, n).astype(np.uint32)[:, None],
                            normal.view(np.uint32)], axis=1).view(np.uint64)
-    src = ts._RecordCorners(np.zeros(n, np.int64), 1, False, np.arange(n), np.arange(n), head,
-                            np.zeros((n, 1), np.uint64))
+    src = ts._RecordCorners(np.zeros(n, np.int64), 1, False, np.arange(n), np.arange(n), False,
+                            head, np.zeros((n, 1), np.uint64))
     sel = rng.integers(0, n, 300)
     want = normal[sel].astype(np.float64)
     got = src.normals64(sel)
@@ -428,6 +428,10 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     seen = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
     assert rep.tolist() == want
+    # Each row's first row of its index given (as rows numbered by vertex know it).
+    heads: dict[int, int] = {}
+    given = np.array([heads.setdefault(int(i), k) for k, i in enumerate(idx)], np.int64)
+    assert corner_mod.first_equal(idx, cols, wide, heads=given).tolist() == want
     ids = rng.integers(0, 50, n)
     firsts, inverse = corner_mod.first_occurrences(ids, 50)
     _, f = np.unique(ids, return_index=True)

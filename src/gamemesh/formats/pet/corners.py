@@ -26,10 +26,12 @@ def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     return a.astype(np.uint32)
 
 
-def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any],
+                heads: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.int64]:
     """For each row of (index, columns...): the first row with the same index and the same
     column bits (so for floats NaN equals NaN and -0.0 differs from 0.0: add +0.0 first to
-    merge those).
+    merge those). ``heads``: each row's first row with the same index, where the caller
+    knows it (else found here).
 
     Rows mostly equal the first row of their index (a vertex's corners), so each row is
     compared with that one, column by column (64 bits at a time where a part allows); the
@@ -43,10 +45,7 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     low = int(idx.min())
     if low < 0:
         idx = idx - low
-    it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
-    head = np.full(int(idx.max()) + 1, n, it)
-    np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
-    rep = head.take(idx).astype(np.int64)
+    rep = _heads(idx) if heads is None else np.array(heads, np.int64)
     parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
     # Rows after the first of their index (none where each index has one row): only these
     # can differ from their index's first row.
@@ -63,6 +62,16 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
         first, inverse = _unique_words(rows)
         rep[odd] = odd[first[inverse]]
     return rep
+
+
+def _heads(idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each row's first row with the same index (indices >= 0)."""
+    n = len(idx)
+    it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
+    head = np.full(int(idx.max()) + 1, n, it)
+    np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
+    out: npt.NDArray[np.int64] = head.take(idx).astype(np.int64)
+    return out
 
 
 def _same_as(parts: list[npt.NDArray[np.uint32]], rep: npt.NDArray[np.int64],

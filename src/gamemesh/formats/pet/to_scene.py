@@ -122,6 +122,7 @@ class _Corners:
     varying: bool
     row: npt.NDArray[np.int64]
     first: npt.NDArray[np.int64]
+    by_vertex: bool  # rows numbered by vertex (:func:`record_rows`), else by first corner
 
     def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The stored normals of corners ``sel`` ((k, 3))."""
@@ -431,8 +432,11 @@ class _MeshBuilder:
             for k in range(1, nsets):
                 short = nuv_r <= k
                 uv[short, k] = uv[short, 0]
-        cls = first_equal(cv[first], nrm + np.float32(0.0),
-                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
+        rv = cv.take(first)
+        # Rows numbered by vertex: each row's vertex is its vertex's first row.
+        cls = first_equal(rv, nrm + np.float32(0.0),
+                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0),
+                          heads=rv if src.by_vertex else None)
         return row, first, nrm, uv, cls
 
     def _corner_source(self, m: MeshSection) -> _Corners:
@@ -446,9 +450,10 @@ class _MeshBuilder:
             self._check_corners(m, cv)
             # After the range check every index is below the vertex count.
             rows = record_rows(cv, head, sets, m.vertex_count)
+            by_vertex = rows is not None
             if rows is None:  # some vertex has no corner: rows numbered by first corner
                 rows = _numbered(_first_equal_records(cv, head, sets, m.vertex_count))
-            return _RecordCorners(cv, sets.shape[1], False, *rows, head, sets)
+            return _RecordCorners(cv, sets.shape[1], False, *rows, by_vertex, head, sets)
         cv = self._corner_vertex(m)
         nc = len(cv)
         # Contiguous copies (the reader leaves the corner fields as views of the input's
@@ -467,7 +472,7 @@ class _MeshBuilder:
             cols.append(np.asarray(nuv_c, np.uint32)[:, None])
         # Each corner's first corner with the same record, as rows.
         row, first = _numbered(first_equal(cv, *cols))
-        return _FieldCorners(cv, nsets, varying, row, first, normal, uv_raw)
+        return _FieldCorners(cv, nsets, varying, row, first, False, normal, uv_raw)
 
     def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: _Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
