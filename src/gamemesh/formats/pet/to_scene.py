@@ -704,9 +704,17 @@ def _numbered(rep: I64) -> tuple[I64, I64]:
     return rows.take(rep), first
 
 
+# Up to this many rows of 3, a broadcast costs less than one call per column.
+_FEW_ROWS = 512
+
+
 def _flip_z(a: F64) -> F64:
     """``a * FLIP`` for rows of 3 (the same products: x and y times 1.0, z times -1.0), as a
-    copy and one pass over the z column instead of a broadcast over rows of 3."""
+    copy and one pass over the z column instead of a broadcast over rows of 3 (a few rows:
+    the broadcast, one call)."""
+    if len(a) <= _FEW_ROWS:
+        few: F64 = a * FLIP
+        return few
     out = np.multiply(a, 1.0)
     np.multiply(out[:, 2], -1.0, out=out[:, 2])
     return out
@@ -714,7 +722,10 @@ def _flip_z(a: F64) -> F64:
 
 def _divide_rows(a: F64, d: F64) -> F64:
     """``a / d[:, None]`` for rows of 3 (the same quotients), column by column into a new
-    array instead of a broadcast over rows of 3."""
+    array instead of a broadcast over rows of 3 (a few rows: the broadcast, one call)."""
+    if len(a) <= _FEW_ROWS:
+        few: F64 = a / d[:, None]
+        return few
     out = np.empty(a.shape)
     for c in range(3):
         np.divide(a[:, c], d, out=out[:, c])
