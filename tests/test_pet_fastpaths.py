@@ -387,6 +387,26 @@ def test_column_flip_and_division_match_the_broadcasts() -> None:
                                   corner_mod._finite32(want).view(np.uint32))
 
 
+def test_lengths_checked_for_finite_values_match_the_values_check() -> None:
+    """Rows of 3 whose values are checked only when a length is not finite: the rows and
+    lengths of checking the values first (NaN, infinities and huge finite values)."""
+    rng = np.random.default_rng(61)
+    for n in (1, 7, 900):
+        for huge in (False, True):
+            a = _special_rows(rng, n) if n > 1 else np.array([[np.nan, 1.0, -0.0]])
+            if huge:
+                a[rng.integers(0, n, 3), 0] = 1e200  # finite, but its square is not
+            if n == 7:
+                a = np.abs(a) + 0.5  # all finite
+            want = a if np.isfinite(a).all() else np.nan_to_num(a, nan=0.0, posinf=0.0,
+                                                                neginf=0.0)
+            with np.errstate(all="ignore"):
+                want_len = np.sqrt(want[:, 0] ** 2 + want[:, 1] ** 2 + want[:, 2] ** 2)
+                got, got_len = ts._finite_lengths(a[:, :3].copy())
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+            assert np.array_equal(got_len.view(np.uint64), want_len.view(np.uint64))
+
+
 def test_record_normals_in_float64_match_the_field_conversion() -> None:
     """The records' normals converted as whole words give the (k, 3) view's conversion."""
     rng = np.random.default_rng(47)

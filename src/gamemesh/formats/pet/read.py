@@ -964,11 +964,14 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int, head: int,
         jn = (_exact_links if escapes else _lazy_links)(buf, s0, lim, end, head)
         d = len(jn) - 3
         chain = _follow(jn, nvert + 1).astype(np.int64)
-        if lim < end and np.any(chain == d + 2):
+        top = int(chain.max())  # below D (the usual case): no sentinel to look for
+        if lim < end and top >= d and np.any(chain == d + 2):
             est *= 2
             continue
         break
-    if not escapes and np.any(chain >= d):
+    if top < d:
+        return s0 + 2 * chain
+    if not escapes:
         return None
     if np.any(chain == d + 1):
         return _vertex_starts_slow(r, buf, nvert, head)

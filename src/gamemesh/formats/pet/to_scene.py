@@ -356,12 +356,17 @@ class _MeshBuilder:
         corner's normal depends only on its own record, its vertex and, for a zero normal,
         its face)."""
         nrm = rows if owned else np.asarray(rows).astype(np.float64)
-        if not np.isfinite(nrm).all():
-            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         cv_all = self._corner_vertex(m)
         nb = len(wm)
         v10 = unit.doc.version < (1, 1) and nb
         rebind = self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb
+        if not (v10 or rebind):  # no rotation: the lengths tell whether all is finite
+            nrm, length = _finite_lengths(nrm)
+            return self._unit_normals(pos, cv_all, sel, nrm, length)
+        # The rotations' einsum on the contiguous rows (as they always were: same bits).
+        nrm = np.ascontiguousarray(nrm)
+        if not np.isfinite(nrm).all():
+            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         if v10 or rebind:  # the corners' main bones (only these rotations need them)
             cmain = main[cv_all[sel]] if len(sel) else np.zeros(0, np.int64)
         if v10:
@@ -376,7 +381,13 @@ class _MeshBuilder:
             nrm = np.einsum("nij,nj->ni", r, nrm)
         # np.linalg.norm(nrm, axis=1) by columns: the same sums, ~3x faster on narrow rows.
         x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
-        length = np.sqrt(x * x + y * y + z * z)
+        return self._unit_normals(pos, cv_all, sel, nrm, np.sqrt(x * x + y * y + z * z))
+
+    @staticmethod
+    def _unit_normals(pos: F64, cv_all: I64, sel: I64, nrm: F64,
+                      length: F64) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """:meth:`_normals` from the (rotated) rows and their lengths: zero ones replaced by
+        their face's normal, then all made unit length."""
         zero = length < 1e-12
         if zero.any():
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
@@ -718,6 +729,20 @@ def _flip_z(a: F64) -> F64:
     out = np.multiply(a, 1.0)
     np.multiply(out[:, 2], -1.0, out=out[:, 2])
     return out
+
+
+def _finite_lengths(a: F64) -> tuple[F64, F64]:
+    """Rows of 3 with NaN and infinities made 0 (where there are any) and their lengths, by
+    columns (``np.linalg.norm``'s sums). A row's length is finite only where its values
+    are: the values are checked only when some length is not (non-finite or huge values)."""
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    length: F64 = np.sqrt(x * x + y * y + z * z)
+    if np.isfinite(length).all() or np.isfinite(a).all():
+        return a, length
+    a = np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    length = np.sqrt(x * x + y * y + z * z)
+    return a, length
 
 
 def _divide_rows(a: F64, d: F64) -> F64:
