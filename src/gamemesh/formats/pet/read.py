@@ -1200,10 +1200,11 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     # Bone 0xFF is -1 (none); slots past a vertex's pairs are weight 0, bone -1.
     bone = np.where(valid & (hi != 0xFF), hi, np.int32(-1))
     weight = np.where(valid, wd, 0).astype(np.uint8)  # the low byte: the weight
-    pad = np.zeros((n, 2), np.uint8)
-    pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
+    # The pad bytes as one word a vertex (a scatter of 2-byte rows goes byte by byte).
+    pad = np.zeros(n, np.uint16)
+    pad[single] = words.take(first[single] + 1)
     out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),
-               pad=pad)
+               pad=pad.view(np.uint8).reshape(n, 2))
     return out
 
 
