@@ -852,10 +852,8 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         base = c0 + h2  # the chunk's first walk's first pair (a word index)
         csum = np.zeros(n + _FAST_PAIRS + 3, np.int32)
         np.cumsum(words[base:base + n + _FAST_PAIRS + 2] & 0xFF, out=csum[1:])
-        link, over = _pair_links(csum, n)
-        link += np.int32(base)
         out = jn[c0:c0 + n]
-        out[:] = link
+        link, over = _pair_links(csum, n, base, out)
         # The sentinels, on the few links that need one (past the window: past the section
         # too, or not; more than _FAST_PAIRS pairs).
         far = np.flatnonzero(link >= m)
@@ -871,11 +869,13 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
 _COUNTED = 4
 
 
-def _pair_links(csum: npt.NDArray[np.int32], n: int
+def _pair_links(csum: npt.NDArray[np.int32], n: int, base: int = 0,
+                out: npt.NDArray[np.int32] | None = None
                 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.intp]]:
     """For the walks from words 0 .. n - 1 (``csum`` as for :func:`_pair_counts`): the word
-    after each walk's pairs and pad (``i + k``, plus 1 for the pad after a single pair), and
-    the walks with more than ``_FAST_PAIRS`` pairs (their words are not meaningful).
+    after each walk's pairs and pad (``base + i + k``, plus 1 for the pad after a single
+    pair; written to ``out`` when given), and the walks with more than ``_FAST_PAIRS`` pairs
+    (their words are not meaningful).
 
     ``k`` is 1 + the ranks r >= 1 whose running sum stays below 255, and a walk whose rank 1
     does not (k = 1) is the one with the pad: so the word is ``i + 2`` + the ranks r >= 2 that
@@ -897,14 +897,14 @@ def _pair_links(csum: npt.NDArray[np.int32], n: int
         if not going or going * 32 < n or rank == _FAST_PAIRS:
             break
         rank += 1
-    link = np.arange(2, n + 2, dtype=np.int32)
-    link += more
+    link = np.empty(n, np.int32) if out is None else out
+    np.add(more, np.arange(base + 2, base + n + 2, dtype=np.int32), out=link)
     if not going:
         return link, np.zeros(0, np.intp)
     left = np.flatnonzero(short)
     # Each long walk's pair count, capped at _FAST_PAIRS + 1 (= too many).
     k = np.minimum(np.searchsorted(csum, target.take(left)) - left, _FAST_PAIRS + 1)
-    link[left] = left + k
+    link[left] = left + k + base
     return link, left[k > _FAST_PAIRS]
 
 
