@@ -407,6 +407,15 @@ def test_lengths_checked_for_finite_values_match_the_values_check() -> None:
             assert np.array_equal(got_len.view(np.uint64), want_len.view(np.uint64))
 
 
+def test_gl_corners_by_column_match_the_broadcast() -> None:
+    rng = np.random.default_rng(67)
+    for n in (0, 1, 500, 513, 2000):
+        faces = rng.permutation(3 * n + 1)[:n].astype(np.intp)
+        want = (faces[:, None] * 3 + np.array([0, 2, 1])).reshape(-1)
+        got = ts._gl_corners(faces)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_record_normals_in_float64_match_the_field_conversion() -> None:
     """The records' normals converted as whole words give the (k, 3) view's conversion."""
     rng = np.random.default_rng(47)

@@ -698,7 +698,11 @@ def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]
 
 def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
     """The corners of ``faces`` in glTF order (each face's corners 0, 2, 1), written column by
-    column (a broadcast over rows of 3 is several times slower)."""
+    column (a broadcast over rows of 3 is several times slower, but one call: it is taken for
+    a few faces)."""
+    if len(faces) <= _FEW_ROWS:
+        few: npt.NDArray[np.intp] = (faces[:, None] * 3 + _REVERSED).reshape(-1)
+        return few
     out = np.empty((len(faces), 3), np.intp)
     np.multiply(faces, 3, out=out[:, 0])
     np.add(out[:, 0], 2, out=out[:, 1])
@@ -717,6 +721,9 @@ def _numbered(rep: I64) -> tuple[I64, I64]:
 
 # Up to this many rows of 3, a broadcast costs less than one call per column.
 _FEW_ROWS = 512
+
+# A face's corners in glTF order (the winding reversed).
+_REVERSED = np.array([0, 2, 1])
 
 
 def _flip_z(a: F64) -> F64:
