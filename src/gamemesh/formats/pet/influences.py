@@ -131,7 +131,7 @@ def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.
     so the same bits. None (the column way decides) when a vertex names a bone twice with
     weight: the merge's order of adds is left to the column way."""
     p = bones.shape[1]
-    valid = (bones >= 0) & (bones < nb) & (count[:, None] > _RANKS[:p])
+    valid = bone_in_range(bones, nb) & (count[:, None] > _RANKS[:p])
     w = np.where(valid, wb / 255.0, 0.0)
     pos = w > 0
     if p > 1 and _has_repeats(bones, pos):
