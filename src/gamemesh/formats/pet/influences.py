@@ -110,10 +110,16 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
 def bone_in_range(b: npt.NDArray[Any], nb: int) -> npt.NDArray[np.bool_]:
     """``(b >= 0) & (b < nb)`` as one comparison: signed ids read as unsigned (a negative
     one is then larger than any bone count)."""
-    if b.dtype.kind == "i" and b.dtype.itemsize in (4, 8):
-        out: npt.NDArray[np.bool_] = b.view(b.dtype.str.replace("i", "u")) < nb
+    unsigned = _UNSIGNED.get(b.dtype)
+    if unsigned is not None:
+        out: npt.NDArray[np.bool_] = b.view(unsigned) < nb
         return out
     return (b >= 0) & (b < nb)
+
+
+# The unsigned types of the same size as the usual (native) signed id types.
+_UNSIGNED: dict[np.dtype[Any], type[np.unsignedinteger[Any]]] = {
+    np.dtype(np.int32): np.uint32, np.dtype(np.int64): np.uint64}
 
 
 # Slot ranks 0, 1, ... (more than the column way's slots).
