@@ -4,6 +4,7 @@ bone record finders, the corner dedup of to_scene and the shared folder listings
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import time
 from collections.abc import Iterator
@@ -79,6 +80,46 @@ def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
             got = read_mod._lazy_links(buf, s0, lim, end, head)
             assert np.array_equal(got[:d], want), (trial, head)
             assert got[d:].tolist() == [d, d + 1, d + 2]
+
+
+@pytest.mark.parametrize("counted", [2, 4, 33])  # the first rank whose walks are counted
+def test_lazy_links_of_long_walks_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
+                                                           counted: int) -> None:
+    """Walks over tiny weights (many pairs: the binary search of the running sum, and more
+    than 32 pairs) give the prefix-sum finder's links."""
+    monkeypatch.setattr(read_mod, "_COUNTED", counted)
+    rng = np.random.default_rng(41)
+    seen_over = seen_long = 0
+    for trial in range(120):
+        n = int(rng.integers(50, 3000))
+        buf = rng.choice(np.array([0, 1, 2, 255, 0xFE]), n,
+                         p=[0.6, 0.25, 0.1, 0.03, 0.02]).astype(np.uint8)
+        if trial % 3 == 0:
+            buf[:] = 0
+        s0 = int(rng.integers(0, n // 4))
+        end = int(rng.integers(s0, n + 1))
+        lim = int(rng.integers(s0, end + 1))
+        lim -= (lim - s0) % 2
+        for head in (12, 16):
+            nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
+            d = len(nxt)
+            want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
+            want = np.where((nxt >= 0) & (want >= d), d + 2, want)
+            got = read_mod._lazy_links(buf, s0, lim, end, head)
+            assert np.array_equal(got[:d], want), (trial, head)
+            seen_over += int((want == d + 1).any())
+            seen_long += int(((nxt - s0) // 2 - np.arange(d) - head // 2 > 8).any())
+    assert seen_over and seen_long
+
+
+def test_bone_range_by_one_unsigned_comparison() -> None:
+    rng = np.random.default_rng(53)
+    for dtype in (np.int32, np.int64, np.int16, np.uint8, np.float64):
+        b = rng.integers(-300, 300, 2000).astype(dtype)
+        b[:3] = (0, 255, 254)
+        for nb in (0, 1, 9, 255, 256, 1000):
+            want = (b >= 0) & (b < nb)
+            assert np.array_equal(infl.bone_in_range(b, nb), want), (dtype, nb)
 
 
 def test_bone_records_found_at_once_match_the_record_reader(
@@ -173,6 +214,7 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
     m.corner_normal[5::11] *= -1.0  # hard edges: a vertex with two normals
     m.corner_normal[7::13, 1] = -0.0
     m.corner_normal[2::17] = 0.0  # "compute it": the face's normal, per corner
+    m.corner_normal[m.corner_vertex % 7 == 3] = 0.0  # equal records with a zero normal
     m.corner_uv[3::7, 0, 0] += 0.5  # UV seams
     doc = SPEC.read(write(doc), Context(None, {}))
     scene = SPEC.to_scene(doc, Context(None, {}))
@@ -187,6 +229,51 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
         for s, tc in enumerate(p.texcoords):
             assert np.array_equal(tc, uv[:, s])
         assert np.array_equal(p.indices, indices)
+
+
+@pytest.mark.parametrize("ntex", [1, 3, 12])
+def test_primitives_found_at_once_match_np_unique_per_primitive(
+        monkeypatch: pytest.MonkeyPatch, ntex: int) -> None:
+    """All primitives' vertices found in one pass over the corners (faces grouped by key by
+    one pass per key, or by a stable sort) give the per-primitive np.unique dedup's vertices
+    and indices, and the same GLB bytes either way of grouping."""
+    rng = np.random.default_rng(ntex)
+    for trial in range(3):
+        doc = build("pet", (1, 3), rings=int(rng.integers(12, 25)),
+                    sides=int(rng.integers(12, 25)), uv_sets=2)
+        m = doc.mesh
+        assert m is not None
+        nf = len(m.texture)
+        m.corner_normal = m.corner_normal.copy()
+        m.corner_uv = m.corner_uv.copy()
+        m.corner_normal[int(rng.integers(0, 5))::9] *= -1.0
+        m.corner_normal[2::29] = 0.0
+        m.corner_uv[int(rng.integers(0, 5))::7, 0, 0] += 0.5
+        m.texture = rng.integers(0, ntex, nf).astype(np.uint8)
+        m.specular = rng.choice([0, 255], nf).astype(np.uint8)
+        text = doc.get(b"TEXT")
+        text.textures = [text.textures[k % len(text.textures)] for k in range(ntex)]
+        data = write(doc)
+        doc = SPEC.read(data, Context(None, {}))
+        scene = SPEC.to_scene(doc, Context(None, {}))
+        unit = skel.Unit(doc, None)
+        builder = ts._MeshBuilder(Scene(), skel.make_skeleton(unit, Context(None, {})),
+                                  Context(None, {}))
+        want = _reference_primitives(doc, builder, unit)
+        prims = scene.meshes[0].primitives
+        assert len(prims) == len(want) > 0
+        for p, (nrm, uv, indices) in zip(prims, want, strict=True):
+            assert np.array_equal(p.normals, nrm)
+            for s, tc in enumerate(p.texcoords):
+                assert np.array_equal(tc, uv[:, s])
+            assert np.array_equal(p.indices, indices)
+        glbs = []
+        for few in (0, 100):
+            monkeypatch.setattr(ts, "_FEW_KEYS", few)
+            buf = io.BytesIO()
+            gamemesh.save(gamemesh.load(data, format="pet"), buf, format="glb")
+            glbs.append(buf.getvalue())
+        assert glbs[0] == glbs[1], trial
 
 
 @pytest.mark.parametrize("uv_sets", [1, 2, 3])
@@ -211,9 +298,13 @@ def test_corner_records_give_the_generic_corner_rows(monkeypatch: pytest.MonkeyP
                         lambda mesh: taken.append(True) or records(mesh))
     fast = gamemesh.load(data, format="pet")
     assert taken
+    # Rows numbered by first corner (as when a vertex has no corner), then the fields' way.
+    monkeypatch.setattr(ts, "record_rows", lambda *a: None)
+    by_corner = gamemesh.load(data, format="pet")
     monkeypatch.setattr(ts, "_corner_records", lambda mesh: None)
     slow = gamemesh.load(data, format="pet")
-    for a, b in zip(fast.meshes[0].primitives, slow.meshes[0].primitives, strict=True):
+    for a, b in [*zip(fast.meshes[0].primitives, slow.meshes[0].primitives, strict=True),
+                 *zip(by_corner.meshes[0].primitives, slow.meshes[0].primitives, strict=True)]:
         for name in ("positions", "normals", "indices", "joints", "weights"):
             x, y = getattr(a, name), getattr(b, name)
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
@@ -234,6 +325,112 @@ def test_first_equal_records_matches_first_equal() -> None:
         words = np.ascontiguousarray(uv).view(np.uint64)
         want = corner_mod.first_equal(cv, normal, uv)
         assert np.array_equal(corner_mod._first_equal_records(cv, head, words), want)
+        # With the vertex count known (an index bound past the largest index used).
+        got = corner_mod._first_equal_records(cv, head, words, 300 + sets)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_record_rows_by_vertex_group_as_first_equal_records() -> None:
+    """Rows numbered by vertex (then the other records) group the corners as the first
+    equal corner does, each row's first corner being its group's first; None when a vertex
+    has no corner."""
+    rng = np.random.default_rng(59)
+    for trial in range(12):
+        n, nv = 4000, (300 if trial % 3 else 4100)
+        cv = np.concatenate([rng.permutation(nv)[:min(nv, n)],
+                             rng.integers(0, nv, max(0, n - nv))]).astype(np.int64)[:n]
+        normal = rng.integers(0, 1 + trial % 3, (n, 3)).astype(np.float32)
+        normal[::7] *= -0.0
+        normal[::11, 0] = np.nan
+        uv = rng.integers(0, 1 + trial % 2, (n, 2)).astype(np.float32)
+        head = np.concatenate([cv.astype(np.uint32)[:, None], normal.view(np.uint32)],
+                              axis=1).view(np.uint64)
+        words = np.ascontiguousarray(uv).view(np.uint64)
+        want = corner_mod._first_equal_records(cv, head, words)
+        got = corner_mod.record_rows(cv, head, words, nv)
+        if nv > n:
+            assert got is None
+            continue
+        assert got is not None
+        row, first = got
+        assert np.array_equal(first.take(row), want)
+        assert len(first) == len(np.unique(want)) and row.dtype == first.dtype == np.int64
+        assert np.array_equal(row[first], np.arange(len(first)))
+
+
+def _special_rows(rng: np.random.Generator, n: int) -> npt.NDArray[np.float64]:
+    """Rows of 3 float64 with -0.0, NaN, infinities, tiny and huge values among them."""
+    a = rng.normal(size=(n, 3))
+    flat = a.reshape(-1)
+    for value in () if not n else (-0.0, 0.0, np.nan, np.inf, -np.inf, 5e-324, 1e308, -1e308):
+        flat[rng.integers(0, flat.size, 7)] = value
+    return a
+
+
+def test_column_flip_and_division_match_the_broadcasts() -> None:
+    """z flipped on one column and rows divided column by column: the bits of ``a * FLIP``
+    and ``a / d[:, None]`` (NaN as NaN: the converted values clean them)."""
+    rng = np.random.default_rng(43)
+    for n in (0, 1, 5, 600, 1000):
+        a = _special_rows(rng, n)
+        d = np.abs(_special_rows(rng, n)[:, 0])
+        d[::5] = -d[::5]
+        with np.errstate(all="ignore"):  # as to_scene runs
+            pairs = ((ts._flip_z(a), a * ts.FLIP), (ts._divide_rows(a, d), a / d[:, None]))
+        for got, want in pairs:
+            assert got.shape == want.shape and got.dtype == want.dtype
+            both_nan = np.isnan(got) & np.isnan(want)
+            assert np.array_equal(np.where(both_nan, 0.0, got).view(np.uint64),
+                                  np.where(both_nan, 0.0, want).view(np.uint64))
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            assert np.array_equal(corner_mod._finite32(got).view(np.uint32),
+                                  corner_mod._finite32(want).view(np.uint32))
+
+
+def test_lengths_checked_for_finite_values_match_the_values_check() -> None:
+    """Rows of 3 whose values are checked only when a length is not finite: the rows and
+    lengths of checking the values first (NaN, infinities and huge finite values)."""
+    rng = np.random.default_rng(61)
+    for n in (1, 7, 900):
+        for huge in (False, True):
+            a = _special_rows(rng, n) if n > 1 else np.array([[np.nan, 1.0, -0.0]])
+            if huge:
+                a[rng.integers(0, n, 3), 0] = 1e200  # finite, but its square is not
+            if n == 7:
+                a = np.abs(a) + 0.5  # all finite
+            want = a if np.isfinite(a).all() else np.nan_to_num(a, nan=0.0, posinf=0.0,
+                                                                neginf=0.0)
+            with np.errstate(all="ignore"):
+                want_len = np.sqrt(want[:, 0] ** 2 + want[:, 1] ** 2 + want[:, 2] ** 2)
+                got, got_len = ts._finite_lengths(a[:, :3].copy())
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+            assert np.array_equal(got_len.view(np.uint64), want_len.view(np.uint64))
+
+
+def test_gl_corners_by_column_match_the_broadcast() -> None:
+    rng = np.random.default_rng(67)
+    for n in (0, 1, 500, 513, 2000):
+        faces = rng.permutation(3 * n + 1)[:n].astype(np.intp)
+        want = (faces[:, None] * 3 + np.array([0, 2, 1])).reshape(-1)
+        got = ts._gl_corners(faces)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_record_normals_in_float64_match_the_field_conversion() -> None:
+    """The records' normals converted as whole words give the (k, 3) view's conversion."""
+    rng = np.random.default_rng(47)
+    n = 700
+    with np.errstate(over="ignore"):
+        normal = _special_rows(rng, n).astype(np.float32)
+    head = np.concatenate([rng.integers(0, 99, n).astype(np.uint32)[:, None],
+                           normal.view(np.uint32)], axis=1).view(np.uint64)
+    src = ts._RecordCorners(np.zeros(n, np.int64), 1, False, np.arange(n), np.arange(n), False,
+                            head, np.zeros((n, 1), np.uint64))
+    sel = rng.integers(0, n, 300)
+    want = normal[sel].astype(np.float64)
+    got = src.normals64(sel)
+    assert got.dtype == np.float64
+    assert np.array_equal(np.ascontiguousarray(got).view(np.uint64), want.view(np.uint64))
 
 
 @pytest.mark.parametrize("n", [3000, 200, 1])  # the vectorized and the dict (few rows) ways
@@ -247,6 +444,23 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     seen: dict[tuple[int, bytes], int] = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
     assert rep.tolist() == want
+    # Mostly one row per index (the few later rows alone are compared), NaN and -0.0 among
+    # the bits, in parts of odd and even widths.
+    idx = rng.permutation(n)
+    idx[rng.integers(0, n, max(1, n // 20))] = idx[rng.integers(0, n, max(1, n // 20))]
+    cols = rng.integers(0, 2, (n, 3)).astype(np.float32)
+    cols[::7, 1] = np.nan
+    cols[::3, 2] *= -0.0
+    wide = rng.integers(0, 2, (n, 4)).astype(np.float32)
+    rep = corner_mod.first_equal(idx, cols, wide)
+    rows = [(int(i), c.tobytes() + u.tobytes()) for i, c, u in zip(idx, cols, wide, strict=True)]
+    seen = {}
+    want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
+    assert rep.tolist() == want
+    # Each row's first row of its index given (as rows numbered by vertex know it).
+    heads: dict[int, int] = {}
+    given = np.array([heads.setdefault(int(i), k) for k, i in enumerate(idx)], np.int64)
+    assert corner_mod.first_equal(idx, cols, wide, heads=given).tolist() == want
     ids = rng.integers(0, 50, n)
     firsts, inverse = corner_mod.first_occurrences(ids, 50)
     _, f = np.unique(ids, return_index=True)

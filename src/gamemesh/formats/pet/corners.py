@@ -26,10 +26,12 @@ def _words32(a: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     return a.astype(np.uint32)
 
 
-def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any],
+                heads: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.int64]:
     """For each row of (index, columns...): the first row with the same index and the same
     column bits (so for floats NaN equals NaN and -0.0 differs from 0.0: add +0.0 first to
-    merge those).
+    merge those). ``heads``: each row's first row with the same index, where the caller
+    knows it (else found here).
 
     Rows mostly equal the first row of their index (a vertex's corners), so each row is
     compared with that one, column by column (64 bits at a time where a part allows); the
@@ -43,18 +45,15 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
     low = int(idx.min())
     if low < 0:
         idx = idx - low
-    it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
-    head = np.full(int(idx.max()) + 1, n, it)
-    np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
-    rep = head.take(idx).astype(np.int64)
+    rep = _heads(idx) if heads is None else np.array(heads, np.int64)
     parts = [_words32(np.asarray(c).reshape(n, -1)) for c in cols]
-    same = np.ones(n, bool)
-    for p in parts:
-        q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
-        # Columns made contiguous once: np.take of a contiguous column is the fast gather.
-        for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, n)):
-            same &= col.take(rep) == col
-    odd = np.flatnonzero(~same)
+    # Rows after the first of their index (none where each index has one row): only these
+    # can differ from their index's first row.
+    later = np.flatnonzero(rep != np.arange(n))
+    if len(later) * 4 < n:
+        odd = later[~_same_as(parts, rep.take(later), later)]
+    else:
+        odd = np.flatnonzero(~_same_as(parts, rep, None))
     if len(odd):
         # A row unlike its index's first row is like any earlier equal row in that: all
         # such rows are among ``odd``.
@@ -63,6 +62,33 @@ def first_equal(index: npt.NDArray[Any], *cols: npt.NDArray[Any]) -> npt.NDArray
         first, inverse = _unique_words(rows)
         rep[odd] = odd[first[inverse]]
     return rep
+
+
+def _heads(idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each row's first row with the same index (indices >= 0)."""
+    n = len(idx)
+    it = np.int32 if n < 2**31 and int(idx.max()) < 2**31 else np.int64
+    head = np.full(int(idx.max()) + 1, n, it)
+    np.minimum.at(head, idx.astype(it), np.arange(n, dtype=it))
+    out: npt.NDArray[np.int64] = head.take(idx).astype(np.int64)
+    return out
+
+
+def _same_as(parts: list[npt.NDArray[np.uint32]], rep: npt.NDArray[np.int64],
+             rows: npt.NDArray[np.int64] | None) -> npt.NDArray[np.bool_]:
+    """Whether rows ``rows`` (None: all, in order) have the bits of rows ``rep`` in every
+    part (64 bits at a time where a part allows)."""
+    same = np.ones(len(rep), bool)
+    if rows is not None:  # a few rows: gathered whole
+        for p in parts:
+            same &= (p.take(rep, axis=0) == p.take(rows, axis=0)).all(axis=1)
+        return same
+    for p in parts:
+        q = p.view(np.uint64) if p.shape[1] % 2 == 0 else p
+        # Columns made contiguous once: np.take of a contiguous column is the fast gather.
+        for col in (q.T.copy() if q.shape[1] > 1 else q.reshape(1, -1)):
+            same &= col.take(rep) == col
+    return same
 
 
 def _first_equal_small(idx: npt.NDArray[np.int64], parts: list[npt.NDArray[np.uint32]]
@@ -108,16 +134,16 @@ def _corner_records(m: MeshSection) -> tuple[npt.NDArray[np.uint64],
 
 
 def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
-                         sets: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+                         sets: npt.NDArray[np.uint64], bound: int | None = None
+                         ) -> npt.NDArray[np.int64]:
     """:func:`first_equal` of (vertex, normal, UV sets) given as the records' words
-    (``head``: vertex and normal; ``sets``: the UV sets): each row compared with the first
-    row of its vertex two and ``sets`` words at a time, the rest grouped by the hash dedup
-    on the same 32-bit words."""
+    (``head``: vertex and normal; ``sets``: the UV sets; ``bound``: more than any vertex
+    index, when known): each row compared with the first row of its vertex two and ``sets``
+    words at a time, the rest grouped by the hash dedup on the same 32-bit words."""
     n = len(cv)
-    it = np.int32 if n < 2**31 else np.int64
-    first = np.full(int(cv.max()) + 1, n, it)
-    np.minimum.at(first, cv.astype(it), np.arange(n, dtype=it))
-    rep = first.take(cv).astype(np.int64)
+    first = np.full(int(cv.max()) + 1 if bound is None else bound, n)
+    np.minimum.at(first, cv, np.arange(n))
+    rep = first.take(cv)
     same = _rows_equal(head.take(rep, axis=0), head)
     same &= _rows_equal(sets.take(rep, axis=0), sets)
     odd = np.flatnonzero(~same)
@@ -126,6 +152,34 @@ def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64]
         f, inverse = _unique_words(rows)
         rep[odd] = odd[f[inverse]]
     return rep
+
+
+def record_rows(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
+                sets: npt.NDArray[np.uint64], bound: int
+                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """The distinct records of :func:`_first_equal_records` (the same groups) as rows
+    numbered by vertex: each corner's row and each row's first corner. Row ``v`` is the
+    record of vertex ``v``'s first corner (so where every corner has its vertex's first
+    record, the rows are the vertex indices themselves, no pass to number them); rows from
+    ``bound`` on are the other records, in order of first occurrence. None when some vertex
+    below ``bound`` has no corner (its row would have none)."""
+    n = len(cv)
+    first_v = np.full(bound, n)
+    np.minimum.at(first_v, cv, np.arange(n))
+    if bound and int(first_v.max()) >= n:
+        return None
+    rep = first_v.take(cv)
+    same = _rows_equal(head.take(rep, axis=0), head)
+    same &= _rows_equal(sets.take(rep, axis=0), sets)
+    odd = np.flatnonzero(~same)
+    if not len(odd):
+        return cv, first_v
+    # A record unlike its vertex's first record is like no corner outside ``odd``.
+    f, inverse = _unique_words(np.concatenate([head[odd].view(np.uint32),
+                                               sets[odd].view(np.uint32)], axis=1))
+    row = cv.copy()
+    row[odd] = bound + inverse
+    return row, np.concatenate([first_v, odd.take(f)])
 
 
 def _rows_equal(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
@@ -157,15 +211,14 @@ def first_occurrences(ids: npt.NDArray[np.int64], bound: int
                 order.append(i)
         inverse = [seen[v] for v in ids.tolist()]
         return np.array(order, np.int64), np.array(inverse, np.int64)
-    it = np.int32 if max(n, bound) < 2**31 else np.int64
-    pos = np.arange(n, dtype=it)
-    head: npt.NDArray[np.signedinteger[Any]] = np.full(max(bound, 1), n, it)
-    np.minimum.at(head, ids.astype(it), pos)
-    at = head.take(ids)
-    is_first = at == pos
-    firsts = np.flatnonzero(is_first)
-    rank = np.cumsum(is_first, dtype=np.int64) - 1
-    return firsts, rank.take(at)
+    pos = np.arange(n)
+    head = np.full(max(bound, 1), n)
+    np.minimum.at(head, ids, pos)
+    firsts = np.flatnonzero(head.take(ids) == pos)
+    # Each id's number (its first occurrence's rank), written at the firsts' ids only.
+    number = head  # reused: only the ids that occur are read back
+    number[ids.take(firsts)] = np.arange(len(firsts))
+    return firsts, number.take(ids)
 
 
 def unique_rows(index: npt.NDArray[Any], *floats: npt.NDArray[np.float32]
@@ -246,12 +299,6 @@ def _single_value(a: npt.NDArray[Any]) -> float | None:
             return float(first[0])
     vals = np.unique(a)
     return float(vals[0]) if len(vals) == 1 else None
-
-
-def _rows(a: npt.NDArray[Any], idx: npt.NDArray[Any], width: int) -> npt.NDArray[Any]:
-    """``a[idx, :width]`` as a new contiguous array, gathered by np.take."""
-    out = a.take(idx, axis=0)
-    return out if width >= a.shape[1] else np.ascontiguousarray(out[:, :width])
 
 
 def dense(a: Any) -> npt.NDArray[Any]:

@@ -85,10 +85,14 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     total: F64 | None = None
     for c in range(p):
         b = np.ascontiguousarray(bones[:, c])
-        valid = (b >= 0) & (b < nb) & (count > c)
+        valid = bone_in_range(b, nb)
+        valid &= count > c
         w.append(np.where(valid, wb[:, c] / 255.0, 0.0))
         j.append(np.where(valid, b, 0))
-        total = w[0].copy() if total is None else total + w[c]
+        if total is None:
+            total = w[0].copy()
+        else:
+            total += w[c]
     assert total is not None
     empty = total <= 0
     if np.any(empty):
@@ -101,6 +105,21 @@ def _influences_by_column(m: MeshSection, nb: int, main: npt.NDArray[np.int64],
     else:
         w = [wc / total for wc in w]
     return _sorted_influences(j, w, ctx)
+
+
+def bone_in_range(b: npt.NDArray[Any], nb: int) -> npt.NDArray[np.bool_]:
+    """``(b >= 0) & (b < nb)`` as one comparison: signed ids read as unsigned (a negative
+    one is then larger than any bone count)."""
+    unsigned = _UNSIGNED.get(b.dtype)
+    if unsigned is not None:
+        out: npt.NDArray[np.bool_] = b.view(unsigned) < nb
+        return out
+    return (b >= 0) & (b < nb)
+
+
+# The unsigned types of the same size as the usual (native) signed id types.
+_UNSIGNED: dict[np.dtype[Any], type[np.unsignedinteger[Any]]] = {
+    np.dtype(np.int32): np.uint32, np.dtype(np.int64): np.uint64}
 
 
 # Slot ranks 0, 1, ... (more than the column way's slots).
@@ -118,7 +137,7 @@ def _influences_small(bones: npt.NDArray[Any], count: npt.NDArray[Any], wb: npt.
     so the same bits. None (the column way decides) when a vertex names a bone twice with
     weight: the merge's order of adds is left to the column way."""
     p = bones.shape[1]
-    valid = (bones >= 0) & (bones < nb) & (count[:, None] > _RANKS[:p])
+    valid = bone_in_range(bones, nb) & (count[:, None] > _RANKS[:p])
     w = np.where(valid, wb / 255.0, 0.0)
     pos = w > 0
     if p > 1 and _has_repeats(bones, pos):

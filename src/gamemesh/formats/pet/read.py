@@ -852,21 +852,60 @@ def _lazy_links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int,
         base = c0 + h2  # the chunk's first walk's first pair (a word index)
         csum = np.zeros(n + _FAST_PAIRS + 3, np.int32)
         np.cumsum(words[base:base + n + _FAST_PAIRS + 2] & 0xFF, out=csum[1:])
-        k = _pair_counts(csum, n)
-        link = np.arange(base, base + n, dtype=np.int32)
-        link += k
-        link += k == 1  # the pad after a single pair
         out = jn[c0:c0 + n]
-        out[:] = link
+        link, over = _pair_links(csum, n, base, out)
         # The sentinels, on the few links that need one (past the window: past the section
         # too, or not; more than _FAST_PAIRS pairs).
         far = np.flatnonzero(link >= m)
         if len(far):
             out[far] = np.where(link.take(far) > last, m, m + 2)
-        if k.max() > _FAST_PAIRS:
-            out[k > _FAST_PAIRS] = m + 1
+        if len(over):
+            out[over] = m + 1
     jn[m:] = (m, m + 1, m + 2)
     return jn
+
+
+# The first pair rank whose walks :func:`_pair_links` counts (to stop its contiguous passes).
+_COUNTED = 4
+
+
+def _pair_links(csum: npt.NDArray[np.int32], n: int, base: int = 0,
+                out: npt.NDArray[np.int32] | None = None
+                ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.intp]]:
+    """For the walks from words 0 .. n - 1 (``csum`` as for :func:`_pair_counts`): the word
+    after each walk's pairs and pad (``base + i + k``, plus 1 for the pad after a single
+    pair; written to ``out`` when given), and the walks with more than ``_FAST_PAIRS`` pairs
+    (their words are not meaningful).
+
+    ``k`` is 1 + the ranks r >= 1 whose running sum stays below 255, and a walk whose rank 1
+    does not (k = 1) is the one with the pad: so the word is ``i + 2`` + the ranks r >= 2 that
+    do (the running sum only grows), one pass fewer than counting ``k`` first. Contiguous
+    passes (counted in int8: no widening per pass) run while many walks go on; the few long
+    ones left (mostly offsets inside a record, reading floats as weights) are placed by a
+    binary search of the running sum (it only grows, so the first rank that reaches the
+    target is where ``searchsorted`` puts it)."""
+    target = csum[:n] + 255
+    more = np.zeros(n, np.int8)
+    short = np.empty(n, np.bool_)
+    rank = 2
+    while True:
+        np.less(csum[rank:rank + n], target, out=short)
+        more += short.view(np.int8)
+        # Most walks read more than a few pairs (offsets inside records read floats as
+        # weights): the first ranks are not counted.
+        going = int(np.count_nonzero(short)) if rank >= _COUNTED else n
+        if not going or going * 32 < n or rank == _FAST_PAIRS:
+            break
+        rank += 1
+    link = np.empty(n, np.int32) if out is None else out
+    np.add(more, np.arange(base + 2, base + n + 2, dtype=np.int32), out=link)
+    if not going:
+        return link, np.zeros(0, np.intp)
+    left = np.flatnonzero(short)
+    # Each long walk's pair count, capped at _FAST_PAIRS + 1 (= too many).
+    k = np.minimum(np.searchsorted(csum, target.take(left)) - left, _FAST_PAIRS + 1)
+    link[left] = left + k + base
+    return link, left[k > _FAST_PAIRS]
 
 
 # Up to this many (walk, count) pairs, :func:`_pair_counts` checks the remaining counts at once.
@@ -925,11 +964,14 @@ def _vertex_starts(r: Reader, buf: npt.NDArray[np.uint8], nvert: int, head: int,
         jn = (_exact_links if escapes else _lazy_links)(buf, s0, lim, end, head)
         d = len(jn) - 3
         chain = _follow(jn, nvert + 1).astype(np.int64)
-        if lim < end and np.any(chain == d + 2):
+        top = int(chain.max())  # below D (the usual case): no sentinel to look for
+        if lim < end and top >= d and np.any(chain == d + 2):
             est *= 2
             continue
         break
-    if not escapes and np.any(chain >= d):
+    if top < d:
+        return s0 + 2 * chain
+    if not escapes:
         return None
     if np.any(chain == d + 1):
         return _vertex_starts_slow(r, buf, nvert, head)
@@ -1140,9 +1182,9 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     words = np.full((e - s0) // 2 + _FAST_PAIRS + 4, 0xFFFF, np.uint16)
     words.view(np.uint8)[:e - s0] = buf[s0:e]
     ws = (starts - s0) >> 1
-    out: dict[str, Any] = {"positions": words.take(ws[:-1, None] + np.arange(6)).view("<f4")}
+    out: dict[str, Any] = {"positions": _records_at(words, ws[:-1], 12).view("<f4").reshape(n, 3)}
     if head == 16:
-        out["global"] = words.take(ws[:-1, None] + np.arange(6, 8)).view("<f4").reshape(n)
+        out["global"] = _records_at(words, ws[:-1] + 6, 4).view("<f4")
     first = ws[:-1] + head // 2
     count = (np.diff(ws) - head // 2).astype(np.int32)
     w0 = words.take(first)
@@ -1158,10 +1200,22 @@ def _parse_plain(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     # Bone 0xFF is -1 (none); slots past a vertex's pairs are weight 0, bone -1.
     bone = np.where(valid & (hi != 0xFF), hi, np.int32(-1))
     weight = np.where(valid, wd, 0).astype(np.uint8)  # the low byte: the weight
-    pad = np.zeros((n, 2), np.uint8)
-    pad[single] = words.take(first[single] + 1).view(np.uint8).reshape(-1, 2)
+    # The pad bytes as one word a vertex (a scatter of 2-byte rows goes byte by byte).
+    pad = np.zeros(n, np.uint16)
+    pad[single] = words.take(first[single] + 1)
     out.update(count=count, weight=weight.T, bone=bone.T, wide=np.zeros((n, p), np.bool_),
-               pad=pad)
+               pad=pad.view(np.uint8).reshape(n, 2))
+    return out
+
+
+def _records_at(words: npt.NDArray[np.uint16], at: npt.NDArray[Any],
+                size: int) -> npt.NDArray[np.void]:
+    """The ``size`` bytes from each word index ``at``, one item each: a view with an item
+    starting at every word, indexed (one gather of whole items instead of one per word
+    through an (N, size / 2) index array)."""
+    items = np.ndarray((len(words) - size // 2 + 1,), np.dtype((np.void, size)), words,
+                       strides=(2,))
+    out: npt.NDArray[np.void] = items[at]
     return out
 
 

@@ -36,11 +36,11 @@ from .corners import (
     _finite32,
     _first_equal_records,
     _norms,
-    _rows,
     _single_value,
     dense,
     first_equal,
     first_occurrences,
+    record_rows,
 )
 from .document import CollSection, MeshSection, PetDocument, Texture
 from .extras import doc_extras, text_value, texture_record
@@ -51,6 +51,7 @@ from .influences import (
     _fake_body_substitute,
     _Influences,
     _influences_by_column,
+    bone_in_range,
 )
 from .layout import FMT, MASK_FLAGS
 from .read import check_corner_range, read
@@ -113,16 +114,23 @@ def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
 @dataclass
 class _Corners:
     """A mesh's corners for :meth:`_MeshBuilder._corner_rows`: vertex indices (int64), UV-set
-    count, whether it varies, each corner's first equal corner (:func:`first_equal`)."""
+    count, whether it varies, each corner's row (its distinct record, numbered in any order)
+    and each row's first corner."""
 
     vertex: npt.NDArray[np.int64]
     nsets: int
     varying: bool
     row: npt.NDArray[np.int64]
+    first: npt.NDArray[np.int64]
+    by_vertex: bool  # rows numbered by vertex (:func:`record_rows`), else by first corner
 
     def normals(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The stored normals of corners ``sel`` ((k, 3))."""
         raise NotImplementedError
+
+    def normals64(self, sel: npt.NDArray[np.int64]) -> F64:
+        """:meth:`normals` as a new float64 array (the caller may change it)."""
+        return self.normals(sel).astype(np.float64)
 
     def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The stored UV sets of corners ``sel`` ((k, sets, 2))."""
@@ -154,12 +162,14 @@ class _RecordCorners(_Corners):
         out: npt.NDArray[np.float32] = self.head.take(sel, axis=0).view(np.float32)[:, 1:]
         return out
 
+    def normals64(self, sel: npt.NDArray[np.int64]) -> F64:
+        # The whole words converted (contiguous), the vertex column then left out: a
+        # conversion of the (k, 3) view would go row by row.
+        out: F64 = self.head.take(sel, axis=0).view(np.float32).astype(np.float64)[:, 1:]
+        return out
+
     def uvs(self, sel: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         return self.sets.take(sel, axis=0).view(np.float32).reshape(len(sel), self.nsets, 2)
-
-
-# A face's corners in glTF order (the winding reversed).
-_REVERSED = np.array([0, 2, 1])
 
 
 class _MeshBuilder:
@@ -286,8 +296,9 @@ class _MeshBuilder:
         if (self.sk is not None and self.sk.world is wm and nb > 0 and 0 < p <= _COLUMN_SLOTS
                 and n):
             # The usual case (the file's own skeleton, a few slots): column by column.
-            main = np.where((bones[:, 0] >= 0) & (bones[:, 0] < nb)
-                            & (np.asarray(m.inf_count) > 0), bones[:, 0], -1).astype(np.int64)
+            first = bones[:, 0]
+            main = np.where(bone_in_range(first, nb) & (np.asarray(m.inf_count) > 0), first,
+                            -1).astype(np.int64)
             self.used_skin = True
             return (self._bind_positions(m, nb, wm, main),
                     _influences_by_column(m, nb, main, self.ctx), None, main)
@@ -339,17 +350,23 @@ class _MeshBuilder:
 
     def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
                  bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
-                 rows: npt.NDArray[Any]) -> tuple[F64, npt.NDArray[np.bool_]]:
-        """The normals of corners ``sel`` (``rows``: their stored normals), in bind space, z
-        not yet flipped, and which were zero (each corner's normal depends only on its own
-        record, its vertex and, for a zero normal, its face)."""
-        nrm = np.asarray(rows).astype(np.float64)
-        if not np.isfinite(nrm).all():
-            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
+                 rows: npt.NDArray[Any], owned: bool = False) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel`` (``rows``: their stored normals; ``owned``: a float64
+        array this may change), in bind space, z not yet flipped, and which were zero (each
+        corner's normal depends only on its own record, its vertex and, for a zero normal,
+        its face)."""
+        nrm = rows if owned else np.asarray(rows).astype(np.float64)
         cv_all = self._corner_vertex(m)
         nb = len(wm)
         v10 = unit.doc.version < (1, 1) and nb
         rebind = self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb
+        if not (v10 or rebind):  # no rotation: the lengths tell whether all is finite
+            nrm, length = _finite_lengths(nrm)
+            return self._unit_normals(pos, cv_all, sel, nrm, length)
+        # The rotations' einsum on the contiguous rows (as they always were: same bits).
+        nrm = np.ascontiguousarray(nrm)
+        if not np.isfinite(nrm).all():
+            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
         if v10 or rebind:  # the corners' main bones (only these rotations need them)
             cmain = main[cv_all[sel]] if len(sel) else np.zeros(0, np.int64)
         if v10:
@@ -364,7 +381,13 @@ class _MeshBuilder:
             nrm = np.einsum("nij,nj->ni", r, nrm)
         # np.linalg.norm(nrm, axis=1) by columns: the same sums, ~3x faster on narrow rows.
         x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
-        length = np.sqrt(x * x + y * y + z * z)
+        return self._unit_normals(pos, cv_all, sel, nrm, np.sqrt(x * x + y * y + z * z))
+
+    @staticmethod
+    def _unit_normals(pos: F64, cv_all: I64, sel: I64, nrm: F64,
+                      length: F64) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """:meth:`_normals` from the (rotated) rows and their lengths: zero ones replaced by
+        their face's normal, then all made unit length."""
         zero = length < 1e-12
         if zero.any():
             # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
@@ -374,7 +397,7 @@ class _MeshBuilder:
             length[zero] = _norms(nrm[zero])  # per row: the others unchanged
         ok = length > 1e-20
         if ok.all():
-            return nrm / length[:, None], zero
+            return _divide_rows(nrm, length), zero
         out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
         return np.asarray(out), zero
 
@@ -393,26 +416,24 @@ class _MeshBuilder:
         nuv_c = m.corner_nuv
         src = self._corner_source(m)
         cv, nsets, varying = src.vertex, src.nsets, src.varying
-        nc = len(cv)
-        row = src.row
-        first = np.flatnonzero(row == np.arange(nc))
+        row, first = src.row, src.first
         wm, main, bone_map = skin
-        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first, src.normals(first))
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
+                                    src.normals64(first), owned=True)
         if zero.any():
-            rep = np.zeros(nc, bool)
-            rep[first[zero]] = True
-            own = np.flatnonzero(rep[row])
-            own = own[row[own] != own]
-            row[own] = own
-            first = np.concatenate([first, own])
-            nrm64 = np.concatenate([nrm64, self._normals(unit, m, pos, wm, main, bone_map,
-                                                         own, src.normals(own))[0]])
-            order = np.argsort(first, kind="stable")
-            first, nrm64 = first[order], nrm64[order]
-        rows = np.empty(nc, np.int64)
-        rows[first] = np.arange(len(first))
-        row = rows.take(row)
-        nrm = _finite32(nrm64 * FLIP)
+            # The other corners of a row with a zero normal: rows of their own, appended
+            # (the rows' order is free: classes only group them).
+            is_zero = np.zeros(len(first), bool)
+            is_zero[zero] = True
+            own = np.flatnonzero(is_zero.take(row))
+            own = own[first.take(row.take(own)) != own]
+            if len(own):
+                row = row.copy()  # may be the vertex indices themselves
+                row[own] = np.arange(len(first), len(first) + len(own))
+                first = np.concatenate([first, own])
+                nrm64 = np.concatenate([nrm64, self._normals(
+                    unit, m, pos, wm, main, bone_map, own, src.normals64(own), owned=True)[0]])
+        nrm = _finite32(_flip_z(nrm64))
         uv = _finite32(src.uvs(first))
         if varying:
             assert nuv_c is not None
@@ -422,8 +443,11 @@ class _MeshBuilder:
             for k in range(1, nsets):
                 short = nuv_r <= k
                 uv[short, k] = uv[short, 0]
-        cls = first_equal(cv[first], nrm + np.float32(0.0),
-                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0))
+        rv = cv.take(first)
+        # Rows numbered by vertex: each row's vertex is its vertex's first row.
+        cls = first_equal(rv, nrm + np.float32(0.0),
+                          uv.reshape(len(first), 2 * nsets) + np.float32(0.0),
+                          heads=rv if src.by_vertex else None)
         return row, first, nrm, uv, cls
 
     def _corner_source(self, m: MeshSection) -> _Corners:
@@ -435,8 +459,12 @@ class _MeshBuilder:
             head, sets = recs
             cv = head.view(np.uint32)[:, 0].astype(np.int64)
             self._check_corners(m, cv)
-            return _RecordCorners(cv, sets.shape[1], False, _first_equal_records(cv, head, sets),
-                                  head, sets)
+            # After the range check every index is below the vertex count.
+            rows = record_rows(cv, head, sets, m.vertex_count)
+            by_vertex = rows is not None
+            if rows is None:  # some vertex has no corner: rows numbered by first corner
+                rows = _numbered(_first_equal_records(cv, head, sets, m.vertex_count))
+            return _RecordCorners(cv, sets.shape[1], False, *rows, by_vertex, head, sets)
         cv = self._corner_vertex(m)
         nc = len(cv)
         # Contiguous copies (the reader leaves the corner fields as views of the input's
@@ -453,8 +481,9 @@ class _MeshBuilder:
         if varying:
             assert nuv_c is not None
             cols.append(np.asarray(nuv_c, np.uint32)[:, None])
-        row = first_equal(cv, *cols)  # the first corner with the same record
-        return _FieldCorners(cv, nsets, varying, row, normal, uv_raw)
+        # Each corner's first corner with the same record, as rows.
+        row, first = _numbered(first_equal(cv, *cols))
+        return _FieldCorners(cv, nsets, varying, row, first, False, normal, uv_raw)
 
     def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: _Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
@@ -469,35 +498,43 @@ class _MeshBuilder:
         if npoly <= _SMALL_FACES:
             return self._primitives_small(unit, m, pos, inf, skin, key)
         row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
-        # Each face's corners' classes in glTF order (corners 0, 2, 1: the winding reversed).
-        face_class = cls.take(row).reshape(-1, 3).take([0, 2, 1], axis=1)
         cv = self._corner_vertex(m)
-        gpos = _finite32(pos * FLIP)
-        nuv = uv.shape[1]
-        # Row gathers by np.take (several times faster than fancy indexing for 2-D rows).
-        uv_sets = [np.ascontiguousarray(uv[:, s]) for s in range(nuv)]
-        del uv  # the sets replace it (peak memory)
+        # All primitives at once (one per (texture, specular) key, ascending): their faces
+        # grouped by key (file order within), their corners in glTF order (0, 2, 1: the
+        # winding reversed), and each corner's class made distinct per primitive, so that the
+        # first occurrences over all corners are each primitive's glTF vertices in order.
+        keys, faces, bounds = _faces_by_key(key)
+        gl = _gl_corners(faces)
+        row_gl = row.take(gl)
+        ids = cls.take(row_gl)
+        ncls = len(first)
+        for k in range(1, len(keys)):
+            ids[3 * bounds[k]:3 * bounds[k + 1]] += k * ncls
+        firsts, inverse = first_occurrences(ids, len(keys) * ncls)
+        del ids
+        # Each primitive's first vertex: the glTF vertices are grouped as the corners are.
+        starts = np.searchsorted(firsts, 3 * np.asarray(bounds)).tolist()
+        indices = inverse.astype(np.uint32)
+        del inverse
+        for k in range(1, len(keys)):
+            indices[3 * bounds[k]:3 * bounds[k + 1]] -= np.uint32(starts[k])
+        verts = cv.take(gl.take(firsts))
+        r = row_gl.take(firsts)
+        del gl, row_gl
+        # Each attribute gathered once for all primitives (theirs are slices of it).
+        gpos = _finite32(_flip_z(pos)).take(verts, axis=0)
+        gnrm = nrm.take(r, axis=0)
+        sets = _uv_sets(uv, r)
         prims: list[Primitive] = []
-        for k in np.flatnonzero(np.bincount(key)):  # one primitive per (texture, specular)
-            faces = np.flatnonzero(key == k)
-            # Corners of one class are one glTF vertex (first occurrences, in order).
-            firsts, inverse = first_occurrences(face_class.take(faces, axis=0).reshape(-1),
-                                                len(first))
-            src = faces.take(firsts // 3) * 3 + _REVERSED.take(firsts % 3)
-            verts = cv.take(src)
-            r = row.take(src)
-            prim = Primitive(positions=gpos.take(verts, axis=0),
-                             normals=nrm.take(r, axis=0),
-                             texcoords=[u.take(r, axis=0) for u in uv_sets],
-                             indices=inverse.astype(np.uint32),
-                             material=self._material(unit, int(k) // 256 - 1, int(k) % 256))
-            if inf is not None:
-                # Only as many sets of 4 as this primitive's vertices use.
-                used = int(inf.used[verts].max()) if len(verts) else 1
-                width = max(4, -(-used // 4) * 4)
-                prim.joints = _rows(inf.joints, verts, width)
-                prim.weights = _rows(inf.weights, verts, width)
-            prims.append(prim)
+        for k, (v0, v1, f0, f1) in enumerate(zip(starts, starts[1:], bounds, bounds[1:],
+                                                 strict=False)):
+            key_k = keys[k]
+            prims.append(Primitive(positions=gpos[v0:v1], normals=gnrm[v0:v1],
+                                   texcoords=[u[v0:v1] for u in sets],
+                                   indices=indices[3 * f0:3 * f1],
+                                   material=self._material(unit, key_k // 256 - 1, key_k % 256)))
+        if inf is not None:
+            _add_influences(prims, inf, verts, starts[:-1])
         return prims
 
     def _primitives_small(self, unit: Unit, m: MeshSection, pos: F64,
@@ -512,7 +549,7 @@ class _MeshBuilder:
         cv = self._corner_vertex(m)
         nc, nsets = uv.shape[0], uv.shape[1]
         faces = np.argsort(key, kind="stable")  # grouped by primitive, in file order within
-        gl = (faces[:, None] * 3 + _REVERSED).reshape(-1)  # their corners in glTF order
+        gl = _gl_corners(faces)  # their corners in glTF order
         words = np.concatenate([cv.astype(np.uint32)[:, None],
                                 (nrm + np.float32(0.0)).view(np.uint32),
                                 (uv.reshape(nc, 2 * nsets) + np.float32(0.0)).view(np.uint32)],
@@ -520,7 +557,7 @@ class _MeshBuilder:
         first, ids, spans = _first_per_primitive(words.take(gl, axis=0), key.take(faces))
         src = gl.take(first)  # each glTF vertex's first corner
         verts = cv.take(src)
-        gpos = _finite32(pos * FLIP).take(verts, axis=0)
+        gpos = _finite32(_flip_z(pos)).take(verts, axis=0)
         gnrm = nrm.take(src, axis=0)
         guv = uv.take(src, axis=0)
         sets = [np.ascontiguousarray(guv[:, s]) for s in range(nsets)]
@@ -547,7 +584,7 @@ class _MeshBuilder:
         wm, main, bone_map = skin
         nrm64, _ = self._normals(unit, m, pos, wm, main, bone_map, np.arange(nc),
                                  m.corner_normal)
-        nrm = _finite32(nrm64 * FLIP)
+        nrm = _finite32(_flip_z(nrm64))
         cuv = np.asarray(m.corner_uv, np.float32)
         nsets = cuv.shape[1] if cuv.ndim == 3 else 1
         uv = _finite32(cuv.reshape(nc, nsets, 2))
@@ -638,6 +675,103 @@ def _differs(counts: npt.NDArray[Any], n: int) -> bool:
     if counts.strides == (0,):
         return bool(counts[0] != n)
     return bool((counts != n).any())
+
+
+# Up to this many primitives, their faces are grouped by one pass per key (else a stable sort).
+_FEW_KEYS = 8
+
+
+def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]:
+    """The faces' distinct keys (ascending), the faces grouped by key (ascending, file order
+    within a key) and where each key's faces start (plus the end)."""
+    counts = np.bincount(key)
+    keys = np.flatnonzero(counts)
+    bounds = [0, *np.cumsum(counts.take(keys)).tolist()]
+    if len(keys) == 1:
+        return keys.tolist(), np.arange(len(key)), bounds
+    if len(keys) <= _FEW_KEYS:
+        faces = np.concatenate([np.flatnonzero(key == k) for k in keys.tolist()])
+    else:
+        faces = np.argsort(key, kind="stable")
+    return keys.tolist(), faces, bounds
+
+
+def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """The corners of ``faces`` in glTF order (each face's corners 0, 2, 1), written column by
+    column (a broadcast over rows of 3 is several times slower, but one call: it is taken for
+    a few faces)."""
+    if len(faces) <= _FEW_ROWS:
+        few: npt.NDArray[np.intp] = (faces[:, None] * 3 + _REVERSED).reshape(-1)
+        return few
+    out = np.empty((len(faces), 3), np.intp)
+    np.multiply(faces, 3, out=out[:, 0])
+    np.add(out[:, 0], 2, out=out[:, 1])
+    np.add(out[:, 0], 1, out=out[:, 2])
+    return out.reshape(-1)
+
+
+def _numbered(rep: I64) -> tuple[I64, I64]:
+    """Each corner's row and each row's first corner, from each corner's first equal corner
+    ``rep`` (rows numbered by their first corner)."""
+    first = np.flatnonzero(rep == np.arange(len(rep)))
+    rows = np.empty(len(rep), np.int64)
+    rows[first] = np.arange(len(first))
+    return rows.take(rep), first
+
+
+# Up to this many rows of 3, a broadcast costs less than one call per column.
+_FEW_ROWS = 512
+
+# A face's corners in glTF order (the winding reversed).
+_REVERSED = np.array([0, 2, 1])
+
+
+def _flip_z(a: F64) -> F64:
+    """``a * FLIP`` for rows of 3 (the same products: x and y times 1.0, z times -1.0), as a
+    copy and one pass over the z column instead of a broadcast over rows of 3 (a few rows:
+    the broadcast, one call)."""
+    if len(a) <= _FEW_ROWS:
+        few: F64 = a * FLIP
+        return few
+    out = np.multiply(a, 1.0)
+    np.multiply(out[:, 2], -1.0, out=out[:, 2])
+    return out
+
+
+def _finite_lengths(a: F64) -> tuple[F64, F64]:
+    """Rows of 3 with NaN and infinities made 0 (where there are any) and their lengths, by
+    columns (``np.linalg.norm``'s sums). A row's length is finite only where its values
+    are: the values are checked only when some length is not (non-finite or huge values)."""
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    length: F64 = np.sqrt(x * x + y * y + z * z)
+    if np.isfinite(length).all() or np.isfinite(a).all():
+        return a, length
+    a = np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    length = np.sqrt(x * x + y * y + z * z)
+    return a, length
+
+
+def _divide_rows(a: F64, d: F64) -> F64:
+    """``a / d[:, None]`` for rows of 3 (the same quotients), column by column into a new
+    array instead of a broadcast over rows of 3 (a few rows: the broadcast, one call)."""
+    if len(a) <= _FEW_ROWS:
+        few: F64 = a / d[:, None]
+        return few
+    out = np.empty(a.shape)
+    for c in range(3):
+        np.divide(a[:, c], d, out=out[:, c])
+    return out
+
+
+def _uv_sets(uv: npt.NDArray[np.float32], rows: npt.NDArray[Any]
+             ) -> list[npt.NDArray[np.float32]]:
+    """UV sets ``uv[rows, s]`` as contiguous (k, 2) arrays: the (u, v) pairs gathered and
+    transposed as 64-bit words (a copy of a (k, 2) float column is several times slower)."""
+    n, nsets = uv.shape[0], uv.shape[1]
+    words = np.ascontiguousarray(uv).view(np.uint64).reshape(n, nsets)
+    by_set = words.take(rows, axis=0).T.copy()
+    return [by_set[s].view(np.float32).reshape(-1, 2) for s in range(nsets)]
 
 
 def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
