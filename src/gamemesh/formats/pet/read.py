@@ -80,13 +80,31 @@ def read(data: bytes, ctx: Context) -> PetDocument:
     spans, tail = _split(r)
     version = _find_version(r, spans)
     doc = PetDocument(kind=kind, version=version, tail=tail)
+    fast = _FAST_13 if version >= (1, 3) else _FAST_12
+    view = r._view
     for fourcc, start, end in spans:
-        sub = r.window(start, end - start)
-        name = fourcc.decode("latin-1")
-        with sub.field(name):
-            body = _read_section(sub, fourcc, version, kind, ctx)
+        body = _section_at(view, start, end, fast.get(fourcc))
+        if body is None:
+            sub = r.window(start, end - start)
+            with sub.field(fourcc.decode("latin-1")):
+                body = _read_section(sub, fourcc, version, kind, ctx)
         doc.sections.append(Section(fourcc, body))
     return doc
+
+
+def _section_at(view: memoryview, start: int, end: int, parse: _ParseAt | None) -> Any:
+    """:func:`_read_section`'s body of a section whose fast reader (``parse``) reads it:
+    what the section's Reader would give when that reader takes it, without the Reader (a
+    window and a field path cost more than the parse of a small section). None when there
+    is no such reader or it gives up: the Reader's way then reads (and reports)."""
+    if parse is None:
+        return None
+    try:
+        body, pos = parse(view, start, end)
+    except _Short:
+        return None
+    body.trailing = bytes(view[pos:end])
+    return body
 
 
 def _split(r: Reader) -> tuple[list[tuple[bytes, int, int]], bytes]:
@@ -675,6 +693,12 @@ def _extr_at(view: memoryview, pos: int, end: int) -> tuple[ExtrSection, int]:
         out.wide.append(wide)
     return out, pos
 
+
+# The sections :func:`read` parses straight from the bytes (by version: the ANIM layout).
+_FAST_12: dict[bytes, _ParseAt] = {
+    b"TEXT": _text_at, b"SMTL": _smtl_at, b"ANIM": _anim_at, b"FRAM": _fram_at,
+    b"MOTI": _moti_at, b"COLL": _coll_at, b"EXTR": _extr_at}
+_FAST_13 = {**_FAST_12, b"ANIM": _anim_flags_at}
 
 _READERS: dict[bytes, Callable[[Reader], Any]] = {
     b"TEXT": _read_text, b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti,
