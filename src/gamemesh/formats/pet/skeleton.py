@@ -320,16 +320,13 @@ def _tuples(a: F64) -> list[Any]:
 def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     """:func:`_bone_trs` of a few bones, one at a time in plain floats: the operations of
     ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
-    paths give the batch's bits), the determinants' signs from the same LAPACK call. None
-    (the batch decides) when a value is not finite."""
-    n = len(gl)
-    flat_all = gl.reshape(n, 16)
-    mats = flat_all.tolist()
-    dets = np.linalg.det(gl[:, :3, :3]).tolist()
+    paths give the batch's bits) and the batch's elementwise allclose test (the same IEEE
+    operations on floats); a determinant's sign by cofactors while it is clearly away from
+    zero, else from LAPACK as the batch has it. None (the batch decides) when a value is not
+    finite."""
     out: _BoneTrs = ([], [], [], [])
-    backs: list[float] = []
     isfinite, sqrt = math.isfinite, math.sqrt
-    for flat, det in zip(mats, dets, strict=True):
+    for i, flat in enumerate(gl.reshape(len(gl), 16).tolist()):
         if not all(map(isfinite, flat)):
             return None
         m00, m01, m02, m03, m10, m11, m12, m13, m20, m21, m22, m23 = flat[:12]
@@ -337,6 +334,11 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         s0 = sqrt(m00 * m00 + m10 * m10 + m20 * m20)
         s1 = sqrt(m01 * m01 + m11 * m11 + m21 * m21)
         s2 = sqrt(m02 * m02 + m12 * m12 + m22 * m22)
+        det = (m00 * (m11 * m22 - m12 * m21) - m01 * (m10 * m22 - m12 * m20)
+               + m02 * (m10 * m21 - m11 * m20))
+        # The column lengths' product bounds |det|; both ways err by ~1e-15 of it.
+        if not abs(det) > 1e-9 * (s0 * s1 * s2):
+            det = float(np.linalg.det(gl[i, :3, :3]))
         if det < 0:
             s0 = -s0
         d0, d1, d2 = s0 if s0 != 0 else 1.0, s1 if s1 != 0 else 1.0, s2 if s2 != 0 else 1.0
@@ -347,16 +349,24 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         if not (all(map(isfinite, q)) and isfinite(s0) and isfinite(s1) and isfinite(s2)):
             return None
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = quat_to_matrix_floats(q)
-        backs += [r00 * s0, r01 * s1, r02 * s2, m03, r10 * s0, r11 * s1, r12 * s2, m13,
-                  r20 * s0, r21 * s1, r22 * s2, m23, 0.0, 0.0, 0.0, 1.0]
+        back = [r00 * s0, r01 * s1, r02 * s2, r10 * s0, r11 * s1, r12 * s2,
+                r20 * s0, r21 * s1, r22 * s2]
+        basis = [m00, m01, m02, m10, m11, m12, m20, m21, m22]
+        if flat[12:] != _BOTTOM:  # else they are the back's: they pass, as the translation
+            back += [m03, m13, m23, 0.0, 0.0, 0.0, 1.0]
+            basis += [m03, m13, m23, *flat[12:]]
+        # np.allclose(back, flat, atol=tol): |a - b| - 1e-5 |b| <= tol for every element.
+        tol = 1e-4 * max(1.0, max(map(abs, flat)))
+        out[3].append(all(abs(a - b) - 1e-5 * abs(b) <= tol
+                          for a, b in zip(back, basis, strict=True)))
         out[0].append((m03, m13, m23))
         out[1].append(tuple(q))
         out[2].append((s0, s1, s2))
-    # The allclose test of all bones at once (elementwise, as the batch does it).
-    tol = 1e-4 * np.maximum(1.0, np.abs(flat_all).max(axis=1))
-    err = np.abs(np.array(backs, np.float64).reshape(n, 16) - flat_all) - 1e-5 * np.abs(flat_all)
-    out[3].extend((err <= tol[:, None]).all(axis=1).tolist())
     return out
+
+
+# The bottom row of an affine matrix.
+_BOTTOM = [0.0, 0.0, 0.0, 1.0]
 
 
 # -- the scene -------------------------------------------------------------------------------------
