@@ -500,8 +500,9 @@ def clean_clips(tracks: Sequence[Any], nodes: Sequence[int],
         cut = _cut_uniform(a, v32, [nodes[i] for i in used], path, bounds)
         if cut is None:
             starts = itertools.accumulate(lens[:-1], initial=0)
-            cut = Clipper([Channel(nodes[i], path, t32[s:s + c], v32[s:s + c])  # type: ignore[arg-type]
-                           for i, s, c in zip(used, starts, lens, strict=True)]).cut(bounds)
+            chans = [Channel(nodes[i], path, t32[s:s + c], v32[s:s + c])  # type: ignore[arg-type]
+                     for i, s, c in zip(used, starts, lens, strict=True)]
+            cut = Clipper(chans).cut(bounds)
         per_path.append((used, cut))
     # Each motion's channels in track_channels' order: by track, then path.
     at = sorted((i, p, c) for p, (used, _) in enumerate(per_path) for c, i in enumerate(used))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -332,6 +333,8 @@ def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
     if n == 0:
         return False
     if n <= _SMALL:
+        if r.end - r.tell() <= _SCAN_BYTES:
+            return _bones_scan(r, n, tail, extra, out)
         return _bones_small(r, n, tail, extra, out)
     s0 = r.tell()
     b = np.frombuffer(r._view, np.uint8)[s0:r.end]
@@ -404,6 +407,50 @@ def _bones_small(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) ->
     r.seek(s0 + p)
     return True
 
+
+def _bones_scan(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> bool:
+    """:func:`_bones_small` by one regular-expression scan: each match a record (the name up
+    to its NUL, the id byte or the 0xFE escape and its two bytes, the ``tail`` bytes), one
+    after the other from the first (a record that does not fit leaves none to match after
+    it: every later start has fewer bytes for a record that needs as many). False (nothing
+    read) when fewer than ``n`` match. For sections of at most ``_SCAN_BYTES`` (the matches
+    of bytes after the records are made too)."""
+    s0 = r.tell()
+    raw = bytes(r._view[s0:r.end])
+    recs = _bone_record(tail).findall(raw)
+    if len(recs) < n:
+        return False
+    del recs[n:]
+    names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((), (), (), ())
+    out.names = list(names)
+    out.parent_wide = [len(b) == 2 for b in wide_ids]
+    out.parents = [int.from_bytes(x, "little", signed=True) if x else (-1 if y == b"\xff" else y[0])
+                   for x, y in zip(wide_ids, ids, strict=True)]
+    if tail:
+        recs_u8 = np.frombuffer(b"".join(bodies), np.uint8).reshape(n, tail)
+        out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)
+        if extra:
+            out.extra = recs_u8[:, 48:52].copy().view("<f4").reshape(n)
+    used = sum(map(len, names)) + n * (2 + tail) + 2 * out.parent_wide.count(True)
+    r.seek(s0 + used)
+    return True
+
+
+# Up to this many bytes, a BONE section is scanned by :func:`_bones_scan` (its matches of
+# bytes past the records stay a few thousand).
+_SCAN_BYTES = 1 << 16
+
+
+def _bone_record(tail: int) -> re.Pattern[bytes]:
+    """A bone record with ``tail`` bytes after its id: (name, escaped id, id, tail bytes)."""
+    pattern = _BONE_RECORDS.get(tail)
+    if pattern is None:
+        pattern = _BONE_RECORDS[tail] = re.compile(
+            rb"([^\0]*)\0(?:\xfe(..)|([^\xfe]))(.{%d})" % tail, re.DOTALL)
+    return pattern
+
+
+_BONE_RECORDS: dict[int, re.Pattern[bytes]] = {}
 
 _KEYS = (("pos", 16), ("rot", 20), ("scale", 16))
 
