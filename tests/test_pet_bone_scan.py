@@ -88,3 +88,43 @@ def test_bone_scan_matches_the_record_walk_and_the_reader(
             assert not isinstance(got, str)
             assert_same_tree(got[0], want[0])
             assert got[1] == want[1]
+
+
+def test_identity_bones_split_as_the_others() -> None:
+    """Bones whose matrix is exactly the identity take the identity's split: every bone's
+    translation, rotation, scale and shear flag bit for bit as the split of all bones (few
+    or batch), and the same matrices left for the sheared ones; identities with a -0.0 and
+    non-finite matrices among them."""
+    from gamemesh.scene.math import quat_to_matrix
+
+    skel = importlib.import_module("gamemesh.formats.pet.skeleton")
+    rng = np.random.default_rng(89)
+    shortcut = 0
+    for trial in range(1500):
+        n = int(rng.choice([1, 3, 10, 16, 17, 40, 300]))
+        m = np.tile(np.eye(4), (n, 1, 1))
+        other = rng.random(n) < rng.choice([0.0, 0.1, 0.5, 1.0])
+        k = int(other.sum())
+        m[other, :3, :3] = quat_to_matrix(rng.normal(size=(k, 4))) * rng.choice(
+            [1.0, -1.0, 2.5, 0.0], (k, 1, 3), p=[0.6, 0.2, 0.15, 0.05])
+        m[other, :3, 3] = rng.normal(size=(k, 3)) * rng.choice([1.0, 1e5])
+        if trial % 4 == 0:
+            m[other, :3, :3] += rng.normal(size=(k, 3, 3)) * 0.2  # shear
+        if trial % 5 == 0:
+            i, j = int(rng.integers(0, n)), int(rng.integers(0, 4))
+            m[i, j, int(rng.integers(0, 4))] = rng.choice([-0.0, np.nan, np.inf])
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            gl = skel.mirror_z(m)
+            if trial % 3 == 0:  # mirror_z makes zeros +0.0: a -0.0 in an identity after it
+                gl[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] \
+                    *= -1.0
+            want_gl, got_gl = gl.copy(), gl.copy()
+            few = skel._bone_trs_few(want_gl) if n <= skel._FEW_BONES else None
+            want = few if few is not None else skel._bone_trs(want_gl)
+            got = skel._split_bones(got_gl)
+        shortcut += int((~other).any())
+        for a, b in zip(got[:3], want[:3], strict=True):
+            assert np.array(a).tobytes() == np.array(b).tobytes()
+        assert got[3] == want[3]
+        assert got_gl.tobytes() == want_gl.tobytes()
+    assert shortcut > 500

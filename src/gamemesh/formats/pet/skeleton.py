@@ -250,8 +250,7 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
     gl = mirror_z(np.asarray(sk.local, np.float64).reshape(-1, 4, 4))
-    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
-    tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
+    tl, rl, sl, exact = _split_bones(gl)
     extras = _bone_extras(bs)
     # Bone i is node base + i: its children's lists first, handed to the nodes.
     children: list[list[int]] = [[] for _ in sk.parents]
@@ -310,6 +309,35 @@ def _bone_trs(gl: F64) -> _BoneTrs:
     err = np.abs(trs_to_matrices(t, r, s) - gl) - 1e-5 * np.abs(gl)
     exact = (err <= tol[:, None, None]).all(axis=(1, 2))
     return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
+
+
+def _split_bones(gl: F64) -> _BoneTrs:
+    """:func:`_bone_trs` of every bone (``gl`` changed as it changes it): a bone whose matrix
+    is exactly the identity (every bone of an .apet, helper bones) has the identity's split,
+    the Node defaults; the others are split by :func:`_bone_trs_few` or :func:`_bone_trs`
+    (a bone's split depends on its matrix only)."""
+    n = len(gl)
+    eye = (np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    if not eye.any():
+        return _split_some(gl)
+    rest = np.flatnonzero(~eye)
+    out: _BoneTrs = ([_T0] * n, [_R0] * n, [_S1] * n, [True] * n)
+    if len(rest):
+        sub = gl[rest]
+        split = _split_some(sub)
+        gl[rest] = sub  # the batch's identity for a non-finite matrix (its node uses it)
+        for i, t, r, s, ok in zip(rest.tolist(), *split, strict=True):
+            out[0][i], out[1][i], out[2][i], out[3][i] = t, r, s, ok
+    return out
+
+
+def _split_some(gl: F64) -> _BoneTrs:
+    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
+    return few if few is not None else _bone_trs(gl)
+
+
+# The identity's bits, row-major.
+_EYE_BITS = np.eye(4).reshape(16).view(np.uint64)
 
 
 def _tuples(a: F64) -> list[Any]:
