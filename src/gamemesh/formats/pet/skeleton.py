@@ -145,15 +145,7 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     if levels == 0:  # roots only
         return world
     if 2 * levels > n:
-        # Per bone (a chain): views of the rows made once, each product written in place.
-        # np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost.
-        rows, lrows = list(world), list(local)
-        dot = np.dot
-        for i in order:
-            p = par[i]
-            if p >= 0:
-                dot(rows[p], lrows[i], out=rows[i])
-        return world
+        return _chain_worlds(world, local, par, order)
     if dl is not None:
         depth = np.array(dl, np.int64)
     parent = np.asarray(par, np.int64)
@@ -162,6 +154,63 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     for d in range(levels):  # per level
         idx = by_depth[cuts[d]:cuts[d + 1]]
         world[idx] = world[parent[idx]] @ local[idx]
+    return world
+
+
+def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F64:
+    """:func:`bone_worlds` bone by bone (a chain). A bone whose local matrix is exactly the
+    identity under a bone whose local matrix is too (and has a parent) has its parent's
+    world, taken for all of them after the products: the product by the identity gives a
+    finite matrix back but for the signs of some zeros (a nonzero plus zeros is that
+    nonzero; a sum of zeros is -0.0 only when all of them are), and a second product changes
+    none of those (the first keeps the signs of a row's elements). When a world so taken is
+    not finite, every product is made. For a few bones the products cost less than that."""
+    n = len(par)
+    if n < _COPY_BONES or local.dtype != np.float64 or not local.flags.c_contiguous:
+        return _chain_products(world, local, par, order)
+    eye = (local.reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    parent = np.asarray(par, np.int64)
+    # An identity with a parent: its world is a product by the identity.
+    applied = eye & (parent >= 0)
+    copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
+    if not copy.any():
+        return _chain_products(world, local, par, order)
+    # Each copy's source: its nearest ancestor that is not a copy (pointer jumping).
+    src = np.where(copy, parent, np.arange(n))
+    while True:
+        nxt = src.take(src)
+        if (nxt == src).all():
+            break
+        src = nxt
+    dot = np.dot
+    at = src.tolist()
+    # Views of the rows only for the products (a view costs about what a product does).
+    for i in [i for i, c in zip(order, copy[order].tolist(), strict=True) if not c]:
+        p = par[i]
+        if p >= 0:
+            dot(world[at[p]], local[i], out=world[i])
+    copies = np.flatnonzero(copy)
+    got = world[src[copies]]
+    if not np.isfinite(got).all():
+        return _chain_products(local.copy(), local, par, order)
+    world[copies] = got
+    return world
+
+
+# From this many bones, :func:`_chain_worlds` looks for identities to copy.
+_COPY_BONES = 32
+
+
+def _chain_products(world: F64, local: F64, par: list[int], order: list[int]) -> F64:
+    """Each bone's world (``world`` holding the local matrices) as its parent's times its
+    local matrix, bone by bone: views of the rows made once, each product written in place.
+    np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost."""
+    rows, lrows = list(world), list(local)
+    dot = np.dot
+    for i in order:
+        p = par[i]
+        if p >= 0:
+            dot(rows[p], lrows[i], out=rows[i])
     return world
 
 
