@@ -161,3 +161,30 @@ def test_identity_locals_take_their_parents_world(copy_from: int,
                     want[i] = np.matmul(want[par[i]], local[i])
             got = skel.bone_worlds(local, par, order)
         assert got.tobytes() == want.tobytes()
+
+
+def test_inverse_binds_invert_each_run_of_equal_worlds_once() -> None:
+    """Runs of equal world matrices inverted once: safe_inverse's bits for every bone, runs
+    of matrices equal but for a zero's sign, singular and non-finite ones among them."""
+    from gamemesh.scene.skinning import safe_inverse
+
+    skel = importlib.import_module("gamemesh.formats.pet.skeleton")
+    rng = np.random.default_rng(101)
+    runs = 0
+    for trial in range(400):
+        n = int(rng.choice([1, 5, 31, 32, 40, 300]))
+        distinct = rng.normal(size=(int(rng.integers(1, 6)), 4, 4))
+        distinct[rng.random(len(distinct)) < 0.2, 3] = 0.0  # singular
+        world = distinct[np.sort(rng.integers(0, len(distinct), n))].copy()
+        if trial % 3 == 0:
+            world[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
+                rng.choice([np.nan, np.inf, 0.0])
+        if trial % 4 == 0:
+            world[rng.random((n, 4, 4)) < 0.05] = -0.0
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            want = safe_inverse(skel.mirror_z(world))
+            got = skel.inverse_binds(world)
+        runs += int(n >= 32)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    assert runs > 150

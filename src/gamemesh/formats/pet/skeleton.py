@@ -25,6 +25,7 @@ from ...scene.math import (
     quat_to_matrix_floats,
     trs_to_matrices,
 )
+from ...scene.skinning import safe_inverse
 from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
@@ -43,6 +44,22 @@ def mirror_z(m: F64) -> F64:
         out: F64 = a * _MIRROR_SIGNS + 0.0
         return out
     return np.asarray(S4 @ a @ S4)
+
+
+def inverse_binds(world: F64) -> F64:
+    """``safe_inverse(mirror_z(world))``, each run of equal matrices (bones sharing a world,
+    as a chain of identity bones does) inverted once: a matrix's inverse (or identity, when
+    it is not invertible) depends on that matrix only."""
+    gl = mirror_z(world)
+    n = len(gl)
+    if n >= _COPY_BONES and gl.ndim == 3 and gl.shape[1:] == (4, 4):
+        bits = np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64)
+        new = np.ones(n, np.bool_)
+        new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
+        if not new.all():
+            inverse: F64 = safe_inverse(gl[new])[np.cumsum(new) - 1]
+            return inverse
+    return safe_inverse(gl)
 
 
 @dataclass
