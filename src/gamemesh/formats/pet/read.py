@@ -69,7 +69,8 @@ def kind_of(ctx: Context) -> str:
                                           expected="/".join(KINDS), actual=opt)
         return k
     if ctx.path is not None:
-        ext = Path(ctx.path).suffix.lower().lstrip(".")
+        path = ctx.path if isinstance(ctx.path, Path) else Path(ctx.path)
+        ext = path.suffix.lower().lstrip(".")
         if ext in KINDS:
             return ext
     return "pet"
@@ -649,21 +650,32 @@ def _anim_keys_at(view: memoryview, pos: int, end: int, sizes: tuple[int, ...]
                   ) -> tuple[AnimSection, int]:
     out = AnimSection(terminator=b"")
     tracks = out.tracks
-    frombuffer = np.frombuffer
+    frombuffer, u32 = np.frombuffer, _U32.unpack_from
+    # Each key kind's record as one item: frombuffer gives the (n, width) floats at once.
+    kinds = [(size, _KEY_ROWS[size]) for size in sizes]
     while pos < end:
         at = pos
         bone, wide, pos = _boneid_at(view, pos, end)
         if bone == -1:
             out.terminator = bytes(view[at:pos])
             break
-        keys = []
-        for size in sizes:
-            n = _count_at(view, pos, end, size)
+        keys: list[npt.NDArray[np.float32]] = []
+        for size, row in kinds:
+            # _count_at inline (a call per key list is a large share of a small file's).
+            if pos + 4 > end:
+                raise _Short
+            n = u32(view, pos)[0]
             pos += 4
-            keys.append(frombuffer(view, "<f4", n * size // 4, pos).reshape(n, size // 4))
+            if n * size > end - pos:
+                raise _Short
+            keys.append(frombuffer(view, row, n, pos))
             pos += n * size
         tracks.append(Track(bone, wide, *keys))
     return out, pos
+
+
+# A key record of each size as a dtype of that many bytes of floats.
+_KEY_ROWS = {size: np.dtype(("<f4", (size // 4,))) for size in (8, 16, 20)}
 
 
 def _anim_at(view: memoryview, pos: int, end: int) -> tuple[AnimSection, int]:
