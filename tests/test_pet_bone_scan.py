@@ -188,3 +188,59 @@ def test_inverse_binds_invert_each_run_of_equal_worlds_once() -> None:
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes()
     assert runs > 150
+
+
+def test_bone_sections_read_straight_from_the_bytes_match_the_reader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """BONE sections read without a Reader (when the kind's layout uses them up exactly):
+    the documents, notes and errors of the Reader's way (which retries the other layout and
+    keeps bytes after the records), for every kind and record layout, wide counts, bytes
+    after the records, changed and cut sections."""
+    from pathlib import Path
+
+    from gamemesh.registry import Context
+
+    rng = np.random.default_rng(103)
+    cases = []
+    for trial in range(900):
+        version = [(1, 0), (1, 2), (1, 3)][trial % 3]
+        layout_apet = trial % 4 == 0
+        kind = "apet" if (layout_apet if trial % 7 else not layout_apet) else \
+            str(rng.choice(["pet", "bpet", "mpet"]))
+        tail = 0 if layout_apet else 48 + (4 if version >= (1, 3) else 0)
+        body = _section(rng, int(rng.choice([0, 1, 5, 40, 300])), tail)
+        if trial % 2:
+            body = _mutate(rng, body)
+        vers = b"VERS\x04\x00\x00\x00" + bytes([version[1], version[0], 0xFE, 0xFF])
+        data = vers + b"BONE" + len(body).to_bytes(4, "little") + body
+        cases.append((data, f"x.{kind}"))
+
+    def outcome(data: bytes, name: str) -> Any:
+        ctx = Context(Path(name), {})
+        try:
+            return read_mod.read(data, ctx), [(x.code, x.message) for x in ctx.notes]
+        except gamemesh.FormatError as e:
+            return str(e)
+
+    straight = read_mod._bones_at
+    took = []
+
+    def counted(*args: Any) -> Any:
+        out = straight(*args)
+        took.append(out is not None)
+        return out
+
+    monkeypatch.setattr(read_mod, "_bones_at", counted)
+    fast = [outcome(*c) for c in cases]
+    assert sum(isinstance(f, str) for f in fast) > 50
+    assert sum(not isinstance(f, str) and bool(f[1]) for f in fast) > 20  # retried layouts
+    assert 300 < sum(took) < len(took) - 300
+    monkeypatch.setattr(read_mod, "_bones_at", lambda *a: None)
+    for case, got in zip(cases, fast, strict=True):
+        want = outcome(*case)
+        if isinstance(want, str):
+            assert got == want
+        else:
+            assert not isinstance(got, str)
+            assert_same_tree(got[0], want[0])
+            assert got[1] == want[1]

@@ -85,7 +85,11 @@ def read(data: bytes, ctx: Context) -> PetDocument:
     fast = _FAST_13 if version >= (1, 3) else _FAST_12
     view = r._view
     for fourcc, start, end in spans:
-        body = _section_at(view, start, end, fast.get(fourcc))
+        body: Payload | None
+        if fourcc == b"BONE":
+            body = _bones_at(view, start, end, version, kind == "apet")
+        else:
+            body = _section_at(view, start, end, fast.get(fourcc))
         if body is None:
             sub = r.window(start, end - start)
             with sub.field(fourcc.decode("latin-1")):
@@ -410,17 +414,25 @@ def _bones_small(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) ->
 
 
 def _bones_scan(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> bool:
-    """:func:`_bones_small` by one regular-expression scan: each match a record (the name up
-    to its NUL, the id byte or the 0xFE escape and its two bytes, the ``tail`` bytes), one
-    after the other from the first (a record that does not fit leaves none to match after
-    it: every later start has fewer bytes for a record that needs as many). False (nothing
-    read) when fewer than ``n`` match. For sections of at most ``_SCAN_BYTES`` (the matches
-    of bytes after the records are made too)."""
+    """:func:`_bones_small` by one regular-expression scan (:func:`_bone_records`)."""
     s0 = r.tell()
-    raw = bytes(r._view[s0:r.end])
+    used = _bone_records(bytes(r._view[s0:r.end]), n, tail, extra, out)
+    if used is None:
+        return False
+    r.seek(s0 + used)
+    return True
+
+
+def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) -> int | None:
+    """The ``n`` bone records at the start of ``raw`` into ``out``, by one regular-expression
+    scan: each match a record (the name up to its NUL, the id byte or the 0xFE escape and its
+    two bytes, the ``tail`` bytes), one after the other from the first (a record that does
+    not fit leaves none to match after it: every later start has fewer bytes for a record
+    that needs as many). The bytes they use; None (nothing read) when fewer than ``n`` match.
+    For at most ``_SCAN_BYTES`` (the matches of bytes after the records are made too)."""
     recs = _bone_record(tail).findall(raw)
     if len(recs) < n:
-        return False
+        return None
     del recs[n:]
     names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((), (), (), ())
     out.names = list(names)
@@ -432,9 +444,27 @@ def _bones_scan(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
         out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)
         if extra:
             out.extra = recs_u8[:, 48:52].copy().view("<f4").reshape(n)
-    used = sum(map(len, names)) + n * (2 + tail) + 2 * out.parent_wide.count(True)
-    r.seek(s0 + used)
-    return True
+    return sum(map(len, names)) + n * (2 + tail) + 2 * out.parent_wide.count(True)
+
+
+def _bones_at(view: memoryview, start: int, end: int, version: tuple[int, int],
+              apet: bool) -> BoneSection | None:
+    """:func:`_read_section`'s BONE body when the layout of the file's kind reads it and uses
+    it up exactly (as :func:`_with_retry` then keeps it) by :func:`_bone_records`, without a
+    Reader; None for anything else (no bones, the other layout, a record that does not fit,
+    a large section): the Reader's way then reads (and reports)."""
+    if end - start < 3 or end - start > _SCAN_BYTES:
+        return None
+    out = BoneSection()
+    n, pos = view[start], start + 1
+    if n == 0:
+        n, pos = _U16.unpack_from(view, pos)[0], pos + 2
+        out.wide_count = True
+    tail = 0 if apet else 48 + (4 if version >= (1, 3) else 0)
+    if not 0 < n <= _SMALL or n * (2 + tail) > end - pos:
+        return None
+    used = _bone_records(bytes(view[pos:end]), n, tail, version >= (1, 3) and not apet, out)
+    return out if used == end - pos else None
 
 
 # Up to this many bytes, a BONE section is scanned by :func:`_bones_scan` (its matches of
@@ -553,6 +583,7 @@ def _read_extr(r: Reader) -> ExtrSection:
 # and, when a record does not fit (or holds what only the Reader reports, such as an SMTL
 # MATRIXARRAY), gives up: the Reader's walk then reads the section and reports the error.
 _U32 = struct.Struct("<I")
+_U16 = struct.Struct("<H")
 _U32X2 = struct.Struct("<II")
 _I16 = struct.Struct("<h")
 _F32 = struct.Struct("<f")
