@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -578,18 +579,20 @@ def _uniform_block(tk: list[float], vals: F64, x0: float, x1: float, rows: list[
     :func:`_interp_small`'s operations on all channels at once). None where that gives up
     (two equal times) or the numpy way's NaN rules would be needed."""
     k = len(tk)
-    # Key times within a tenth of a millisecond of a bound are that bound.
+    # Key times within a tenth of a millisecond of a bound are that bound. Clean keys rise,
+    # and snapping keeps their order: the counts and the keys between the bounds are found
+    # by bisection.
     tt = [x0 if -1e-4 < t - x0 < 1e-4 else (x1 if -1e-4 < t - x1 < 1e-4 else t) for t in tk]
     two = x1 > x0
-    n0 = sum(1 for t in tt if t <= x0)
-    inner = [j for j in range(k) if x0 < tt[j] < x1] if two else []
+    n0 = bisect_right(tt, x0)  # the keys at or before x0
+    inner = list(range(n0, bisect_left(tt, x1, n0))) if two else []
     idx = [n0 - 1 if n0 else 0, *inner]
     times = [x0 - x0, *(tt[j] - x0 for j in inner)]
     fix: list[tuple[int, int, float]] = []  # (row, key before, bound) to interpolate
     if n0 and n0 < k and tt[n0 - 1] != x0:
         fix.append((0, n0 - 1, x0))
     if two:
-        n1 = sum(1 for t in tt if t <= x1)
+        n1 = bisect_right(tt, x1, n0)
         if n1 and n1 < k and tt[n1 - 1] != x1:
             fix.append((len(idx), n1 - 1, x1))
         idx.append(n1 - 1 if n1 else 0)
