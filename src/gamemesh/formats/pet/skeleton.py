@@ -192,13 +192,16 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
     copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
     if not copy.any():
         return _chain_products(world, local, par, order)
-    # Each copy's source: its nearest ancestor that is not a copy (pointer jumping).
+    # Each copy's source: its nearest ancestor that is not a copy (pointer jumping; parents
+    # come first in ``order``, so there is no cycle, but a bound all the same).
     src = np.where(copy, parent, np.arange(n))
-    while True:
+    for _ in range(n.bit_length() + 1):
         nxt = src.take(src)
         if (nxt == src).all():
             break
         src = nxt
+    else:
+        return _chain_products(world, local, par, order)
     dot = np.dot
     at = src.tolist()
     # Views of the rows only for the products (a view costs about what a product does).
