@@ -480,14 +480,15 @@ def _interp_at(t: F64, v: F64, starts: I64, ends: I64, xrow: F64, x: F64) -> F64
 def clean_clips(tracks: Sequence[Any], nodes: Sequence[int],
                 bounds: Sequence[tuple[float, float]]) -> list[list[Channel]] | None:
     """``Clipper(track_channels(tracks, nodes, ...)).cut(bounds)`` when no key needs
-    cleaning (else None: that way, with its notes), path by path: a path whose tracks all
-    have the same key times is cut for all of them at once (:func:`_cut_uniform`), another
-    by a Clipper of its channels. A channel's clips do not depend on the channels cut with
-    it (no value mixes channels), but for the rotations' lengths and hemisphere dot
-    products, numpy reductions made on the rotation group's whole array: the rotations are
-    the one group either way."""
-    per_path: list[tuple[list[int], list[list[Channel]]]] = []
-    for attr, path in _PATHS:
+    cleaning (else None: that way, with its notes). A path whose tracks all have the same
+    key times is cut for all of them at once (:func:`_cut_uniform`); the other rotations by
+    a Clipper of theirs, the other translations and scales by one Clipper of all of them (as
+    the Clipper groups them). A channel's clips do not depend on the channels cut with it
+    (no value mixes channels), but for the rotations' lengths and hemisphere dot products,
+    numpy reductions made on the rotation group's whole array: the rotations are the one
+    group either way."""
+    paths: list[_PathCut] = []
+    for p, (attr, path) in enumerate(_PATHS):
         arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
         used = [i for i, a in enumerate(arrays) if len(a)]
         if not used:
@@ -497,41 +498,83 @@ def clean_clips(tracks: Sequence[Any], nodes: Sequence[int],
         keys = _path_keys_clean(a, lens, path)
         if keys is None:
             return None
-        t32, v32 = keys[0], keys[1]
-        cut = _cut_uniform(a, v32, [nodes[i] for i in used], path, bounds)
-        if cut is None:
-            starts = itertools.accumulate(lens[:-1], initial=0)
-            chans = [Channel(nodes[i], path, t32[s:s + c], v32[s:s + c])  # type: ignore[arg-type]
-                     for i, s, c in zip(used, starts, lens, strict=True)]
-            cut = Clipper(chans).cut(bounds)
-        per_path.append((used, cut))
+        paths.append(_PathCut(p, path, used, lens, keys[0], keys[1],
+                              _shared_times(a, lens, len(bounds))))
+    # Sources of clips: (their channels' (track, path) in order, each motion's clips).
+    sources: list[tuple[list[tuple[int, int]], list[list[Channel]]]] = []
+    joint = [c for c in paths if c.path != "rotation"]
+    shared = all(c.times is not None for c in joint)
+    if not shared:
+        sources.append(_clipper_cut(joint, nodes, bounds))
+    for c in paths:
+        if c.path != "rotation" and not shared:
+            continue  # cut above
+        cut = (_cut_uniform(c.times, c.v32, [nodes[i] for i in c.used], c.path, bounds)
+               if c.times is not None else None)
+        sources.append(([(i, c.p) for i in c.used], cut) if cut is not None
+                       else _clipper_cut([c], nodes, bounds))
     # Each motion's channels in track_channels' order: by track, then path.
-    at = sorted((i, p, c) for p, (used, _) in enumerate(per_path) for c, i in enumerate(used))
-    return [[per_path[p][1][m][c] for _, p, c in at] for m in range(len(bounds))]
+    at = sorted((key, s, k) for s, (keys_, _) in enumerate(sources)
+                for k, key in enumerate(keys_))
+    return [[sources[s][1][m][k] for _, s, k in at] for m in range(len(bounds))]
+
+
+@dataclass(eq=False)
+class _PathCut:
+    """One path's clean keys for :func:`clean_clips`: the tracks that have it, their key
+    counts, times and values as track_channels keeps them, and their shared key times
+    (None when they differ)."""
+
+    p: int
+    path: str
+    used: list[int]
+    lens: list[int]
+    t32: npt.NDArray[np.float32]
+    v32: npt.NDArray[np.float32]
+    times: list[float] | None
+
+
+def _clipper_cut(cuts: list[_PathCut], nodes: Sequence[int],
+                 bounds: Sequence[tuple[float, float]]
+                 ) -> tuple[list[tuple[int, int]], list[list[Channel]]]:
+    """The clips of some paths' channels by one Clipper, with their (track, path)."""
+    keys: list[tuple[int, int]] = []
+    chans: list[Channel] = []
+    for c in cuts:
+        starts = itertools.accumulate(c.lens[:-1], initial=0)
+        for i, s, n in zip(c.used, starts, c.lens, strict=True):
+            keys.append((i, c.p))
+            chans.append(Channel(nodes[i], c.path, c.t32[s:s + n], c.v32[s:s + n]))  # type: ignore[arg-type]
+    return keys, Clipper(chans).cut(bounds)
 
 
 # Up to this many key times times motions, :func:`_cut_uniform` cuts (a Python step each).
 _UNIFORM_CUT = 4096
 
 
-def _cut_uniform(a: F64, v32: npt.NDArray[np.float32], nodes: list[int], path: str,
-                 bounds: Sequence[tuple[float, float]]) -> list[list[Channel]] | None:
-    """The clips of one path's channels (``a``: their keys concatenated, ``v32``: their
-    values as track_channels keeps them) when every channel has the same key times: what
-    :meth:`Clipper._cut_group_small` gives each (the same rows, each value by the same
-    operations on the same floats, the rotations' lengths and dot products by the same
-    numpy calls on the same arrays), each motion's keys found once for all channels. None
-    (the Clipper decides) when the times differ, or for an interpolation between two equal
-    times or one that gives NaN."""
-    n = len(nodes)
-    k = len(a) // n
-    w = v32.shape[1]
-    if k * n != len(a) or k * len(bounds) > _UNIFORM_CUT:
+def _shared_times(a: F64, lens: list[int], motions: int) -> list[float] | None:
+    """The key times every track of a path has (``a``: their keys concatenated, ``lens``:
+    their counts), when they are the same for all (and few enough to cut by a walk)."""
+    n, k = len(lens), lens[0]
+    if any(c != k for c in lens) or k * motions > _UNIFORM_CUT:
         return None
     times = a[:, 0].reshape(n, k)
     if not (times == times[0]).all():
         return None
-    tk = times[0].tolist()
+    shared: list[float] = times[0].tolist()
+    return shared
+
+
+def _cut_uniform(tk: list[float], v32: npt.NDArray[np.float32], nodes: list[int], path: str,
+                 bounds: Sequence[tuple[float, float]]) -> list[list[Channel]] | None:
+    """The clips of one path's channels (``v32``: their values as track_channels keeps
+    them) that all have the key times ``tk``: what :meth:`Clipper._cut_group_small` gives
+    each (the same rows, each value by the same operations on the same floats, the
+    rotations' lengths and dot products by the same numpy calls on the same arrays), each
+    motion's keys found once for all channels. None (a Clipper decides) for an
+    interpolation between two equal times or one that gives NaN."""
+    n, k = len(nodes), len(tk)
+    w = v32.shape[1]
     flat = v32.astype(np.float64)
     rotation = path == "rotation"
     if rotation and len(flat) > 1:
