@@ -192,28 +192,22 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
     copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
     if not copy.any():
         return _chain_products(world, local, par, order)
-    # Each copy's source: its nearest ancestor that is not a copy (pointer jumping; parents
-    # come first in ``order``, so there is no cycle, but a bound all the same).
-    src = np.where(copy, parent, np.arange(n))
-    for _ in range(n.bit_length() + 1):
-        nxt = src.take(src)
-        if (nxt == src).all():
-            break
-        src = nxt
-    else:
-        return _chain_products(world, local, par, order)
     dot = np.dot
-    at = src.tolist()
+    # Each copy's source: its nearest ancestor that is not a copy (parents come first).
     # Views of the rows only for the products (a view costs about what a product does).
-    for i in [i for i, c in zip(order, copy[order].tolist(), strict=True) if not c]:
+    src = list(range(n))
+    took: list[int] = []
+    for i, one in zip(order, copy[order].tolist(), strict=True):
         p = par[i]
-        if p >= 0:
-            dot(world[at[p]], local[i], out=world[i])
-    copies = np.flatnonzero(copy)
-    got = world[src[copies]]
+        if one:
+            src[i] = src[p]
+            took.append(i)
+        elif p >= 0:
+            dot(world[src[p]], local[i], out=world[i])
+    got = world[[src[i] for i in took]]
     if not np.isfinite(got).all():
         return _chain_products(local.copy(), local, par, order)
-    world[copies] = got
+    world[took] = got
     return world
 
 
