@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,7 +58,7 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
         per_path.append(out)
         if not used:
             continue
-        a = np.concatenate([arrays[i] for i in used]).astype(np.float64)
+        a = np.concatenate([arrays[i] for i in used], dtype=np.float64)
         lens = [len(arrays[i]) for i in used]
         keys = _path_keys_clean(a, lens, path)
         if keys is None:
@@ -222,7 +223,7 @@ def _group_small(index: list[int], t: F64, v: F64, lens: list[int], rotation: bo
         seg += [c] * n
         at += n
     if rotation and len(v) > 1:
-        dots = np.sum(v[1:] * v[:-1], axis=1)
+        dots = np.add.reduce(v[1:] * v[:-1], axis=1)
         if (dots < 0).any():  # else no key flips (times 1.0 would change nothing)
             d = dots.tolist()
             sign: list[float] = []
@@ -253,8 +254,8 @@ class Clipper:
     def _group(self, index: list[int], rotation: bool) -> _Group:
         chs = [self.channels[i] for i in index]
         lens = [len(c.times) for c in chs]
-        t = np.concatenate([c.times for c in chs]).astype(np.float64)
-        v = np.concatenate([c.values for c in chs]).astype(np.float64)
+        t = np.concatenate([c.times for c in chs], dtype=np.float64)
+        v = np.concatenate([c.values for c in chs], dtype=np.float64)
         if len(v) <= _SMALL_CUT:
             return _group_small(index, t, v, lens, rotation)
         starts, seg = _segments(lens)
@@ -476,6 +477,183 @@ def _interp_at(t: F64, v: F64, starts: I64, ends: I64, xrow: F64, x: F64) -> F64
     return out
 
 
+def clean_clips(tracks: Sequence[Any], nodes: Sequence[int],
+                bounds: Sequence[tuple[float, float]]) -> list[list[Channel]] | None:
+    """``Clipper(track_channels(tracks, nodes, ...)).cut(bounds)`` when no key needs
+    cleaning (else None: that way, with its notes). A path whose tracks all have the same
+    key times is cut for all of them at once (:func:`_cut_uniform`); the other rotations by
+    a Clipper of theirs, the other translations and scales by one Clipper of all of them (as
+    the Clipper groups them). A channel's clips do not depend on the channels cut with it
+    (no value mixes channels), but for the rotations' lengths and hemisphere dot products,
+    numpy reductions made on the rotation group's whole array: the rotations are the one
+    group either way."""
+    paths: list[_PathCut] = []
+    for p, (attr, path) in enumerate(_PATHS):
+        arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
+        used = [i for i, a in enumerate(arrays) if len(a)]
+        if not used:
+            continue
+        a = np.concatenate([arrays[i] for i in used], dtype=np.float64)
+        lens = [len(arrays[i]) for i in used]
+        keys = _path_keys_clean(a, lens, path)
+        if keys is None:
+            return None
+        paths.append(_PathCut(p, path, used, lens, keys[0], keys[1],
+                              _shared_times(a, lens, len(bounds))))
+    # Sources of clips: (their channels' (track, path) in order, each motion's clips).
+    sources: list[tuple[list[tuple[int, int]], list[list[Channel]]]] = []
+    joint = [c for c in paths if c.path != "rotation"]
+    shared = all(c.times is not None for c in joint)
+    if not shared:
+        sources.append(_clipper_cut(joint, nodes, bounds))
+    for c in paths:
+        if c.path != "rotation" and not shared:
+            continue  # cut above
+        cut = (_cut_uniform(c.times, c.v32, [nodes[i] for i in c.used], c.path, bounds)
+               if c.times is not None else None)
+        sources.append(([(i, c.p) for i in c.used], cut) if cut is not None
+                       else _clipper_cut([c], nodes, bounds))
+    # Each motion's channels in track_channels' order: by track, then path.
+    at = sorted((key, s, k) for s, (keys_, _) in enumerate(sources)
+                for k, key in enumerate(keys_))
+    return [[sources[s][1][m][k] for _, s, k in at] for m in range(len(bounds))]
+
+
+@dataclass(eq=False)
+class _PathCut:
+    """One path's clean keys for :func:`clean_clips`: the tracks that have it, their key
+    counts, times and values as track_channels keeps them, and their shared key times
+    (None when they differ)."""
+
+    p: int
+    path: str
+    used: list[int]
+    lens: list[int]
+    t32: npt.NDArray[np.float32]
+    v32: npt.NDArray[np.float32]
+    times: list[float] | None
+
+
+def _clipper_cut(cuts: list[_PathCut], nodes: Sequence[int],
+                 bounds: Sequence[tuple[float, float]]
+                 ) -> tuple[list[tuple[int, int]], list[list[Channel]]]:
+    """The clips of some paths' channels by one Clipper, with their (track, path)."""
+    keys: list[tuple[int, int]] = []
+    chans: list[Channel] = []
+    for c in cuts:
+        starts = itertools.accumulate(c.lens[:-1], initial=0)
+        for i, s, n in zip(c.used, starts, c.lens, strict=True):
+            keys.append((i, c.p))
+            chans.append(Channel(nodes[i], c.path, c.t32[s:s + n], c.v32[s:s + n]))  # type: ignore[arg-type]
+    return keys, Clipper(chans).cut(bounds)
+
+
+# Up to this many key times times motions, :func:`_cut_uniform` cuts (a Python step each).
+_UNIFORM_CUT = 4096
+
+
+def _shared_times(a: F64, lens: list[int], motions: int) -> list[float] | None:
+    """The key times every track of a path has (``a``: their keys concatenated, ``lens``:
+    their counts), when they are the same for all (and few enough to cut by a walk)."""
+    n, k = len(lens), lens[0]
+    if any(c != k for c in lens) or k * motions > _UNIFORM_CUT:
+        return None
+    times = a[:, 0].reshape(n, k)
+    if not (times == times[0]).all():
+        return None
+    shared: list[float] = times[0].tolist()
+    return shared
+
+
+def _cut_uniform(tk: list[float], v32: npt.NDArray[np.float32], nodes: list[int], path: str,
+                 bounds: Sequence[tuple[float, float]]) -> list[list[Channel]] | None:
+    """The clips of one path's channels (``v32``: their values as track_channels keeps
+    them) that all have the key times ``tk``: what :meth:`Clipper._cut_group_small` gives
+    each (the same rows, each value by the same operations on the same floats, the
+    rotations' lengths and dot products by the same numpy calls on the same arrays), each
+    motion's keys found once for all channels. None (a Clipper decides) for an
+    interpolation between two equal times or one that gives NaN."""
+    n, k = len(nodes), len(tk)
+    w = v32.shape[1]
+    flat = v32.astype(np.float64)
+    rotation = path == "rotation"
+    if rotation and len(flat) > 1:
+        # Clipper's hemisphere flips: per channel, each key's sign flips the next ones' while
+        # its dot product with the one before is negative (the same products and sums).
+        dots = np.add.reduce(flat[1:] * flat[:-1], axis=1)
+        if (dots < 0).any():
+            neg = np.zeros(n * k, np.int64)
+            neg[1:] = dots < 0
+            flips = neg.reshape(n, k)
+            flips[:, 0] = 0
+            flat = flat * np.where(np.cumsum(flips, axis=1) % 2 == 1, -1.0, 1.0).reshape(-1, 1)
+    vals = flat.reshape(n, k, w)
+    blocks: list[npt.NDArray[np.float64]] = []
+    rows: list[float] = []
+    sizes: list[int] = []
+    for b in bounds:
+        block = _uniform_block(tk, vals, float(b[0]), float(b[1]), rows, n)
+        if block is None:
+            return None
+        blocks.append(block.reshape(-1, w))
+        sizes.append(block.shape[1])
+    v = np.concatenate(blocks)
+    if rotation:
+        v /= np.maximum(_norms(v)[:, None], 1e-12)
+    t32 = np.array(rows, np.float64).astype(np.float32)
+    v32o = v.astype(np.float32)
+    out: list[list[Channel]] = []
+    s = 0
+    for size in sizes:
+        # Each channel's rows: a row of the motion's block (a view, as a slice would be).
+        e = s + n * size
+        out.append([Channel(node, path, tr, vr)  # type: ignore[arg-type]
+                    for node, tr, vr in zip(nodes, t32[s:e].reshape(n, size),
+                                            v32o[s:e].reshape(n, size, w), strict=True)])
+        s = e
+    return out
+
+
+def _uniform_block(tk: list[float], vals: F64, x0: float, x1: float, rows: list[float],
+                   n: int) -> F64 | None:
+    """One motion's rows of channels sharing the key times ``tk`` (``vals``: (channels, keys,
+    width)): (channels, rows, width), their times appended to ``rows`` once per channel, as
+    :meth:`Clipper._cut_group_small` cuts each channel (a bound's value a key's own, else
+    :func:`_interp_small`'s operations on all channels at once). None where that gives up
+    (two equal times) or the numpy way's NaN rules would be needed."""
+    k = len(tk)
+    # Key times within a tenth of a millisecond of a bound are that bound. Clean keys rise,
+    # and snapping keeps their order: the counts and the keys between the bounds are found
+    # by bisection.
+    tt = [x0 if -1e-4 < t - x0 < 1e-4 else (x1 if -1e-4 < t - x1 < 1e-4 else t) for t in tk]
+    two = x1 > x0
+    n0 = bisect_right(tt, x0)  # the keys at or before x0
+    inner = list(range(n0, bisect_left(tt, x1, n0))) if two else []
+    idx = [n0 - 1 if n0 else 0, *inner]
+    times = [x0 - x0, *(tt[j] - x0 for j in inner)]
+    fix: list[tuple[int, int, float]] = []  # (row, key before, bound) to interpolate
+    if n0 and n0 < k and tt[n0 - 1] != x0:
+        fix.append((0, n0 - 1, x0))
+    if two:
+        n1 = bisect_right(tt, x1, n0)
+        if n1 and n1 < k and tt[n1 - 1] != x1:
+            fix.append((len(idx), n1 - 1, x1))
+        idx.append(n1 - 1 if n1 else 0)
+        times.append(x1 - x0)
+    block: F64 = vals.take(idx, axis=1)
+    for row, j, x in fix:
+        dt = tt[j + 1] - tt[j]
+        if dt == 0:
+            return None
+        v0 = vals[:, j]
+        r = (vals[:, j + 1] - v0) / dt * (x - tt[j]) + v0
+        if np.isnan(r).any():
+            return None
+        block[:, row] = r
+    rows += times * n
+    return block
+
+
 def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) -> None:
     anim = unit.doc.anim
     if anim is None or sk is None:
@@ -500,19 +678,25 @@ def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context)
         matched.append((tr, sk.nodes[j], f"{stem} track {i}"))
         if tr.flags is not None and len(tr.flags):
             flags[sk.names[j]] = np.asarray(tr.flags, np.float64).tolist()
-    channels = track_channels([m[0] for m in matched], [m[1] for m in matched],
-                              [m[2] for m in matched], ctx)
+    tracks, nodes = [m[0] for m in matched], [m[1] for m in matched]
+    moti = unit.doc.get(b"MOTI")
+    motions = moti.motions if isinstance(moti, MotiSection) else []
+    bounds = [(mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS)
+              for mo in motions]
+    clips = clean_clips(tracks, nodes, bounds) if motions else None
+    channels: list[Channel] = []
+    if clips is None:
+        channels = track_channels(tracks, nodes, [m[2] for m in matched], ctx)
+        if motions:
+            clips = Clipper(channels).cut(bounds)
     if skipped:
         ctx.note("pet.anim_track_unmatched", f"{stem}: {skipped} track(s) name no bone")
-    moti = unit.doc.get(b"MOTI")
     base = {"pet_source": stem}
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
-    if isinstance(moti, MotiSection) and moti.motions:
-        clips = Clipper(channels).cut([
-            (mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS)
-            for mo in moti.motions])
-        for mo, clip in zip(moti.motions, clips, strict=True):
+    if motions:
+        assert clips is not None
+        for mo, clip in zip(motions, clips, strict=True):
             extras: dict[str, Any] = {"pet_motion": {
                 "name": text_value(mo.name), "frame_start": mo.frame_start,
                 "frame_end": mo.frame_end, "next_move": text_value(mo.next_move),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -68,7 +69,8 @@ def kind_of(ctx: Context) -> str:
                                           expected="/".join(KINDS), actual=opt)
         return k
     if ctx.path is not None:
-        ext = Path(ctx.path).suffix.lower().lstrip(".")
+        path = ctx.path if isinstance(ctx.path, Path) else Path(ctx.path)
+        ext = path.suffix.lower().lstrip(".")
         if ext in KINDS:
             return ext
     return "pet"
@@ -80,13 +82,35 @@ def read(data: bytes, ctx: Context) -> PetDocument:
     spans, tail = _split(r)
     version = _find_version(r, spans)
     doc = PetDocument(kind=kind, version=version, tail=tail)
+    fast = _FAST_13 if version >= (1, 3) else _FAST_12
+    view = r._view
     for fourcc, start, end in spans:
-        sub = r.window(start, end - start)
-        name = fourcc.decode("latin-1")
-        with sub.field(name):
-            body = _read_section(sub, fourcc, version, kind, ctx)
+        body: Payload | None
+        if fourcc == b"BONE":
+            body = _bones_at(view, start, end, version, kind == "apet")
+        else:
+            body = _section_at(view, start, end, fast.get(fourcc))
+        if body is None:
+            sub = r.window(start, end - start)
+            with sub.field(fourcc.decode("latin-1")):
+                body = _read_section(sub, fourcc, version, kind, ctx)
         doc.sections.append(Section(fourcc, body))
     return doc
+
+
+def _section_at(view: memoryview, start: int, end: int, parse: _ParseAt | None) -> Any:
+    """:func:`_read_section`'s body of a section whose fast reader (``parse``) reads it:
+    what the section's Reader would give when that reader takes it, without the Reader (a
+    window and a field path cost more than the parse of a small section). None when there
+    is no such reader or it gives up: the Reader's way then reads (and reports)."""
+    if parse is None:
+        return None
+    try:
+        body, pos = parse(view, start, end)
+    except _Short:
+        return None
+    body.trailing = bytes(view[pos:end])
+    return body
 
 
 def _split(r: Reader) -> tuple[list[tuple[bytes, int, int]], bytes]:
@@ -314,6 +338,8 @@ def _bones_fast(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
     if n == 0:
         return False
     if n <= _SMALL:
+        if r.end - r.tell() <= _SCAN_BYTES:
+            return _bones_scan(r, n, tail, extra, out)
         return _bones_small(r, n, tail, extra, out)
     s0 = r.tell()
     b = np.frombuffer(r._view, np.uint8)[s0:r.end]
@@ -386,6 +412,76 @@ def _bones_small(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) ->
     r.seek(s0 + p)
     return True
 
+
+def _bones_scan(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> bool:
+    """:func:`_bones_small` by one regular-expression scan (:func:`_bone_records`)."""
+    s0 = r.tell()
+    used = _bone_records(bytes(r._view[s0:r.end]), n, tail, extra, out)
+    if used is None:
+        return False
+    r.seek(s0 + used)
+    return True
+
+
+def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) -> int | None:
+    """The ``n`` bone records at the start of ``raw`` into ``out``, by one regular-expression
+    scan: each match a record (the name up to its NUL, the id byte or the 0xFE escape and its
+    two bytes, the ``tail`` bytes), one after the other from the first (a record that does
+    not fit leaves none to match after it: every later start has fewer bytes for a record
+    that needs as many). The bytes they use; None (nothing read) when fewer than ``n`` match.
+    For at most ``_SCAN_BYTES`` (the matches of bytes after the records are made too)."""
+    recs = _bone_record(tail).findall(raw)
+    if len(recs) < n:
+        return None
+    del recs[n:]
+    names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((), (), (), ())
+    out.names = list(names)
+    out.parent_wide = [len(b) == 2 for b in wide_ids]
+    out.parents = [int.from_bytes(x, "little", signed=True) if x else (-1 if y == b"\xff" else y[0])
+                   for x, y in zip(wide_ids, ids, strict=True)]
+    if tail:
+        recs_u8 = np.frombuffer(b"".join(bodies), np.uint8).reshape(n, tail)
+        out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)
+        if extra:
+            out.extra = recs_u8[:, 48:52].copy().view("<f4").reshape(n)
+    return sum(map(len, names)) + n * (2 + tail) + 2 * out.parent_wide.count(True)
+
+
+def _bones_at(view: memoryview, start: int, end: int, version: tuple[int, int],
+              apet: bool) -> BoneSection | None:
+    """:func:`_read_section`'s BONE body when the layout of the file's kind reads it and uses
+    it up exactly (as :func:`_with_retry` then keeps it) by :func:`_bone_records`, without a
+    Reader; None for anything else (no bones, the other layout, a record that does not fit,
+    a large section): the Reader's way then reads (and reports)."""
+    if end - start < 3 or end - start > _SCAN_BYTES:
+        return None
+    out = BoneSection()
+    n, pos = view[start], start + 1
+    if n == 0:
+        n, pos = _U16.unpack_from(view, pos)[0], pos + 2
+        out.wide_count = True
+    tail = 0 if apet else 48 + (4 if version >= (1, 3) else 0)
+    if not 0 < n <= _SMALL or n * (2 + tail) > end - pos:
+        return None
+    used = _bone_records(bytes(view[pos:end]), n, tail, version >= (1, 3) and not apet, out)
+    return out if used == end - pos else None
+
+
+# Up to this many bytes, a BONE section is scanned by :func:`_bones_scan` (its matches of
+# bytes past the records stay a few thousand).
+_SCAN_BYTES = 1 << 16
+
+
+def _bone_record(tail: int) -> re.Pattern[bytes]:
+    """A bone record with ``tail`` bytes after its id: (name, escaped id, id, tail bytes)."""
+    pattern = _BONE_RECORDS.get(tail)
+    if pattern is None:
+        pattern = _BONE_RECORDS[tail] = re.compile(
+            rb"([^\0]*)\0(?:\xfe(..)|([^\xfe]))(.{%d})" % tail, re.DOTALL)
+    return pattern
+
+
+_BONE_RECORDS: dict[int, re.Pattern[bytes]] = {}
 
 _KEYS = (("pos", 16), ("rot", 20), ("scale", 16))
 
@@ -487,6 +583,7 @@ def _read_extr(r: Reader) -> ExtrSection:
 # and, when a record does not fit (or holds what only the Reader reports, such as an SMTL
 # MATRIXARRAY), gives up: the Reader's walk then reads the section and reports the error.
 _U32 = struct.Struct("<I")
+_U16 = struct.Struct("<H")
 _U32X2 = struct.Struct("<II")
 _I16 = struct.Struct("<h")
 _F32 = struct.Struct("<f")
@@ -584,21 +681,32 @@ def _anim_keys_at(view: memoryview, pos: int, end: int, sizes: tuple[int, ...]
                   ) -> tuple[AnimSection, int]:
     out = AnimSection(terminator=b"")
     tracks = out.tracks
-    frombuffer = np.frombuffer
+    frombuffer, u32 = np.frombuffer, _U32.unpack_from
+    # Each key kind's record as one item: frombuffer gives the (n, width) floats at once.
+    kinds = [(size, _KEY_ROWS[size]) for size in sizes]
     while pos < end:
         at = pos
         bone, wide, pos = _boneid_at(view, pos, end)
         if bone == -1:
             out.terminator = bytes(view[at:pos])
             break
-        keys = []
-        for size in sizes:
-            n = _count_at(view, pos, end, size)
+        keys: list[npt.NDArray[np.float32]] = []
+        for size, row in kinds:
+            # _count_at inline (a call per key list is a large share of a small file's).
+            if pos + 4 > end:
+                raise _Short
+            n = u32(view, pos)[0]
             pos += 4
-            keys.append(frombuffer(view, "<f4", n * size // 4, pos).reshape(n, size // 4))
+            if n * size > end - pos:
+                raise _Short
+            keys.append(frombuffer(view, row, n, pos))
             pos += n * size
         tracks.append(Track(bone, wide, *keys))
     return out, pos
+
+
+# A key record of each size as a dtype of that many bytes of floats.
+_KEY_ROWS = {size: np.dtype(("<f4", (size // 4,))) for size in (8, 16, 20)}
 
 
 def _anim_at(view: memoryview, pos: int, end: int) -> tuple[AnimSection, int]:
@@ -675,6 +783,12 @@ def _extr_at(view: memoryview, pos: int, end: int) -> tuple[ExtrSection, int]:
         out.wide.append(wide)
     return out, pos
 
+
+# The sections :func:`read` parses straight from the bytes (by version: the ANIM layout).
+_FAST_12: dict[bytes, _ParseAt] = {
+    b"TEXT": _text_at, b"SMTL": _smtl_at, b"ANIM": _anim_at, b"FRAM": _fram_at,
+    b"MOTI": _moti_at, b"COLL": _coll_at, b"EXTR": _extr_at}
+_FAST_13 = {**_FAST_12, b"ANIM": _anim_flags_at}
 
 _READERS: dict[bytes, Callable[[Reader], Any]] = {
     b"TEXT": _read_text, b"FANM": _read_fanm, b"FRAM": _read_fram, b"MOTI": _read_moti,

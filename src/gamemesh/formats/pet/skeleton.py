@@ -25,6 +25,7 @@ from ...scene.math import (
     quat_to_matrix_floats,
     trs_to_matrices,
 )
+from ...scene.skinning import safe_inverse
 from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
@@ -43,6 +44,22 @@ def mirror_z(m: F64) -> F64:
         out: F64 = a * _MIRROR_SIGNS + 0.0
         return out
     return np.asarray(S4 @ a @ S4)
+
+
+def inverse_binds(world: F64) -> F64:
+    """``safe_inverse(mirror_z(world))``, each run of equal matrices (bones sharing a world,
+    as a chain of identity bones does) inverted once: a matrix's inverse (or identity, when
+    it is not invertible) depends on that matrix only."""
+    gl = mirror_z(world)
+    n = len(gl)
+    if n >= _COPY_BONES and gl.ndim == 3 and gl.shape[1:] == (4, 4):
+        bits = np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64)
+        new = np.ones(n, np.bool_)
+        new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
+        if not new.all():
+            inverse: F64 = safe_inverse(gl[new])[np.cumsum(new) - 1]
+            return inverse
+    return safe_inverse(gl)
 
 
 @dataclass
@@ -145,15 +162,7 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     if levels == 0:  # roots only
         return world
     if 2 * levels > n:
-        # Per bone (a chain): views of the rows made once, each product written in place.
-        # np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost.
-        rows, lrows = list(world), list(local)
-        dot = np.dot
-        for i in order:
-            p = par[i]
-            if p >= 0:
-                dot(rows[p], lrows[i], out=rows[i])
-        return world
+        return _chain_worlds(world, local, par, order)
     if dl is not None:
         depth = np.array(dl, np.int64)
     parent = np.asarray(par, np.int64)
@@ -162,6 +171,60 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     for d in range(levels):  # per level
         idx = by_depth[cuts[d]:cuts[d + 1]]
         world[idx] = world[parent[idx]] @ local[idx]
+    return world
+
+
+def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F64:
+    """:func:`bone_worlds` bone by bone (a chain). A bone whose local matrix is exactly the
+    identity under a bone whose local matrix is too (and has a parent) has its parent's
+    world, taken for all of them after the products: the product by the identity gives a
+    finite matrix back but for the signs of some zeros (a nonzero plus zeros is that
+    nonzero; a sum of zeros is -0.0 only when all of them are), and a second product changes
+    none of those (the first keeps the signs of a row's elements). When a world so taken is
+    not finite, every product is made. For a few bones the products cost less than that."""
+    n = len(par)
+    if n < _COPY_BONES or local.dtype != np.float64 or not local.flags.c_contiguous:
+        return _chain_products(world, local, par, order)
+    eye = (local.reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    parent = np.asarray(par, np.int64)
+    # An identity with a parent: its world is a product by the identity.
+    applied = eye & (parent >= 0)
+    copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
+    if not copy.any():
+        return _chain_products(world, local, par, order)
+    dot = np.dot
+    # Each copy's source: its nearest ancestor that is not a copy (parents come first).
+    # Views of the rows only for the products (a view costs about what a product does).
+    src = list(range(n))
+    took: list[int] = []
+    for i, one in zip(order, copy[order].tolist(), strict=True):
+        p = par[i]
+        if one:
+            src[i] = src[p]
+            took.append(i)
+        elif p >= 0:
+            dot(world[src[p]], local[i], out=world[i])
+    got = world[[src[i] for i in took]]
+    if not np.isfinite(got).all():
+        return _chain_products(local.copy(), local, par, order)
+    world[took] = got
+    return world
+
+
+# From this many bones, :func:`_chain_worlds` looks for identities to copy.
+_COPY_BONES = 32
+
+
+def _chain_products(world: F64, local: F64, par: list[int], order: list[int]) -> F64:
+    """Each bone's world (``world`` holding the local matrices) as its parent's times its
+    local matrix, bone by bone: views of the rows made once, each product written in place.
+    np.dot: the same BLAS product as np.matmul (the same bits) at a smaller call cost."""
+    rows, lrows = list(world), list(local)
+    dot = np.dot
+    for i in order:
+        p = par[i]
+        if p >= 0:
+            dot(rows[p], lrows[i], out=rows[i])
     return world
 
 
@@ -250,8 +313,7 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
     gl = mirror_z(np.asarray(sk.local, np.float64).reshape(-1, 4, 4))
-    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
-    tl, rl, sl, exact = few if few is not None else _bone_trs(gl)
+    tl, rl, sl, exact = _split_bones(gl)
     extras = _bone_extras(bs)
     # Bone i is node base + i: its children's lists first, handed to the nodes.
     children: list[list[int]] = [[] for _ in sk.parents]
@@ -312,6 +374,35 @@ def _bone_trs(gl: F64) -> _BoneTrs:
     return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
 
 
+def _split_bones(gl: F64) -> _BoneTrs:
+    """:func:`_bone_trs` of every bone (``gl`` changed as it changes it): a bone whose matrix
+    is exactly the identity (every bone of an .apet, helper bones) has the identity's split,
+    the Node defaults; the others are split by :func:`_bone_trs_few` or :func:`_bone_trs`
+    (a bone's split depends on its matrix only)."""
+    n = len(gl)
+    eye = (np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    if not eye.any():
+        return _split_some(gl)
+    rest = np.flatnonzero(~eye)
+    out: _BoneTrs = ([_T0] * n, [_R0] * n, [_S1] * n, [True] * n)
+    if len(rest):
+        sub = gl[rest]
+        split = _split_some(sub)
+        gl[rest] = sub  # the batch's identity for a non-finite matrix (its node uses it)
+        for i, t, r, s, ok in zip(rest.tolist(), *split, strict=True):
+            out[0][i], out[1][i], out[2][i], out[3][i] = t, r, s, ok
+    return out
+
+
+def _split_some(gl: F64) -> _BoneTrs:
+    few = _bone_trs_few(gl) if len(gl) <= _FEW_BONES else None
+    return few if few is not None else _bone_trs(gl)
+
+
+# The identity's bits, row-major.
+_EYE_BITS = np.eye(4).reshape(16).view(np.uint64)
+
+
 def _tuples(a: F64) -> list[Any]:
     """The rows of ``a`` as tuples, zipped from its columns (no list made per row)."""
     return list(zip(*a.T.tolist(), strict=True))
@@ -320,16 +411,13 @@ def _tuples(a: F64) -> list[Any]:
 def _bone_trs_few(gl: F64) -> _BoneTrs | None:
     """:func:`_bone_trs` of a few bones, one at a time in plain floats: the operations of
     ``matrices_to_trs`` and ``trs_to_matrices`` in the same order (their one-matrix quaternion
-    paths give the batch's bits), the determinants' signs from the same LAPACK call. None
-    (the batch decides) when a value is not finite."""
-    n = len(gl)
-    flat_all = gl.reshape(n, 16)
-    mats = flat_all.tolist()
-    dets = np.linalg.det(gl[:, :3, :3]).tolist()
+    paths give the batch's bits) and the batch's elementwise allclose test (the same IEEE
+    operations on floats); a determinant's sign by cofactors while it is clearly away from
+    zero, else from LAPACK as the batch has it. None (the batch decides) when a value is not
+    finite."""
     out: _BoneTrs = ([], [], [], [])
-    backs: list[float] = []
     isfinite, sqrt = math.isfinite, math.sqrt
-    for flat, det in zip(mats, dets, strict=True):
+    for i, flat in enumerate(gl.reshape(len(gl), 16).tolist()):
         if not all(map(isfinite, flat)):
             return None
         m00, m01, m02, m03, m10, m11, m12, m13, m20, m21, m22, m23 = flat[:12]
@@ -337,6 +425,11 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         s0 = sqrt(m00 * m00 + m10 * m10 + m20 * m20)
         s1 = sqrt(m01 * m01 + m11 * m11 + m21 * m21)
         s2 = sqrt(m02 * m02 + m12 * m12 + m22 * m22)
+        det = (m00 * (m11 * m22 - m12 * m21) - m01 * (m10 * m22 - m12 * m20)
+               + m02 * (m10 * m21 - m11 * m20))
+        # The column lengths' product bounds |det|; both ways err by ~1e-15 of it.
+        if not abs(det) > 1e-9 * (s0 * s1 * s2):
+            det = float(np.linalg.det(gl[i, :3, :3]))
         if det < 0:
             s0 = -s0
         d0, d1, d2 = s0 if s0 != 0 else 1.0, s1 if s1 != 0 else 1.0, s2 if s2 != 0 else 1.0
@@ -347,16 +440,24 @@ def _bone_trs_few(gl: F64) -> _BoneTrs | None:
         if not (all(map(isfinite, q)) and isfinite(s0) and isfinite(s1) and isfinite(s2)):
             return None
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = quat_to_matrix_floats(q)
-        backs += [r00 * s0, r01 * s1, r02 * s2, m03, r10 * s0, r11 * s1, r12 * s2, m13,
-                  r20 * s0, r21 * s1, r22 * s2, m23, 0.0, 0.0, 0.0, 1.0]
+        back = [r00 * s0, r01 * s1, r02 * s2, r10 * s0, r11 * s1, r12 * s2,
+                r20 * s0, r21 * s1, r22 * s2]
+        basis = [m00, m01, m02, m10, m11, m12, m20, m21, m22]
+        if flat[12:] != _BOTTOM:  # else they are the back's: they pass, as the translation
+            back += [m03, m13, m23, 0.0, 0.0, 0.0, 1.0]
+            basis += [m03, m13, m23, *flat[12:]]
+        # np.allclose(back, flat, atol=tol): |a - b| - 1e-5 |b| <= tol for every element.
+        tol = 1e-4 * max(1.0, max(map(abs, flat)))
+        out[3].append(all(abs(a - b) - 1e-5 * abs(b) <= tol
+                          for a, b in zip(back, basis, strict=True)))
         out[0].append((m03, m13, m23))
         out[1].append(tuple(q))
         out[2].append((s0, s1, s2))
-    # The allclose test of all bones at once (elementwise, as the batch does it).
-    tol = 1e-4 * np.maximum(1.0, np.abs(flat_all).max(axis=1))
-    err = np.abs(np.array(backs, np.float64).reshape(n, 16) - flat_all) - 1e-5 * np.abs(flat_all)
-    out[3].extend((err <= tol[:, None]).all(axis=1).tolist())
     return out
+
+
+# The bottom row of an affine matrix.
+_BOTTOM = [0.0, 0.0, 0.0, 1.0]
 
 
 # -- the scene -------------------------------------------------------------------------------------

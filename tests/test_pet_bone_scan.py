@@ -1,0 +1,246 @@
+"""PET BONE records found by one regular-expression scan against the record-by-record walk
+and the Reader's field-by-field reader, bit for bit on random sections (timing-independent)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.helpers import assert_same_tree
+
+import gamemesh
+from gamemesh.binary import Reader
+from gamemesh.formats.pet.document import BoneSection
+
+read_mod = importlib.import_module("gamemesh.formats.pet.read")
+
+
+def _section(rng: np.random.Generator, n: int, tail: int) -> bytes:
+    """A BONE payload: the count (u8, or 00 + u16), then ``n`` records with random names (any
+    bytes but NUL, 0xFE and 0xFF among them), ids plain, none (0xFF) or escaped (0xFE + i16),
+    and ``tail`` random bytes (NULs and 0xFE among them); sometimes bytes after them."""
+    out = bytearray([n] if 0 < n < 256 and rng.random() < 0.7 else [0, n & 255, n >> 8])
+    for _ in range(n):
+        name = rng.choice([0x41, 0x62, 0xFE, 0xFF, 0x80, 0x20], int(rng.integers(0, 12)))
+        out += bytes(name.astype(np.uint8)) + b"\0"
+        kind = rng.random()
+        if kind < 0.2:
+            out += b"\xfe" + int(rng.integers(-400, 400)).to_bytes(2, "little", signed=True)
+        elif kind < 0.3:
+            out += b"\xff"
+        else:
+            out += bytes([int(rng.integers(0, 254))])
+        body = rng.integers(0, 256, tail, dtype=np.uint8)
+        body[rng.random(tail) < 0.3] = rng.choice([0, 0xFE])
+        out += body.tobytes()
+    if rng.random() < 0.2:
+        out += rng.integers(0, 256, int(rng.integers(1, 40)), dtype=np.uint8).tobytes()
+    return bytes(out)
+
+
+def _mutate(rng: np.random.Generator, data: bytes) -> bytes:
+    m = bytearray(data)
+    if len(m) > 1 and rng.random() < 0.5:
+        for _ in range(int(rng.integers(1, 4))):
+            m[int(rng.integers(1, len(m)))] = int(rng.choice([0, 0xFE, 0xFF, 7]))
+    if rng.random() < 0.3:
+        m = m[:int(rng.integers(0, len(m) + 1))]
+    return bytes(m)
+
+
+def _outcome(data: bytes, version: tuple[int, int], apet: bool) -> Any:
+    r = Reader(data, "pet")
+    try:
+        out: BoneSection = read_mod._read_bones(r, version, apet)
+    except gamemesh.FormatError as e:
+        return str(e)
+    return out, r.tell()
+
+
+@pytest.mark.parametrize("way", ["walk", "reader"])
+def test_bone_scan_matches_the_record_walk_and_the_reader(
+        way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names with 0xFE and 0xFF bytes, escaped, plain and missing parents, NULs and 0xFE in
+    the matrices, bytes after the records, changed and cut sections, every record layout:
+    the same sections, reader positions and errors."""
+    rng = np.random.default_rng(83)
+    cases = []
+    for trial in range(1500):
+        version = [(1, 0), (1, 2), (1, 3)][trial % 3]
+        apet = trial % 5 == 0
+        tail = 0 if apet else 48 + (4 if version >= (1, 3) else 0)
+        n = int(rng.choice([0, 1, 2, 5, 40, 300]))
+        data = _section(rng, n, tail)
+        cases.append((_mutate(rng, data) if trial % 2 else data, version, apet))
+    scanned = [_outcome(*c) for c in cases]
+    assert sum(isinstance(s, str) for s in scanned) > 100
+    assert sum(not isinstance(s, str) and s[0].count > 0 for s in scanned) > 500
+    monkeypatch.setattr(read_mod, "_SCAN_BYTES", -1)
+    if way == "reader":
+        monkeypatch.setattr(read_mod, "_bones_fast", lambda *a: False)
+    for case, got in zip(cases, scanned, strict=True):
+        want = _outcome(*case)
+        if isinstance(want, str):
+            assert got == want
+        else:
+            assert not isinstance(got, str)
+            assert_same_tree(got[0], want[0])
+            assert got[1] == want[1]
+
+
+def test_identity_bones_split_as_the_others() -> None:
+    """Bones whose matrix is exactly the identity take the identity's split: every bone's
+    translation, rotation, scale and shear flag bit for bit as the split of all bones (few
+    or batch), and the same matrices left for the sheared ones; identities with a -0.0 and
+    non-finite matrices among them."""
+    from gamemesh.scene.math import quat_to_matrix
+
+    skel = importlib.import_module("gamemesh.formats.pet.skeleton")
+    rng = np.random.default_rng(89)
+    shortcut = 0
+    for trial in range(1500):
+        n = int(rng.choice([1, 3, 10, 16, 17, 40, 300]))
+        m = np.tile(np.eye(4), (n, 1, 1))
+        other = rng.random(n) < rng.choice([0.0, 0.1, 0.5, 1.0])
+        k = int(other.sum())
+        m[other, :3, :3] = quat_to_matrix(rng.normal(size=(k, 4))) * rng.choice(
+            [1.0, -1.0, 2.5, 0.0], (k, 1, 3), p=[0.6, 0.2, 0.15, 0.05])
+        m[other, :3, 3] = rng.normal(size=(k, 3)) * rng.choice([1.0, 1e5])
+        if trial % 4 == 0:
+            m[other, :3, :3] += rng.normal(size=(k, 3, 3)) * 0.2  # shear
+        if trial % 5 == 0:
+            i, j = int(rng.integers(0, n)), int(rng.integers(0, 4))
+            m[i, j, int(rng.integers(0, 4))] = rng.choice([-0.0, np.nan, np.inf])
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            gl = skel.mirror_z(m)
+            if trial % 3 == 0:  # mirror_z makes zeros +0.0: a -0.0 in an identity after it
+                gl[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] \
+                    *= -1.0
+            want_gl, got_gl = gl.copy(), gl.copy()
+            few = skel._bone_trs_few(want_gl) if n <= skel._FEW_BONES else None
+            want = few if few is not None else skel._bone_trs(want_gl)
+            got = skel._split_bones(got_gl)
+        shortcut += int((~other).any())
+        for a, b in zip(got[:3], want[:3], strict=True):
+            assert np.array(a).tobytes() == np.array(b).tobytes()
+        assert got[3] == want[3]
+        assert got_gl.tobytes() == want_gl.tobytes()
+    assert shortcut > 500
+
+
+@pytest.mark.parametrize("copy_from", [0, 32])
+def test_identity_locals_take_their_parents_world(copy_from: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chains and trees with bones whose local matrix is exactly the identity: the worlds
+    bone by bone through np.matmul bit for bit, worlds with -0.0, NaN, infinities and
+    subnormals among them (then every product is made), identities with a -0.0 not taken
+    for the identity."""
+    skel = importlib.import_module("gamemesh.formats.pet.skeleton")
+    monkeypatch.setattr(skel, "_COPY_BONES", copy_from)
+    rng = np.random.default_rng(97)
+    for trial in range(600):
+        n = int(rng.choice([1, 2, 5, 30, 40, 300]))
+        parents = ([i - 1 for i in range(n)] if trial % 3 else
+                   [int(rng.integers(-1, i)) if i else -1 for i in range(n)])
+        local = rng.normal(size=(n, 4, 4)) * rng.choice([1.0, 1e-310, 1e300], (n, 1, 1),
+                                                        p=[0.9, 0.05, 0.05])
+        local[rng.random(n) < rng.choice([0.3, 0.9])] = np.eye(4)
+        zero = rng.random((n, 4, 4)) < 0.2
+        local[zero & (rng.random((n, 4, 4)) < 0.5)] = -0.0
+        local[zero & (rng.random((n, 4, 4)) < 0.5)] = 0.0
+        if trial % 7 == 0:
+            local[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
+                rng.choice([np.nan, np.inf, -np.inf])
+        order, par, _ = skel.bone_order(parents, n)
+        want = local.copy()
+        with np.errstate(all="ignore"):
+            for i in order:
+                if par[i] >= 0:
+                    want[i] = np.matmul(want[par[i]], local[i])
+            got = skel.bone_worlds(local, par, order)
+        assert got.tobytes() == want.tobytes()
+
+
+def test_inverse_binds_invert_each_run_of_equal_worlds_once() -> None:
+    """Runs of equal world matrices inverted once: safe_inverse's bits for every bone, runs
+    of matrices equal but for a zero's sign, singular and non-finite ones among them."""
+    from gamemesh.scene.skinning import safe_inverse
+
+    skel = importlib.import_module("gamemesh.formats.pet.skeleton")
+    rng = np.random.default_rng(101)
+    runs = 0
+    for trial in range(400):
+        n = int(rng.choice([1, 5, 31, 32, 40, 300]))
+        distinct = rng.normal(size=(int(rng.integers(1, 6)), 4, 4))
+        distinct[rng.random(len(distinct)) < 0.2, 3] = 0.0  # singular
+        world = distinct[np.sort(rng.integers(0, len(distinct), n))].copy()
+        if trial % 3 == 0:
+            world[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
+                rng.choice([np.nan, np.inf, 0.0])
+        if trial % 4 == 0:
+            world[rng.random((n, 4, 4)) < 0.05] = -0.0
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            want = safe_inverse(skel.mirror_z(world))
+            got = skel.inverse_binds(world)
+        runs += int(n >= 32)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    assert runs > 150
+
+
+def test_bone_sections_read_straight_from_the_bytes_match_the_reader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """BONE sections read without a Reader (when the kind's layout uses them up exactly):
+    the documents, notes and errors of the Reader's way (which retries the other layout and
+    keeps bytes after the records), for every kind and record layout, wide counts, bytes
+    after the records, changed and cut sections."""
+    from pathlib import Path
+
+    from gamemesh.registry import Context
+
+    rng = np.random.default_rng(103)
+    cases = []
+    for trial in range(900):
+        version = [(1, 0), (1, 2), (1, 3)][trial % 3]
+        layout_apet = trial % 4 == 0
+        kind = "apet" if (layout_apet if trial % 7 else not layout_apet) else \
+            str(rng.choice(["pet", "bpet", "mpet"]))
+        tail = 0 if layout_apet else 48 + (4 if version >= (1, 3) else 0)
+        body = _section(rng, int(rng.choice([0, 1, 5, 40, 300])), tail)
+        if trial % 2:
+            body = _mutate(rng, body)
+        vers = b"VERS\x04\x00\x00\x00" + bytes([version[1], version[0], 0xFE, 0xFF])
+        data = vers + b"BONE" + len(body).to_bytes(4, "little") + body
+        cases.append((data, f"x.{kind}"))
+
+    def outcome(data: bytes, name: str) -> Any:
+        ctx = Context(Path(name), {})
+        try:
+            return read_mod.read(data, ctx), [(x.code, x.message) for x in ctx.notes]
+        except gamemesh.FormatError as e:
+            return str(e)
+
+    straight = read_mod._bones_at
+    took = []
+
+    def counted(*args: Any) -> Any:
+        out = straight(*args)
+        took.append(out is not None)
+        return out
+
+    monkeypatch.setattr(read_mod, "_bones_at", counted)
+    fast = [outcome(*c) for c in cases]
+    assert sum(isinstance(f, str) for f in fast) > 50
+    assert sum(not isinstance(f, str) and bool(f[1]) for f in fast) > 20  # retried layouts
+    assert 300 < sum(took) < len(took) - 300
+    monkeypatch.setattr(read_mod, "_bones_at", lambda *a: None)
+    for case, got in zip(cases, fast, strict=True):
+        want = outcome(*case)
+        if isinstance(want, str):
+            assert got == want
+        else:
+            assert not isinstance(got, str)
+            assert_same_tree(got[0], want[0])
+            assert got[1] == want[1]
