@@ -341,8 +341,11 @@ def _fake_body_reference(names_raw: list[bytes], parents: list[int], main: Any,
     return out
 
 
-def test_fake_body_bone_matches_the_set_of_main_bones() -> None:
-    """The candidates checked against the main bones one by one pick the set way's bone."""
+@pytest.mark.parametrize("few", [512, 0])  # main bones as one set of ints, or one by one
+def test_fake_body_bone_matches_the_set_of_main_bones(monkeypatch: pytest.MonkeyPatch,
+                                                      few: int) -> None:
+    """The candidates checked against the main bones pick the set way's bone."""
+    monkeypatch.setattr(infl, "_FEW_MAIN", few)
     rng = np.random.default_rng(61)
     words = [b"Bip01", b"Bone", b"Jaw", b"body", b"box", b"\xb8\xf6", b"Bi p", b""]
     for _ in range(400):
