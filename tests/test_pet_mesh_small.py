@@ -341,8 +341,11 @@ def _fake_body_reference(names_raw: list[bytes], parents: list[int], main: Any,
     return out
 
 
-def test_fake_body_bone_matches_the_set_of_main_bones() -> None:
-    """The candidates checked against the main bones one by one pick the set way's bone."""
+@pytest.mark.parametrize("few", [512, 0])  # main bones as one set of ints, or one by one
+def test_fake_body_bone_matches_the_set_of_main_bones(monkeypatch: pytest.MonkeyPatch,
+                                                      few: int) -> None:
+    """The candidates checked against the main bones pick the set way's bone."""
+    monkeypatch.setattr(infl, "_FEW_MAIN", few)
     rng = np.random.default_rng(61)
     words = [b"Bip01", b"Bone", b"Jaw", b"body", b"box", b"\xb8\xf6", b"Bi p", b""]
     for _ in range(400):
@@ -353,3 +356,24 @@ def test_fake_body_bone_matches_the_set_of_main_bones() -> None:
         got = infl.fake_body_substitute(names, parents, main, nb)
         want = _fake_body_reference(names, parents, main, nb)
         assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_column_sums_by_running_sums_match_the_column_adds() -> None:
+    """The running sums' last column has the bits of the column-by-column adds (signed
+    zeros, NaN, infinities, overflow, subnormals; every width)."""
+    rng = np.random.default_rng(67)
+    vals = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e308, -1e308, 5e-324, 1 / 3, 0.1,
+                     1.0, 7 / 255])
+    for trial in range(3000):
+        n, p = int(rng.integers(0, 40)), int(rng.integers(1, 9))
+        k = int(rng.integers(1, p + 1))
+        if trial % 2:
+            w = rng.choice(vals, (n, p))
+        else:
+            w = rng.random((n, p)) * rng.choice([1.0, 1e300, 1e-300])
+        want = w[:, 0].copy()
+        with np.errstate(all="ignore"):
+            for c in range(1, k):
+                want += w[:, c]
+            got = infl._column_sum(w, k)
+        assert got.tobytes() == want.tobytes(), (trial, k)

@@ -32,15 +32,23 @@ def fake_body_substitute(names_raw: list[bytes], parents: list[int], main: Any,
     names = decode_names(names_raw[:nb])
     skeletal = ["Bip" in n or "Bone" in n or "Jaw" in n for n in names]
     has_child = {p for p in parents if 0 <= p < nb}
-    # The candidates (usually none or one) checked against the main bones one by one: no
-    # set of all main bones is built.
     cands = (i for i in range(nb) if not skeletal[i] and i not in has_child)
-    fake = next((i for i in cands if not (main == i).any()), None) if len(main) else next(
-        cands, None)
-    out = np.arange(nb)
-    if fake is not None:
-        out[np.flatnonzero(skeletal)] = fake
-    return out
+    if not len(main):
+        fake = next(cands, None)
+    elif len(main) <= _FEW_MAIN:  # a few main bones: one set of them (plain ints)
+        mains = set(main.tolist())
+        fake = next((i for i in cands if i not in mains), None)
+    else:  # the candidates (usually none or one) checked one by one: no set of all mains
+        fake = next((i for i in cands if not (main == i).any()), None)
+    if fake is None:
+        return np.arange(nb)
+    # One array from plain ints (the per-bone table is tiny).
+    return np.array([fake if i < len(skeletal) and skeletal[i] else i for i in range(nb)],
+                    np.int64)
+
+
+# Up to this many vertices, their main bones are gathered into one set of plain ints.
+_FEW_MAIN = 512
 
 
 @dataclass
@@ -183,11 +191,20 @@ def _has_repeats(bones: npt.NDArray[Any], pos: npt.NDArray[np.bool_]) -> bool:
 
 
 def _column_sum(w: F64, k: int) -> F64:
-    """The first ``k`` columns of each row added left to right (the column way's order)."""
+    """The first ``k`` columns of each row added left to right (the column way's order). From
+    3 columns on, as the last column of the running sums (one call: a running sum adds each
+    column to the previous sums, the same adds in the same order)."""
+    if k >= _ACCUMULATED:
+        out: F64 = np.add.accumulate(w[:, :k], axis=1)[:, k - 1]
+        return out
     total = w[:, 0].copy()
     for c in range(1, k):
         total += w[:, c]
     return total
+
+
+# From this many columns a running sum costs less than a copy and an add per column.
+_ACCUMULATED = 3
 
 
 def _count_positive(w: F64) -> npt.NDArray[np.integer[Any]]:

@@ -784,12 +784,15 @@ def _first_per_primitive(rows: npt.NDArray[np.uint32], face_keys: I64
     # Each row's bytes as one item (a void row's tolist), the dicts' keys.
     items = np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * rows.shape[1]))).reshape(-1)\
         .tolist()
-    starts = [0, *(np.flatnonzero(face_keys[1:] != face_keys[:-1]) + 1).tolist()]
-    keys = face_keys.take(starts).tolist()
+    # The primitives' first faces from the keys as plain ints (a few hundred at most: one
+    # conversion, no comparison, search and gathers as arrays).
+    fk = face_keys.tolist()
+    starts = [0, *(f for f in range(1, len(fk)) if fk[f] != fk[f - 1])]
     first: list[int] = []
     ids: list[int] = []
     spans: list[tuple[int, int, int]] = []
-    for k, f0, f1 in zip(keys, starts, [*starts[1:], len(face_keys)], strict=True):
+    for f0, f1 in zip(starts, [*starts[1:], len(fk)], strict=True):
+        k = fk[f0]
         c0, c1 = 3 * f0, 3 * f1
         seg = items[c0:c1]
         # Each distinct row's first position: the last write of the reversed pairs wins.
