@@ -192,6 +192,11 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
     copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
     if not copy.any():
         return _chain_products(world, local, par, order)
+    idx = np.arange(n)
+    if (parent < idx).all() and (parent[copy] == idx[copy] - 1).all():
+        # Ids in order have parents first and each copy follows its parent: a copy's
+        # source is the last bone before it that is not a copy (a numpy pass, no walk).
+        return _chain_copies(world, local, par, copy, idx)
     dot = np.dot
     # Each copy's source: its nearest ancestor that is not a copy (parents come first).
     # Views of the rows only for the products (a view costs about what a product does).
@@ -208,6 +213,26 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
     if not np.isfinite(got).all():
         return _chain_products(local.copy(), local, par, order)
     world[took] = got
+    return world
+
+
+def _chain_copies(world: F64, local: F64, par: list[int], copy: npt.NDArray[np.bool_],
+                  idx: npt.NDArray[np.int64]) -> F64:
+    """:func:`_chain_worlds` when the ids are an order with parents first and each copy's
+    parent is the bone before it: the sources by one running maximum, the products of the
+    other bones with a parent in id order (each parent's world, or its source's, made
+    before it), then the copies taken at once."""
+    src = np.maximum.accumulate(np.where(copy, 0, idx))
+    srcl = src.tolist()
+    dot = np.dot
+    for i in np.flatnonzero(~copy).tolist():
+        p = par[i]
+        if p >= 0:
+            dot(world[srcl[p]], local[i], out=world[i])
+    got = world[src[copy]]
+    if not np.isfinite(got).all():
+        return _chain_products(local.copy(), local, par, idx.tolist())
+    world[copy] = got
     return world
 
 
