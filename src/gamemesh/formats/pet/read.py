@@ -436,9 +436,15 @@ def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) 
     del recs[n:]
     names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((), (), (), ())
     out.names = list(names)
-    out.parent_wide = [len(b) == 2 for b in wide_ids]
-    out.parents = [int.from_bytes(x, "little", signed=True) if x else (-1 if y == b"\xff" else y[0])
-                   for x, y in zip(wide_ids, ids, strict=True)]
+    one = b"".join(ids)
+    if len(one) == n:
+        # No escaped id (the usual file): the ids are those bytes, 0xFF none.
+        out.parent_wide = [False] * n
+        out.parents = list(one) if 0xFF not in one else [-1 if y == 0xFF else y for y in one]
+    else:
+        out.parent_wide = [len(b) == 2 for b in wide_ids]
+        out.parents = [int.from_bytes(x, "little", signed=True) if x else
+                       (-1 if y == b"\xff" else y[0]) for x, y in zip(wide_ids, ids, strict=True)]
     if tail:
         recs_u8 = np.frombuffer(b"".join(bodies), np.uint8).reshape(n, tail)
         out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)

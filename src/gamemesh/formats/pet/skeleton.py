@@ -4,6 +4,7 @@ character's parts and motions come from."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -349,12 +350,17 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
         else:
             roots.append(i)
     # Per bone: as translation, rotation, scale, or (shear) as its matrix. The Node fields
-    # by position (name, translation, rotation, scale, matrix, mesh, skin, children, extras):
-    # keywords cost twice the call (a test holds the order).
-    scene.nodes += [Node(name, ti, ri, si, None, None, None, ch, ex) if ok
-                    else Node(name, _T0, _R0, _S1, gl[i].astype(np.float32), None, None, ch, ex)
-                    for i, (name, ok, ti, ri, si, ch, ex) in enumerate(zip(
-                        sk.names, exact, tl, rl, sl, children, extras, strict=True))]
+    # by position (name, translation, rotation, scale, matrix, mesh, skin, children, extras),
+    # made by map (keywords cost twice the call, a loop's unpacking more; a test holds the
+    # order); a sheared bone's node then takes its matrix and the default TRS.
+    none = itertools.repeat(None)
+    nodes = list(map(Node, sk.names, tl, rl, sl, none, none, none, children, extras))
+    if not all(exact):
+        for i in [i for i, ok in enumerate(exact) if not ok]:
+            node = nodes[i]
+            node.translation, node.rotation, node.scale = _T0, _R0, _S1
+            node.matrix = gl[i].astype(np.float32)
+    scene.nodes += nodes
     sheared = exact.count(False)
     if len(roots) > 1:
         # glTF wants the joints of a skin under one common root.
