@@ -27,6 +27,7 @@ from ...scene.math import (
     trs_to_matrices,
 )
 from ...scene.skinning import safe_inverse
+from .corners import _finite32
 from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
@@ -61,6 +62,24 @@ def inverse_binds(world: F64) -> F64:
             inverse: F64 = safe_inverse(gl[new])[np.cumsum(new) - 1]
             return inverse
     return safe_inverse(gl)
+
+
+def inverse_binds32(world: F64) -> npt.NDArray[np.float32]:
+    """``_finite32(inverse_binds(world))`` (the skin's inverse bind matrices), each run of
+    equal world matrices mirrored, inverted and made finite float32 once, then repeated:
+    all three are matrix by matrix (:func:`mirror_z`'s two ways agree on finite matrices,
+    ``_finite32``'s on values in its range), so a run's first matrix gives the run's bits."""
+    w = np.asarray(world, np.float64)
+    n = len(w)
+    if n >= _COPY_BONES and w.ndim == 3 and w.shape[1:] == (4, 4):
+        bits = np.ascontiguousarray(w).reshape(n, 16).view(np.uint64)
+        new = np.ones(n, np.bool_)
+        new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
+        if not new.all():
+            out: npt.NDArray[np.float32] = _finite32(safe_inverse(mirror_z(w[new])))[
+                np.cumsum(new) - 1]
+            return out
+    return _finite32(inverse_binds(w))
 
 
 @dataclass
@@ -132,6 +151,10 @@ def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     """:func:`bone_tree`'s parents and cut count with an order that has parents first (all
     :func:`bone_worlds` needs): when every parent comes before its children (the usual file
     order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
+    if len(parents) == n and all(map(operator.lt, parents, range(n))) and (
+            not n or min(parents) >= -1):
+        # Every link a bone before it, or -1: nothing to cut (two passes in C).
+        return list(range(n)), list(parents), 0
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
     if all(map(operator.lt, par, range(n))):
         # Links cut: those that changed (none when the lists are equal).
