@@ -94,7 +94,7 @@ def test_identity_bones_split_as_the_others() -> None:
     """Bones whose matrix is exactly the identity take the identity's split: every bone's
     translation, rotation, scale and shear flag bit for bit as the split of all bones (few
     or batch), and the same matrices left for the sheared ones; identities with a -0.0 and
-    non-finite matrices among them."""
+    non-finite matrices among them, the identities found or some of them given."""
     from gamemesh.scene.math import quat_to_matrix
 
     skel = importlib.import_module("gamemesh.formats.pet.skeleton")
@@ -121,7 +121,9 @@ def test_identity_bones_split_as_the_others() -> None:
             want_gl, got_gl = gl.copy(), gl.copy()
             few = skel._bone_trs_few(want_gl) if n <= skel._FEW_BONES else None
             want = few if few is not None else skel._bone_trs(want_gl)
-            got = skel._split_bones(got_gl)
+            # The identities given (some of them, as the skeleton's local ones) or found.
+            eye = (skel.identity_rows(gl) & (rng.random(n) < 0.7) if trial % 2 else None)
+            got = skel._split_bones(got_gl, eye)
         shortcut += int((~other).any())
         for a, b in zip(got[:3], want[:3], strict=True):
             assert np.array(a).tobytes() == np.array(b).tobytes()

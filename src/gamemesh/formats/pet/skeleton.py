@@ -163,9 +163,11 @@ def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     return bone_tree(parents, n)
 
 
-def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
+def bone_worlds(local: F64, par: list[int], order: list[int],
+                eye: npt.NDArray[np.bool_] | None = None) -> F64:
     """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
-    level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
+    level (the same products as bone by bone: a deep chain is still walked bone by bone).
+    ``eye``: :func:`identity_rows` of ``local`` when known."""
     world = local.copy()
     n = len(par)
     dl: list[int] | None = None
@@ -186,7 +188,7 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     if levels == 0:  # roots only
         return world
     if 2 * levels > n:
-        return _chain_worlds(world, local, par, order)
+        return _chain_worlds(world, local, par, order, eye)
     if dl is not None:
         depth = np.array(dl, np.int64)
     parent = np.asarray(par, np.int64)
@@ -198,7 +200,8 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     return world
 
 
-def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F64:
+def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int],
+                  eye: npt.NDArray[np.bool_] | None = None) -> F64:
     """:func:`bone_worlds` bone by bone (a chain). A bone whose local matrix is exactly the
     identity under a bone whose local matrix is too (and has a parent) has its parent's
     world, taken for all of them after the products: the product by the identity gives a
@@ -209,7 +212,8 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
     n = len(par)
     if n < _COPY_BONES or local.dtype != np.float64 or not local.flags.c_contiguous:
         return _chain_products(world, local, par, order)
-    eye = (local.reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    if eye is None:
+        eye = identity_rows(local)
     parent = np.asarray(par, np.int64)
     # An identity with a parent: its world is a product by the identity.
     applied = eye & (parent >= 0)
@@ -258,6 +262,14 @@ def _chain_copies(world: F64, local: F64, par: list[int], copy: npt.NDArray[np.b
         return _chain_products(local.copy(), local, par, idx.tolist())
     world[copy] = got
     return world
+
+
+def identity_rows(m: F64) -> npt.NDArray[np.bool_]:
+    """Which matrices of an (N, 4, 4) float64 stack are exactly (bit for bit) the identity."""
+    n = len(m)
+    eye: npt.NDArray[np.bool_] = (np.ascontiguousarray(m).reshape(n, 16).view(np.uint64)
+                                  == _EYE_BITS).all(axis=1)
+    return eye
 
 
 # From this many bones, :func:`_chain_worlds` looks for identities to copy.
@@ -312,6 +324,8 @@ class Skeleton:
     local: F64
     world: F64
     nodes: list[int] = field(default_factory=list)
+    # :func:`identity_rows` of ``local`` when known (made once for the worlds and the nodes).
+    eye: npt.NDArray[np.bool_] | None = field(default=None, repr=False)
     # The first bone of each name and of each lower-case name, made on the first find.
     _exact: dict[str, int] | None = field(default=None, repr=False)
     _lower: dict[str, int] = field(default_factory=dict, repr=False)
@@ -352,7 +366,8 @@ def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
         ctx.note("pet.apet_no_rest", "an .apet has no rest matrices: identity rest poses used "
                  "(convert it with its .bpet for the real skeleton)")
     local = bone_locals(bs)
-    return Skeleton(unit, names, par, local, bone_worlds(local, par, order))
+    eye = identity_rows(local)
+    return Skeleton(unit, names, par, local, bone_worlds(local, par, order, eye), eye=eye)
 
 
 def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
@@ -362,7 +377,9 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
     gl = mirror_z(np.asarray(sk.local, np.float64).reshape(-1, 4, 4))
-    tl, rl, sl, exact = _split_bones(gl)
+    # A bone whose local matrix is the identity has it mirrored too.
+    eye = sk.eye if sk.eye is not None and len(sk.eye) == len(gl) else None
+    tl, rl, sl, exact = _split_bones(gl, eye)
     extras = _bone_extras(bs)
     # Bone i is node base + i: its children's lists first, handed to the nodes.
     children: list[list[int]] = [[] for _ in sk.parents]
@@ -428,13 +445,15 @@ def _bone_trs(gl: F64) -> _BoneTrs:
     return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
 
 
-def _split_bones(gl: F64) -> _BoneTrs:
+def _split_bones(gl: F64, eye: npt.NDArray[np.bool_] | None = None) -> _BoneTrs:
     """:func:`_bone_trs` of every bone (``gl`` changed as it changes it): a bone whose matrix
     is exactly the identity (every bone of an .apet, helper bones) has the identity's split,
     the Node defaults; the others are split by :func:`_bone_trs_few` or :func:`_bone_trs`
-    (a bone's split depends on its matrix only)."""
+    (a bone's split depends on its matrix only, and the identity's split is the defaults).
+    ``eye``: some of the bones that are the identity (all of them when None)."""
     n = len(gl)
-    eye = (np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    if eye is None:
+        eye = identity_rows(gl)
     if not eye.any():
         return _split_some(gl)
     rest = np.flatnonzero(~eye)
