@@ -790,10 +790,18 @@ def _extr_at(view: memoryview, pos: int, end: int) -> tuple[ExtrSection, int]:
     return out, pos
 
 
+def _fanm_at(view: memoryview, pos: int, end: int) -> tuple[FanmSection, int]:
+    """:func:`_read_fanm` straight from the bytes: the records copied out at once."""
+    n = _count_at(view, pos, end, FANM_DT.itemsize)
+    pos += 4
+    entries = np.frombuffer(view, FANM_DT, n, pos).copy()
+    return FanmSection(entries=entries), pos + n * FANM_DT.itemsize
+
+
 # The sections :func:`read` parses straight from the bytes (by version: the ANIM layout).
 _FAST_12: dict[bytes, _ParseAt] = {
-    b"TEXT": _text_at, b"SMTL": _smtl_at, b"ANIM": _anim_at, b"FRAM": _fram_at,
-    b"MOTI": _moti_at, b"COLL": _coll_at, b"EXTR": _extr_at}
+    b"TEXT": _text_at, b"SMTL": _smtl_at, b"ANIM": _anim_at, b"FANM": _fanm_at,
+    b"FRAM": _fram_at, b"MOTI": _moti_at, b"COLL": _coll_at, b"EXTR": _extr_at}
 _FAST_13 = {**_FAST_12, b"ANIM": _anim_flags_at}
 
 _READERS: dict[bytes, Callable[[Reader], Any]] = {
