@@ -442,9 +442,16 @@ def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) 
         out.parent_wide = [False] * n
         out.parents = list(one) if 0xFF not in one else [-1 if y == 0xFF else y for y in one]
     else:
-        out.parent_wide = [len(b) == 2 for b in wide_ids]
-        out.parents = [int.from_bytes(x, "little", signed=True) if x else
-                       (-1 if y == b"\xff" else y[0]) for x, y in zip(wide_ids, ids, strict=True)]
+        # Escaped ids (signed 16-bit) and one-byte ids apart, each kind's bytes read at once
+        # and put back in record order.
+        wide = np.fromiter(map(len, wide_ids), np.int64, n) == 2
+        par = np.empty(n, np.int64)
+        short = np.frombuffer(one, np.uint8).astype(np.int64)
+        short[short == 0xFF] = -1
+        par[~wide] = short
+        par[wide] = np.frombuffer(b"".join(wide_ids), "<i2")
+        out.parent_wide = wide.tolist()
+        out.parents = par.tolist()
     if tail:
         recs_u8 = np.frombuffer(b"".join(bodies), np.uint8).reshape(n, tail)
         out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)
