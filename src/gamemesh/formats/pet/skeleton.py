@@ -366,7 +366,8 @@ def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
         ctx.note("pet.apet_no_rest", "an .apet has no rest matrices: identity rest poses used "
                  "(convert it with its .bpet for the real skeleton)")
     local = bone_locals(bs)
-    eye = identity_rows(local)
+    # Known identities serve the worlds' copies (many bones); a few bones' nodes find theirs.
+    eye = identity_rows(local) if len(local) >= _COPY_BONES else None
     return Skeleton(unit, names, par, local, bone_worlds(local, par, order, eye), eye=eye)
 
 
