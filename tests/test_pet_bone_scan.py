@@ -94,7 +94,7 @@ def test_identity_bones_split_as_the_others() -> None:
     """Bones whose matrix is exactly the identity take the identity's split: every bone's
     translation, rotation, scale and shear flag bit for bit as the split of all bones (few
     or batch), and the same matrices left for the sheared ones; identities with a -0.0 and
-    non-finite matrices among them."""
+    non-finite matrices among them, the identities found or some of them given."""
     from gamemesh.scene.math import quat_to_matrix
 
     skel = importlib.import_module("gamemesh.formats.pet.skeleton")
@@ -121,7 +121,9 @@ def test_identity_bones_split_as_the_others() -> None:
             want_gl, got_gl = gl.copy(), gl.copy()
             few = skel._bone_trs_few(want_gl) if n <= skel._FEW_BONES else None
             want = few if few is not None else skel._bone_trs(want_gl)
-            got = skel._split_bones(got_gl)
+            # The identities given (some of them, as the skeleton's local ones) or found.
+            eye = (skel.identity_rows(gl) & (rng.random(n) < 0.7) if trial % 2 else None)
+            got = skel._split_bones(got_gl, eye)
         shortcut += int((~other).any())
         for a, b in zip(got[:3], want[:3], strict=True):
             assert np.array(a).tobytes() == np.array(b).tobytes()
@@ -188,6 +190,39 @@ def test_inverse_binds_invert_each_run_of_equal_worlds_once() -> None:
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes()
     assert runs > 150
+
+
+def test_inverse_binds32_match_the_finite_float32_inverses() -> None:
+    """The skin's float32 inverse binds made once per run of equal worlds: the bits of
+    ``_finite32(safe_inverse(mirror_z(world)))``, runs of singular, non-finite, -0.0 and
+    nearly singular worlds (inverses past the float32 clip) among them."""
+    from gamemesh.formats.pet.corners import _finite32
+    from gamemesh.scene.skinning import safe_inverse
+
+    skel = importlib.import_module("gamemesh.formats.pet.skeleton")
+    rng = np.random.default_rng(103)
+    runs = clipped = 0
+    for trial in range(400):
+        n = int(rng.choice([1, 5, 31, 32, 40, 300]))
+        distinct = rng.normal(size=(int(rng.integers(1, 7)), 4, 4))
+        distinct[rng.random(len(distinct)) < 0.2, 3] = 0.0  # singular
+        distinct[0, 0] *= rng.choice([1.0, 1e-31, 1e31, -0.0])  # huge inverses, clipped
+        distinct[-1] = np.diag(rng.permutation([1e-31, 1e11, 1e11, 1e11])) if trial % 2 else \
+            np.eye(4)
+        world = distinct[np.sort(rng.integers(0, len(distinct), n))].copy()
+        if trial % 3 == 0:
+            world[int(rng.integers(0, n)), int(rng.integers(0, 4)), int(rng.integers(0, 4))] = \
+                rng.choice([np.nan, np.inf, -np.inf, 0.0])
+        if trial % 4 == 0:
+            world[rng.random((n, 4, 4)) < 0.05] = -0.0
+        with np.errstate(all="ignore"):  # as build_scene runs it
+            want = _finite32(safe_inverse(skel.mirror_z(world)))
+            got = skel.inverse_binds32(world)
+        runs += int(n >= 32)
+        clipped += int((np.abs(want) == np.float32(1e30)).any())
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    assert runs > 150 and clipped > 50
 
 
 def test_bone_sections_read_straight_from_the_bytes_match_the_reader(

@@ -145,13 +145,13 @@ def test_bone_names_decode_as_cp949() -> None:
 
 def test_small_section_readers_match_the_field_by_field_reader(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """TEXT, SMTL, ANIM, FRAM, MOTI, COLL and EXTR read through struct at a running offset
+    """TEXT, SMTL, ANIM, FANM, FRAM, MOTI, COLL and EXTR read straight from the bytes
     give the Reader walk's documents, notes and errors: on the fixtures and on copies with
     bytes of those sections changed (counts, string lengths, bone ids) or cut."""
     docs = pet_test_files()
     rng = np.random.default_rng(29)
     cases = list(docs)
-    wanted = {b"TEXT", b"SMTL", b"ANIM", b"FRAM", b"MOTI", b"COLL", b"EXTR"}
+    wanted = {b"TEXT", b"SMTL", b"ANIM", b"FANM", b"FRAM", b"MOTI", b"COLL", b"EXTR"}
     for d, n in docs:
         spans = []
         at = 0

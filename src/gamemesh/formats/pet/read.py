@@ -436,9 +436,22 @@ def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) 
     del recs[n:]
     names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((), (), (), ())
     out.names = list(names)
-    out.parent_wide = [len(b) == 2 for b in wide_ids]
-    out.parents = [int.from_bytes(x, "little", signed=True) if x else (-1 if y == b"\xff" else y[0])
-                   for x, y in zip(wide_ids, ids, strict=True)]
+    one = b"".join(ids)
+    if len(one) == n:
+        # No escaped id (the usual file): the ids are those bytes, 0xFF none.
+        out.parent_wide = [False] * n
+        out.parents = list(one) if 0xFF not in one else [-1 if y == 0xFF else y for y in one]
+    else:
+        # Escaped ids (signed 16-bit) and one-byte ids apart, each kind's bytes read at once
+        # and put back in record order.
+        wide = np.fromiter(map(len, wide_ids), np.int64, n) == 2
+        par = np.empty(n, np.int64)
+        short = np.frombuffer(one, np.uint8).astype(np.int64)
+        short[short == 0xFF] = -1
+        par[~wide] = short
+        par[wide] = np.frombuffer(b"".join(wide_ids), "<i2")
+        out.parent_wide = wide.tolist()
+        out.parents = par.tolist()
     if tail:
         recs_u8 = np.frombuffer(b"".join(bodies), np.uint8).reshape(n, tail)
         out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)
@@ -784,10 +797,18 @@ def _extr_at(view: memoryview, pos: int, end: int) -> tuple[ExtrSection, int]:
     return out, pos
 
 
+def _fanm_at(view: memoryview, pos: int, end: int) -> tuple[FanmSection, int]:
+    """:func:`_read_fanm` straight from the bytes: the records copied out at once."""
+    n = _count_at(view, pos, end, FANM_DT.itemsize)
+    pos += 4
+    entries = np.frombuffer(view, FANM_DT, n, pos).copy()
+    return FanmSection(entries=entries), pos + n * FANM_DT.itemsize
+
+
 # The sections :func:`read` parses straight from the bytes (by version: the ANIM layout).
 _FAST_12: dict[bytes, _ParseAt] = {
-    b"TEXT": _text_at, b"SMTL": _smtl_at, b"ANIM": _anim_at, b"FRAM": _fram_at,
-    b"MOTI": _moti_at, b"COLL": _coll_at, b"EXTR": _extr_at}
+    b"TEXT": _text_at, b"SMTL": _smtl_at, b"ANIM": _anim_at, b"FANM": _fanm_at,
+    b"FRAM": _fram_at, b"MOTI": _moti_at, b"COLL": _coll_at, b"EXTR": _extr_at}
 _FAST_13 = {**_FAST_12, b"ANIM": _anim_flags_at}
 
 _READERS: dict[bytes, Callable[[Reader], Any]] = {

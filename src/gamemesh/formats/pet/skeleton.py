@@ -4,6 +4,7 @@ character's parts and motions come from."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from ...scene.math import (
     trs_to_matrices,
 )
 from ...scene.skinning import safe_inverse
+from .corners import _finite32
 from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
@@ -60,6 +62,24 @@ def inverse_binds(world: F64) -> F64:
             inverse: F64 = safe_inverse(gl[new])[np.cumsum(new) - 1]
             return inverse
     return safe_inverse(gl)
+
+
+def inverse_binds32(world: F64) -> npt.NDArray[np.float32]:
+    """``_finite32(inverse_binds(world))`` (the skin's inverse bind matrices), each run of
+    equal world matrices mirrored, inverted and made finite float32 once, then repeated:
+    all three are matrix by matrix (:func:`mirror_z`'s two ways agree on finite matrices,
+    ``_finite32``'s on values in its range), so a run's first matrix gives the run's bits."""
+    w = np.asarray(world, np.float64)
+    n = len(w)
+    if n >= _COPY_BONES and w.ndim == 3 and w.shape[1:] == (4, 4):
+        bits = np.ascontiguousarray(w).reshape(n, 16).view(np.uint64)
+        new = np.ones(n, np.bool_)
+        new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
+        if not new.all():
+            out: npt.NDArray[np.float32] = _finite32(safe_inverse(mirror_z(w[new])))[
+                np.cumsum(new) - 1]
+            return out
+    return _finite32(inverse_binds(w))
 
 
 @dataclass
@@ -131,6 +151,10 @@ def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     """:func:`bone_tree`'s parents and cut count with an order that has parents first (all
     :func:`bone_worlds` needs): when every parent comes before its children (the usual file
     order, which leaves no cycle to cut) the ids themselves, without the tree walk."""
+    if len(parents) == n and all(map(operator.lt, parents, range(n))) and (
+            not n or min(parents) >= -1):
+        # Every link a bone before it, or -1: nothing to cut (two passes in C).
+        return list(range(n)), list(parents), 0
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
     if all(map(operator.lt, par, range(n))):
         # Links cut: those that changed (none when the lists are equal).
@@ -139,9 +163,11 @@ def bone_order(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     return bone_tree(parents, n)
 
 
-def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
+def bone_worlds(local: F64, par: list[int], order: list[int],
+                eye: npt.NDArray[np.bool_] | None = None) -> F64:
     """World matrices: ``world[i] = world[parent] @ local[i]``, one batched product per tree
-    level (the same products as bone by bone: a deep chain is still walked bone by bone)."""
+    level (the same products as bone by bone: a deep chain is still walked bone by bone).
+    ``eye``: :func:`identity_rows` of ``local`` when known."""
     world = local.copy()
     n = len(par)
     dl: list[int] | None = None
@@ -162,7 +188,7 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     if levels == 0:  # roots only
         return world
     if 2 * levels > n:
-        return _chain_worlds(world, local, par, order)
+        return _chain_worlds(world, local, par, order, eye)
     if dl is not None:
         depth = np.array(dl, np.int64)
     parent = np.asarray(par, np.int64)
@@ -174,7 +200,8 @@ def bone_worlds(local: F64, par: list[int], order: list[int]) -> F64:
     return world
 
 
-def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F64:
+def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int],
+                  eye: npt.NDArray[np.bool_] | None = None) -> F64:
     """:func:`bone_worlds` bone by bone (a chain). A bone whose local matrix is exactly the
     identity under a bone whose local matrix is too (and has a parent) has its parent's
     world, taken for all of them after the products: the product by the identity gives a
@@ -185,13 +212,19 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
     n = len(par)
     if n < _COPY_BONES or local.dtype != np.float64 or not local.flags.c_contiguous:
         return _chain_products(world, local, par, order)
-    eye = (local.reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    if eye is None:
+        eye = identity_rows(local)
     parent = np.asarray(par, np.int64)
     # An identity with a parent: its world is a product by the identity.
     applied = eye & (parent >= 0)
     copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
     if not copy.any():
         return _chain_products(world, local, par, order)
+    idx = np.arange(n)
+    if (parent < idx).all() and (parent[copy] == idx[copy] - 1).all():
+        # Ids in order have parents first and each copy follows its parent: a copy's
+        # source is the last bone before it that is not a copy (a numpy pass, no walk).
+        return _chain_copies(world, local, par, copy, idx)
     dot = np.dot
     # Each copy's source: its nearest ancestor that is not a copy (parents come first).
     # Views of the rows only for the products (a view costs about what a product does).
@@ -209,6 +242,34 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int]) -> F
         return _chain_products(local.copy(), local, par, order)
     world[took] = got
     return world
+
+
+def _chain_copies(world: F64, local: F64, par: list[int], copy: npt.NDArray[np.bool_],
+                  idx: npt.NDArray[np.int64]) -> F64:
+    """:func:`_chain_worlds` when the ids are an order with parents first and each copy's
+    parent is the bone before it: the sources by one running maximum, the products of the
+    other bones with a parent in id order (each parent's world, or its source's, made
+    before it), then the copies taken at once."""
+    src = np.maximum.accumulate(np.where(copy, 0, idx))
+    srcl = src.tolist()
+    dot = np.dot
+    for i in np.flatnonzero(~copy).tolist():
+        p = par[i]
+        if p >= 0:
+            dot(world[srcl[p]], local[i], out=world[i])
+    got = world[src[copy]]
+    if not np.isfinite(got).all():
+        return _chain_products(local.copy(), local, par, idx.tolist())
+    world[copy] = got
+    return world
+
+
+def identity_rows(m: F64) -> npt.NDArray[np.bool_]:
+    """Which matrices of an (N, 4, 4) float64 stack are exactly (bit for bit) the identity."""
+    n = len(m)
+    eye: npt.NDArray[np.bool_] = (np.ascontiguousarray(m).reshape(n, 16).view(np.uint64)
+                                  == _EYE_BITS).all(axis=1)
+    return eye
 
 
 # From this many bones, :func:`_chain_worlds` looks for identities to copy.
@@ -263,6 +324,8 @@ class Skeleton:
     local: F64
     world: F64
     nodes: list[int] = field(default_factory=list)
+    # :func:`identity_rows` of ``local`` when known (made once for the worlds and the nodes).
+    eye: npt.NDArray[np.bool_] | None = field(default=None, repr=False)
     # The first bone of each name and of each lower-case name, made on the first find.
     _exact: dict[str, int] | None = field(default=None, repr=False)
     _lower: dict[str, int] = field(default_factory=dict, repr=False)
@@ -303,7 +366,9 @@ def make_skeleton(unit: Unit, ctx: Context) -> Skeleton | None:
         ctx.note("pet.apet_no_rest", "an .apet has no rest matrices: identity rest poses used "
                  "(convert it with its .bpet for the real skeleton)")
     local = bone_locals(bs)
-    return Skeleton(unit, names, par, local, bone_worlds(local, par, order))
+    # Known identities serve the worlds' copies (many bones); a few bones' nodes find theirs.
+    eye = identity_rows(local) if len(local) >= _COPY_BONES else None
+    return Skeleton(unit, names, par, local, bone_worlds(local, par, order, eye), eye=eye)
 
 
 def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
@@ -313,7 +378,9 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
     sk.nodes = list(range(base, base + len(sk.names)))
     # All bones at once (a 300-bone skeleton converted one bone at a time took ~100 ms).
     gl = mirror_z(np.asarray(sk.local, np.float64).reshape(-1, 4, 4))
-    tl, rl, sl, exact = _split_bones(gl)
+    # A bone whose local matrix is the identity has it mirrored too.
+    eye = sk.eye if sk.eye is not None and len(sk.eye) == len(gl) else None
+    tl, rl, sl, exact = _split_bones(gl, eye)
     extras = _bone_extras(bs)
     # Bone i is node base + i: its children's lists first, handed to the nodes.
     children: list[list[int]] = [[] for _ in sk.parents]
@@ -324,12 +391,17 @@ def add_skeleton_nodes(scene: Scene, sk: Skeleton, ctx: Context) -> None:
         else:
             roots.append(i)
     # Per bone: as translation, rotation, scale, or (shear) as its matrix. The Node fields
-    # by position (name, translation, rotation, scale, matrix, mesh, skin, children, extras):
-    # keywords cost twice the call (a test holds the order).
-    scene.nodes += [Node(name, ti, ri, si, None, None, None, ch, ex) if ok
-                    else Node(name, _T0, _R0, _S1, gl[i].astype(np.float32), None, None, ch, ex)
-                    for i, (name, ok, ti, ri, si, ch, ex) in enumerate(zip(
-                        sk.names, exact, tl, rl, sl, children, extras, strict=True))]
+    # by position (name, translation, rotation, scale, matrix, mesh, skin, children, extras),
+    # made by map (keywords cost twice the call, a loop's unpacking more; a test holds the
+    # order); a sheared bone's node then takes its matrix and the default TRS.
+    none = itertools.repeat(None)
+    nodes = list(map(Node, sk.names, tl, rl, sl, none, none, none, children, extras))
+    if not all(exact):
+        for i in [i for i, ok in enumerate(exact) if not ok]:
+            node = nodes[i]
+            node.translation, node.rotation, node.scale = _T0, _R0, _S1
+            node.matrix = gl[i].astype(np.float32)
+    scene.nodes += nodes
     sheared = exact.count(False)
     if len(roots) > 1:
         # glTF wants the joints of a skin under one common root.
@@ -374,13 +446,15 @@ def _bone_trs(gl: F64) -> _BoneTrs:
     return _tuples(t), _tuples(r), _tuples(s), exact.tolist()
 
 
-def _split_bones(gl: F64) -> _BoneTrs:
+def _split_bones(gl: F64, eye: npt.NDArray[np.bool_] | None = None) -> _BoneTrs:
     """:func:`_bone_trs` of every bone (``gl`` changed as it changes it): a bone whose matrix
     is exactly the identity (every bone of an .apet, helper bones) has the identity's split,
     the Node defaults; the others are split by :func:`_bone_trs_few` or :func:`_bone_trs`
-    (a bone's split depends on its matrix only)."""
+    (a bone's split depends on its matrix only, and the identity's split is the defaults).
+    ``eye``: some of the bones that are the identity (all of them when None)."""
     n = len(gl)
-    eye = (np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64) == _EYE_BITS).all(axis=1)
+    if eye is None:
+        eye = identity_rows(gl)
     if not eye.any():
         return _split_some(gl)
     rest = np.flatnonzero(~eye)

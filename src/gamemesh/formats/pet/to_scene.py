@@ -55,7 +55,7 @@ from .influences import (
 )
 from .layout import FMT, MASK_FLAGS
 from .read import check_corner_range, read
-from .skeleton import Skeleton, Unit, add_skeleton_nodes, inverse_binds, make_skeleton
+from .skeleton import Skeleton, Unit, add_skeleton_nodes, inverse_binds32, make_skeleton
 from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
@@ -92,7 +92,7 @@ def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
         if u.doc.mesh is not None:
             builder.add(u)
     if builder.used_skin and sk is not None:
-        ibm = _finite32(inverse_binds(sk.world))
+        ibm = inverse_binds32(sk.world)
         scene.skins.append(Skin(joints=list(sk.nodes), inverse_bind_matrices=ibm,
                                 name=f"{sk.unit.stem}_skin"))
         for ni in builder.mesh_nodes:
