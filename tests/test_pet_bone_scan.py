@@ -4,11 +4,12 @@ and the Reader's field-by-field reader, bit for bit on random sections (timing-i
 from __future__ import annotations
 
 import importlib
+import time
 from typing import Any
 
 import numpy as np
 import pytest
-from tests.helpers import assert_same_tree
+from tests.helpers import PET_FIXTURES, assert_same_tree
 
 import gamemesh
 from gamemesh.binary import Reader
@@ -279,3 +280,70 @@ def test_bone_sections_read_straight_from_the_bytes_match_the_reader(
             assert not isinstance(got, str)
             assert_same_tree(got[0], want[0])
             assert got[1] == want[1]
+
+
+def _with_bone_section(payload: bytes) -> bytes:
+    """tube_10.pet with its BONE section's payload replaced (sections: FourCC, u32 length)."""
+    data = (PET_FIXTURES / "tube_10.pet").read_bytes()
+    out, pos, seen = bytearray(), 0, False
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos + 4:pos + 8], "little")
+        body = data[pos + 8:pos + 8 + length]
+        if data[pos:pos + 4] == b"BONE":
+            body, seen = payload, True
+        out += data[pos:pos + 4] + len(body).to_bytes(4, "little") + body
+        pos += 8 + length
+    assert seen
+    return bytes(out)
+
+
+@pytest.mark.parametrize("payload", [
+    bytes([200]) + b"A" * 65000,  # no NUL: no record anywhere
+    bytes([200]) + b"A" * 64000 + b"\0",  # one NUL, at the end
+    bytes([0, 44, 1]) + (b"\xfe" * 200 + b"\0") * 300,  # 300 names too long to scan
+    bytes([120]) + (b"B" * 500 + b"\0\x01" + b"\0" * 52) * 120,  # fits, but long names
+], ids=["no-nul", "nul-at-end", "fe-names", "long-names"])
+def test_bone_scan_of_hostile_sections_is_linear(payload: bytes) -> None:
+    """A BONE section of up to 64 KiB that is not a run of short records costs a bounded
+    scan: the file load and the Reader's way both well under a second of CPU (an unbounded
+    name pattern took ~20 s on the first one), and the scan gives the walk's answer."""
+    data = _with_bone_section(payload)
+    t0 = time.process_time()
+    try:
+        got: Any = gamemesh.load(data, format="pet").summary()["bones"]
+    except gamemesh.FormatError as e:
+        got = str(e)
+    for version, apet in [((1, 3), False), ((1, 2), False), ((1, 0), True)]:
+        scanned = _outcome(payload, version, apet)
+        assert time.process_time() - t0 < 1.0
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(read_mod, "_SCAN_BYTES", -1)
+            want = _outcome(payload, version, apet)
+        if isinstance(want, str):
+            assert scanned == want
+        else:
+            assert not isinstance(scanned, str)
+            assert_same_tree(scanned[0], want[0])
+    assert got is not None
+
+
+def test_long_bone_names_are_read_by_the_walk() -> None:
+    """Names longer than the scan's bound (and exactly at it) read as the walk reads them,
+    in a section of their own and among short ones."""
+    rng = np.random.default_rng(97)
+    for trial in range(200):
+        tail = [0, 48, 52][trial % 3]
+        version, apet = [((1, 0), True), ((1, 2), False), ((1, 3), False)][trial % 3]
+        n = int(rng.integers(1, 30))
+        out = bytearray([n])
+        for _ in range(n):
+            size = int(rng.choice([3, read_mod._NAME_SCAN, read_mod._NAME_SCAN + 1, 300]))
+            out += b"N" * size + b"\0" + bytes([int(rng.integers(0, 254))])
+            out += rng.integers(0, 256, tail, dtype=np.uint8).tobytes()
+        got = _outcome(bytes(out), version, apet)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(read_mod, "_SCAN_BYTES", -1)
+            want = _outcome(bytes(out), version, apet)
+        assert not isinstance(want, str) and not isinstance(got, str)
+        assert_same_tree(got[0], want[0])
+        assert got[1] == want[1]

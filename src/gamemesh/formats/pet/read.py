@@ -426,15 +426,25 @@ def _bones_scan(r: Reader, n: int, tail: int, extra: bool, out: BoneSection) -> 
 def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) -> int | None:
     """The ``n`` bone records at the start of ``raw`` into ``out``, by one regular-expression
     scan: each match a record (the name up to its NUL, the id byte or the 0xFE escape and its
-    two bytes, the ``tail`` bytes), one after the other from the first (a record that does
-    not fit leaves none to match after it: every later start has fewer bytes for a record
-    that needs as many). The bytes they use; None (nothing read) when fewer than ``n`` match.
-    For at most ``_SCAN_BYTES`` (the matches of bytes after the records are made too)."""
-    recs = _bone_record(tail).findall(raw)
+    two bytes, the ``tail`` bytes). The bytes they use; None (``out`` untouched) unless the
+    first ``n`` matches are the records one after the other from the start, which is what
+    the record walk reads (names of more than ``_NAME_SCAN`` bytes, which no game file has,
+    are left to the walk too).
+
+    The scan is linear: a name is at most ``_NAME_SCAN`` bytes, matched possessively, so a
+    start that is no record costs a bounded number of steps, and only as many bytes as
+    ``n`` such records can span are scanned (an unbounded name made a section without NULs
+    cost steps quadratic in its length: 64 KiB took 20 s)."""
+    recs = _bone_record(tail).findall(raw[:n * (_NAME_SCAN + 4 + tail)])
     if len(recs) < n:
         return None
     del recs[n:]
-    names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((), (), (), ())
+    wholes, names, wide_ids, ids, bodies = zip(*recs, strict=True) if n else ((),) * 5
+    whole = b"".join(wholes)
+    # Matches that tile the start of raw are the walk's records: a match at the start is
+    # the walk's first record (one match per start), and so on from each end.
+    if not raw.startswith(whole):
+        return None
     out.names = list(names)
     one = b"".join(ids)
     if len(one) == n:
@@ -457,7 +467,7 @@ def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) 
         out.matrices = recs_u8[:, :48].copy().view("<f4").reshape(n, 12)
         if extra:
             out.extra = recs_u8[:, 48:52].copy().view("<f4").reshape(n)
-    return sum(map(len, names)) + n * (2 + tail) + 2 * out.parent_wide.count(True)
+    return len(whole)
 
 
 def _bones_at(view: memoryview, start: int, end: int, version: tuple[int, int],
@@ -474,7 +484,7 @@ def _bones_at(view: memoryview, start: int, end: int, version: tuple[int, int],
         n, pos = _U16.unpack_from(view, pos)[0], pos + 2
         out.wide_count = True
     tail = 0 if apet else 48 + (4 if version >= (1, 3) else 0)
-    if not 0 < n <= _SMALL or n * (2 + tail) > end - pos:
+    if not 0 < n <= _SMALL or not n * (2 + tail) <= end - pos <= n * (_NAME_SCAN + 4 + tail):
         return None
     used = _bone_records(bytes(view[pos:end]), n, tail, version >= (1, 3) and not apet, out)
     return out if used == end - pos else None
@@ -483,14 +493,19 @@ def _bones_at(view: memoryview, start: int, end: int, version: tuple[int, int],
 # Up to this many bytes, a BONE section is scanned by :func:`_bones_scan` (its matches of
 # bytes past the records stay a few thousand).
 _SCAN_BYTES = 1 << 16
+# The longest bone name the scan matches: a longer one is read by the walk (the same
+# result, only slower). Bone names are short ("Bip01 L Forearm").
+_NAME_SCAN = 64
 
 
 def _bone_record(tail: int) -> re.Pattern[bytes]:
-    """A bone record with ``tail`` bytes after its id: (name, escaped id, id, tail bytes)."""
+    """A bone record with ``tail`` bytes after its id: (record, name, escaped id, id, tail
+    bytes)."""
     pattern = _BONE_RECORDS.get(tail)
     if pattern is None:
         pattern = _BONE_RECORDS[tail] = re.compile(
-            rb"([^\0]*)\0(?:\xfe(..)|([^\xfe]))(.{%d})" % tail, re.DOTALL)
+            rb"(([^\0]{0,%d}+)\0(?:\xfe(..)|([^\xfe]))(.{%d}))" % (_NAME_SCAN, tail),
+            re.DOTALL)
     return pattern
 
 
