@@ -127,6 +127,17 @@ def replay_crashes(spec: FormatSpec) -> int:
     return len(files)
 
 
+def assert_same_outcome(got: Any, want: Any) -> None:
+    """Two readers' outcomes of one input, each an error message (str) or a (document, end
+    position) pair: the same message, or the same tree and position."""
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert not isinstance(got, str)
+        assert_same_tree(got[0], want[0])
+        assert got[1] == want[1]
+
+
 def assert_same_tree(a: Any, b: Any) -> None:
     """Equal trees of dataclasses, lists and dicts: the same types, arrays of the same dtype,
     shape and bytes, other values equal (NaN to NaN)."""

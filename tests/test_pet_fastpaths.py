@@ -66,6 +66,15 @@ def test_vertex_next_of_every_offset_matches_the_walker(monkeypatch: pytest.Monk
             assert np.array_equal(want, got), (trial, head)
 
 
+
+def _finder_links(buf: Any, s0: int, lim: int, end: int, head: int) -> tuple[Any, Any]:
+    """The prefix-sum finder's next record starts (no escapes) as offsets, and as the lazy
+    links give them: offset slots, d for none, d + 1 past the end, d + 2 beyond the window."""
+    nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
+    d = len(nxt)
+    want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
+    return nxt, np.where((nxt >= 0) & (want >= d), d + 2, want)
+
 @pytest.mark.parametrize("chunk", [1 << 18, 7, 1])
 def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
                                              chunk: int) -> None:
@@ -73,10 +82,8 @@ def test_lazy_links_match_the_offsets_finder(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(read_mod, "_CHUNK", chunk)
     for trial, (buf, s0, lim, end) in enumerate(_vertex_windows(31, 100, 1500)):
         for head in (12, 16):
-            nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
-            d = len(nxt)
-            want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
-            want = np.where((nxt >= 0) & (want >= d), d + 2, want)
+            _, want = _finder_links(buf, s0, lim, end, head)
+            d = len(want)
             got = read_mod._lazy_links(buf, s0, lim, end, head)
             assert np.array_equal(got[:d], want), (trial, head)
             assert got[d:].tolist() == [d, d + 1, d + 2]
@@ -101,10 +108,8 @@ def test_lazy_links_of_long_walks_match_the_offsets_finder(monkeypatch: pytest.M
         lim = int(rng.integers(s0, end + 1))
         lim -= (lim - s0) % 2
         for head in (12, 16):
-            nxt = read_mod._next_of_offsets(buf, s0, lim, end, head, escapes=False)
-            d = len(nxt)
-            want = np.where(nxt == -1, d, np.where(nxt == -2, d + 1, (nxt - s0) // 2))
-            want = np.where((nxt >= 0) & (want >= d), d + 2, want)
+            nxt, want = _finder_links(buf, s0, lim, end, head)
+            d = len(want)
             got = read_mod._lazy_links(buf, s0, lim, end, head)
             assert np.array_equal(got[:d], want), (trial, head)
             seen_over += int((want == d + 1).any())
@@ -164,6 +169,17 @@ def test_small_record_walks_match_the_vectorized_finders(
             assert_same_tree(got, want)
 
 
+def _converted_and_reference(data: bytes) -> tuple[Any, Any]:
+    """The primitives of a written PET file's scene, and :func:`_reference_primitives`'s
+    answer for the same file."""
+    doc = SPEC.read(data, Context(None, {}))
+    scene = SPEC.to_scene(doc, Context(None, {}))
+    unit = skel.Unit(doc, None)
+    builder = ts._MeshBuilder(Scene(), skel.make_skeleton(unit, Context(None, {})),
+                              Context(None, {}))
+    return scene.meshes[0].primitives, _reference_primitives(doc, builder, unit)
+
+
 def _reference_primitives(scene_doc: Any, builder: Any, unit: Any) -> list[tuple[Any, ...]]:
     """The corner dedup as it was: every corner converted, then np.unique over the
     (vertex, normal, UV sets) rows of each primitive (-0.0 equal to 0.0)."""
@@ -216,13 +232,7 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
     m.corner_normal[2::17] = 0.0  # "compute it": the face's normal, per corner
     m.corner_normal[m.corner_vertex % 7 == 3] = 0.0  # equal records with a zero normal
     m.corner_uv[3::7, 0, 0] += 0.5  # UV seams
-    doc = SPEC.read(write(doc), Context(None, {}))
-    scene = SPEC.to_scene(doc, Context(None, {}))
-    unit = skel.Unit(doc, None)
-    builder = ts._MeshBuilder(Scene(), skel.make_skeleton(unit, Context(None, {})),
-                              Context(None, {}))
-    want = _reference_primitives(doc, builder, unit)
-    prims = scene.meshes[0].primitives
+    prims, want = _converted_and_reference(write(doc))
     assert len(prims) == len(want)
     for p, (nrm, uv, indices) in zip(prims, want, strict=True):
         assert np.array_equal(p.normals, nrm)
@@ -254,13 +264,7 @@ def test_primitives_found_at_once_match_np_unique_per_primitive(
         text = doc.get(b"TEXT")
         text.textures = [text.textures[k % len(text.textures)] for k in range(ntex)]
         data = write(doc)
-        doc = SPEC.read(data, Context(None, {}))
-        scene = SPEC.to_scene(doc, Context(None, {}))
-        unit = skel.Unit(doc, None)
-        builder = ts._MeshBuilder(Scene(), skel.make_skeleton(unit, Context(None, {})),
-                                  Context(None, {}))
-        want = _reference_primitives(doc, builder, unit)
-        prims = scene.meshes[0].primitives
+        prims, want = _converted_and_reference(data)
         assert len(prims) == len(want) > 0
         for p, (nrm, uv, indices) in zip(prims, want, strict=True):
             assert np.array_equal(p.normals, nrm)

@@ -43,6 +43,19 @@ def _segments(lengths: Sequence[int]) -> tuple[I64, I64]:
     return starts, np.repeat(np.arange(len(n), dtype=np.int64), n)
 
 
+def _path_arrays(tracks: Sequence[Any], attr: str
+                 ) -> tuple[list[int], F64, list[int]] | None:
+    """One path's keys (``attr``: the tracks' key lists of that path): the tracks that have
+    any, their keys end to end as float64 rows, and each one's key count; None when no track
+    has a key of that path."""
+    arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
+    used = [i for i, a in enumerate(arrays) if len(a)]
+    if not used:
+        return None
+    a: F64 = np.concatenate([arrays[i] for i in used], dtype=np.float64)
+    return used, a, [len(arrays[i]) for i in used]
+
+
 def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence[str],
                    ctx: Context) -> list[Channel]:
     """The channels of ``tracks`` (translation, rotation, scale per track, in track order)
@@ -52,14 +65,12 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
     per_path: list[dict[int, Channel]] = []
     bad: set[tuple[int, int]] = set()
     for p, (attr, path) in enumerate(_PATHS):
-        arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
-        used = [i for i, a in enumerate(arrays) if len(a)]
         out: dict[int, Channel] = {}
         per_path.append(out)
-        if not used:
+        keyed = _path_arrays(tracks, attr)
+        if keyed is None:
             continue
-        a = np.concatenate([arrays[i] for i in used], dtype=np.float64)
-        lens = [len(arrays[i]) for i in used]
+        used, a, lens = keyed
         keys = _path_keys_clean(a, lens, path)
         if keys is None:
             keys = (_path_keys_small(a, lens, path) if len(a) <= _SMALL_KEYS
@@ -489,12 +500,10 @@ def clean_clips(tracks: Sequence[Any], nodes: Sequence[int],
     group either way."""
     paths: list[_PathCut] = []
     for p, (attr, path) in enumerate(_PATHS):
-        arrays = [np.asarray(getattr(tr, attr)) for tr in tracks]
-        used = [i for i, a in enumerate(arrays) if len(a)]
-        if not used:
+        keyed = _path_arrays(tracks, attr)
+        if keyed is None:
             continue
-        a = np.concatenate([arrays[i] for i in used], dtype=np.float64)
-        lens = [len(arrays[i]) for i in used]
+        used, a, lens = keyed
         keys = _path_keys_clean(a, lens, path)
         if keys is None:
             return None
