@@ -140,16 +140,9 @@ def _first_equal_records(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64]
     (``head``: vertex and normal; ``sets``: the UV sets; ``bound``: more than any vertex
     index, when known): each row compared with the first row of its vertex two and ``sets``
     words at a time, the rest grouped by the hash dedup on the same 32-bit words."""
-    n = len(cv)
-    first = np.full(int(cv.max()) + 1 if bound is None else bound, n)
-    np.minimum.at(first, cv, np.arange(n))
-    rep = first.take(cv)
-    same = _rows_equal(head.take(rep, axis=0), head)
-    same &= _rows_equal(sets.take(rep, axis=0), sets)
-    odd = np.flatnonzero(~same)
+    rep = _first_corners(cv, int(cv.max()) + 1 if bound is None else bound).take(cv)
+    odd, f, inverse = _unlike_first(head, sets, rep)
     if len(odd):
-        rows = np.concatenate([head[odd].view(np.uint32), sets[odd].view(np.uint32)], axis=1)
-        f, inverse = _unique_words(rows)
         rep[odd] = odd[f[inverse]]
     return rep
 
@@ -163,23 +156,39 @@ def record_rows(cv: npt.NDArray[np.int64], head: npt.NDArray[np.uint64],
     record, the rows are the vertex indices themselves, no pass to number them); rows from
     ``bound`` on are the other records, in order of first occurrence. None when some vertex
     below ``bound`` has no corner (its row would have none)."""
-    n = len(cv)
-    first_v = np.full(bound, n)
-    np.minimum.at(first_v, cv, np.arange(n))
-    if bound and int(first_v.max()) >= n:
+    first_v = _first_corners(cv, bound)
+    if bound and int(first_v.max()) >= len(cv):
         return None
-    rep = first_v.take(cv)
+    odd, f, inverse = _unlike_first(head, sets, first_v.take(cv))
+    if not len(odd):
+        return cv, first_v
+    row = cv.copy()
+    row[odd] = bound + inverse
+    return row, np.concatenate([first_v, odd.take(f)])
+
+
+def _first_corners(cv: npt.NDArray[np.int64], bound: int) -> npt.NDArray[np.int64]:
+    """Each vertex index below ``bound``: its first corner (the corner count for none)."""
+    n = len(cv)
+    first = np.full(bound, n)
+    np.minimum.at(first, cv, np.arange(n))
+    return first
+
+
+def _unlike_first(head: npt.NDArray[np.uint64], sets: npt.NDArray[np.uint64],
+                  rep: npt.NDArray[np.int64]
+                  ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The corners whose record differs from that of corner ``rep`` (their vertex's first),
+    and their distinct records (:func:`_unique_words`: first and inverse, among them). A
+    record unlike its vertex's first record is like no corner outside these."""
     same = _rows_equal(head.take(rep, axis=0), head)
     same &= _rows_equal(sets.take(rep, axis=0), sets)
     odd = np.flatnonzero(~same)
     if not len(odd):
-        return cv, first_v
-    # A record unlike its vertex's first record is like no corner outside ``odd``.
+        return odd, odd.astype(np.int64), odd.astype(np.int64)
     f, inverse = _unique_words(np.concatenate([head[odd].view(np.uint32),
                                                sets[odd].view(np.uint32)], axis=1))
-    row = cv.copy()
-    row[odd] = bound + inverse
-    return row, np.concatenate([first_v, odd.take(f)])
+    return odd, f, inverse
 
 
 def _rows_equal(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:

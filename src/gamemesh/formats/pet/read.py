@@ -428,8 +428,8 @@ def _bone_records(raw: bytes, n: int, tail: int, extra: bool, out: BoneSection) 
     scan: each match a record (the name up to its NUL, the id byte or the 0xFE escape and its
     two bytes, the ``tail`` bytes). The bytes they use; None (``out`` untouched) unless the
     first ``n`` matches are the records one after the other from the start, which is what
-    the record walk reads (names of more than ``_NAME_SCAN`` bytes, which no game file has,
-    are left to the walk too).
+    the record walk reads (names of more than ``_NAME_SCAN`` bytes are left to the walk
+    too).
 
     The scan is linear: a name is at most ``_NAME_SCAN`` bytes, matched possessively, so a
     start that is no record costs a bounded number of steps, and only as many bytes as

@@ -53,15 +53,12 @@ def inverse_binds(world: F64) -> F64:
     as a chain of identity bones does) inverted once: a matrix's inverse (or identity, when
     it is not invertible) depends on that matrix only."""
     gl = mirror_z(world)
-    n = len(gl)
-    if n >= _COPY_BONES and gl.ndim == 3 and gl.shape[1:] == (4, 4):
-        bits = np.ascontiguousarray(gl).reshape(n, 16).view(np.uint64)
-        new = np.ones(n, np.bool_)
-        new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
-        if not new.all():
-            inverse: F64 = safe_inverse(gl[new])[np.cumsum(new) - 1]
-            return inverse
-    return safe_inverse(gl)
+    runs = _equal_runs(gl)
+    if runs is None:
+        return safe_inverse(gl)
+    new, run = runs
+    inverse: F64 = safe_inverse(gl[new])[run]
+    return inverse
 
 
 def inverse_binds32(world: F64) -> npt.NDArray[np.float32]:
@@ -70,16 +67,27 @@ def inverse_binds32(world: F64) -> npt.NDArray[np.float32]:
     all three are matrix by matrix (:func:`mirror_z`'s two ways agree on finite matrices,
     ``_finite32``'s on values in its range), so a run's first matrix gives the run's bits."""
     w = np.asarray(world, np.float64)
-    n = len(w)
-    if n >= _COPY_BONES and w.ndim == 3 and w.shape[1:] == (4, 4):
-        bits = np.ascontiguousarray(w).reshape(n, 16).view(np.uint64)
-        new = np.ones(n, np.bool_)
-        new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
-        if not new.all():
-            out: npt.NDArray[np.float32] = _finite32(safe_inverse(mirror_z(w[new])))[
-                np.cumsum(new) - 1]
-            return out
-    return _finite32(inverse_binds(w))
+    runs = _equal_runs(w)
+    if runs is None:
+        return _finite32(safe_inverse(mirror_z(w)))
+    new, run = runs
+    out: npt.NDArray[np.float32] = _finite32(safe_inverse(mirror_z(w[new])))[run]
+    return out
+
+
+def _equal_runs(m: F64) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]] | None:
+    """For a stack of at least ``_COPY_BONES`` 4x4 matrices with runs of bitwise equal
+    neighbours: which matrices start a run, and each matrix's run. None otherwise (then
+    there is nothing to share)."""
+    n = len(m)
+    if n < _COPY_BONES or m.ndim != 3 or m.shape[1:] != (4, 4):
+        return None
+    bits = np.ascontiguousarray(m).reshape(n, 16).view(np.uint64)
+    new = np.ones(n, np.bool_)
+    new[1:] = (bits[1:] != bits[:-1]).any(axis=1)
+    if new.all():
+        return None
+    return new, np.cumsum(new) - 1
 
 
 @dataclass
@@ -217,7 +225,7 @@ def _chain_worlds(world: F64, local: F64, par: list[int], order: list[int],
     parent = np.asarray(par, np.int64)
     # An identity with a parent: its world is a product by the identity.
     applied = eye & (parent >= 0)
-    copy = applied & applied[np.maximum(parent, 0)] & (parent >= 0)
+    copy = applied & applied[np.maximum(parent, 0)]  # (applied has a parent)
     if not copy.any():
         return _chain_products(world, local, par, order)
     idx = np.arange(n)
