@@ -282,7 +282,9 @@ def rotation_to_quat(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         s = 2.0 * np.sqrt(max(1.0 + diag[2] - diag[0] - diag[1], 1e-300))
         q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
     a = np.asarray(q, dtype=np.float64)
-    a /= np.linalg.norm(a)
+    # The norm summed in a fixed order: np.linalg.norm of a 1-D array is BLAS's ddot, whose
+    # kernel (FMA, several accumulators) depends on the CPU, so its last bit did too.
+    a /= math.sqrt(((a[0] * a[0] + a[1] * a[1]) + a[2] * a[2]) + a[3] * a[3])
     return a if a[3] >= 0 else -a
 
 
