@@ -41,7 +41,8 @@ def _native(path: Path, out: dict[str, Any], key: str) -> None:
     spec = next(s for s in formats() if s.document_type and isinstance(doc, s.document_type))
     ctx = Context(path, {})
     try:
-        files = spec.write_files(doc, ctx) if spec.write_files else {path.name: spec.write(doc, ctx)}
+        files = (spec.write_files(doc, ctx) if spec.write_files
+                 else {path.name: spec.write(doc, ctx)})
     except (FormatError, ValueError) as e:
         out[key + ":native"] = f"error {type(e).__name__}: {e}"
         return
