@@ -150,3 +150,30 @@ def test_every_format_package_has_one_shape() -> None:
                      "pet": "PetDocument", "pmf": "PmfDocument",
                      "splashpack": "SplashpackDocument"}[name]
         assert f"class {doc_class}" in (folder / "document.py").read_text()
+
+
+# -- the ratchet (design.md "One way per job") -------------------------------------------------
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 60
+
+
+def test_modules_and_functions_stay_small() -> None:
+    """Every module at or under 800 lines and every function (decorators included) at or under
+    60, so that growth is noticed when it happens and a second way of doing a job has to earn
+    its lines."""
+    import ast
+
+    bad = []
+    for path in _sources():
+        text = path.read_text()
+        rel = path.relative_to(ROOT)
+        if (n := text.count("\n")) > MAX_MODULE_LINES:
+            bad.append(f"{rel}: {n} lines (at most {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                length = (node.end_lineno or node.lineno) - first + 1
+                if length > MAX_FUNCTION_LINES:
+                    bad.append(f"{rel}:{first}: {node.name} is {length} lines "
+                               f"(at most {MAX_FUNCTION_LINES})")
+    assert not bad, "\n".join(bad)
