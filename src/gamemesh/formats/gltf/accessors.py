@@ -44,9 +44,7 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
         columns = _MATRIX_COLUMNS.get(str(a.get("type")), 0)
         arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
     else:
-        if count > 1 << 28:
-            raise _err(what="accessor too large", field=f"{where}.count", expected="<= 2^28",
-                       actual=count)
+        _check_zero_filled(doc, count, where)
         arr = np.zeros((count, width), dtype=comp)
     if "sparse" in a:
         _apply_sparse(doc, a["sparse"], arr, comp, width, f"{where}.sparse")
@@ -55,6 +53,24 @@ def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArra
         out = np.maximum(arr.astype(np.float32) / _NORM_DIV[comp], -1.0).astype(np.float32)
     doc._cache[index] = out
     return out
+
+
+# Elements an accessor without a bufferView (zeros, perhaps with sparse values) may have
+# whatever the buffers hold: enough for any small file's use of one.
+_ZERO_FILLED_FLOOR = 1 << 16
+
+
+def _check_zero_filled(doc: GltfDocument, count: int, where: str) -> None:
+    """An accessor without a bufferView costs nothing in the file, so its count is bounded by
+    the file: at most as many elements as the buffers hold bytes (or the floor above). An
+    accessor backed by bytes has at most that many elements, so a zeroed accessor the size of
+    any real one (a morph target's sparse base, say) always fits; 2^28 elements declared by a
+    416-byte file (4.7 GB once zeroed and converted) does not."""
+    bound = max(_ZERO_FILLED_FLOOR, sum(len(b) for b in doc.buffers))
+    if count > bound:
+        raise _err(what="accessor without a bufferView declares more elements than the file "
+                   "holds bytes", field=f"{where}.count", expected=f"<= {bound}",
+                   actual=count)
 
 
 def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, count: int,

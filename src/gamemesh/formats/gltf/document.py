@@ -10,7 +10,9 @@ import binascii
 import json
 import re
 import struct
+import sys
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress
@@ -113,15 +115,79 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
 
 def _json(js: bytes) -> Any:
     try:
-        doc = json.loads(js.decode("utf-8-sig"))
+        text = js.decode("utf-8-sig")
+        doc = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise _err(what=f"JSON does not parse ({e})", field="json") from None
     except RecursionError:
         doc = None
+    except ValueError:  # an integer of more digits than Python converts (sys.int_info)
+        raise _long_integer(text) from None
     if doc is None or _depth(doc) > MAX_JSON_DEPTH:
         raise _err(what="JSON nested too deeply", field="json",
                    expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
+    # A lone surrogate can only come from a \uD800-\uDFFF escape (the text is UTF-8): look
+    # for the escape in C, and walk the values only when there is one (a valid pair too).
+    if _SURROGATE_ESCAPE.search(text):
+        _check_unicode(doc)
     return doc
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Digits(str):
+    """An integer's digits too many to convert, standing in for it while its place is found."""
+
+
+def _long_integer(text: str) -> FormatError:
+    """The error for an integer longer than Python converts, naming its place: the text is
+    parsed again with such integers kept as digits, and the first is looked for."""
+    most = sys.get_int_max_str_digits()
+
+    def parse_int(digits: str) -> int | _Digits:
+        return _Digits(digits) if most and len(digits.lstrip("-")) > most else int(digits)
+
+    try:
+        place = _find(json.loads(text, parse_int=parse_int), lambda v: type(v) is _Digits)
+    except (ValueError, RecursionError):
+        place = None
+    return _err(what="integer too long", field=place or "json", expected=f"<= {most} digits",
+                actual="more")
+
+
+def _check_unicode(doc: Any) -> None:
+    """Every string (keys too) is Unicode text: a lone surrogate (valid JSON, but no UTF-8
+    text holds one) cannot be written to any file, so it is refused here, by its place."""
+    place = _find(doc, lambda v: type(v) is str and _SURROGATE.search(v) is not None)
+    if place is not None:
+        raise _err(what="string holds a lone surrogate, which is not Unicode text",
+                   field=place, expected="UTF-8 text", actual="a \\uD800-\\uDFFF escape")
+
+
+def _find(doc: Any, test: Callable[[Any], bool]) -> str | None:
+    """The JSON pointer of the first value or key, in document order, that passes ``test``
+    (None when none does). Walked with a stack: the depth is already bounded, not trusted."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, v = stack.pop()
+        if test(v):
+            return where or "/"
+        if type(v) is dict:
+            for k in v:
+                if test(k):
+                    return f"{where}/{_token(k)}"
+            stack.extend((f"{where}/{_token(k)}", x) for k, x in reversed(v.items()))
+        elif type(v) is list:
+            stack.extend((f"{where}/{i}", x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
+def _token(key: str) -> str:
+    """A key as a JSON pointer token (RFC 6901), surrogates escaped so the message prints."""
+    key = key.replace("~", "~0").replace("/", "~1")
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 _CONTAINER = frozenset((dict, list)).__contains__

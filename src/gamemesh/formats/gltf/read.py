@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -115,8 +116,14 @@ def _roots(js: dict[str, Any], scene: Scene, n_nodes: int, ctx: Context) -> None
     default = js.get("scene", 0 if scenes else None)
     if scenes:
         si = _int(default, "scene", 0, len(scenes))
-        scene.roots = [_int(r, f"scenes[{si}].nodes", 0, n_nodes)
-                       for r in scenes[si].get("nodes", [])]
+        roots = [_int(r, f"scenes[{si}].nodes", 0, n_nodes) for r in scenes[si].get("nodes", [])]
+        # A node listed twice is one root either way (a viewer shows it once), but glTF
+        # forbids the repeat: kept once, with a note, rather than refusing the whole file.
+        scene.roots = list(dict.fromkeys(roots))
+        if len(scene.roots) != len(roots):
+            twice = [r for r, n in Counter(roots).items() if n > 1][:5]
+            ctx.note("gltf.duplicate_root", f"scene {si} lists node(s) {twice} more than once; "
+                     "each is kept once")
         scene.name = str(scenes[si].get("name", ""))
         if len(scenes) > 1:
             scene.extras["gltf_scenes"] = [{"name": s.get("name", ""), "nodes": s.get("nodes", [])}
@@ -478,6 +485,12 @@ def _unit_rotation(q: tuple[float, ...], where: str, ctx: Context
 def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
     where = f"skins[{i}]"
     joints = [_int(j, f"{where}.joints", 0, n_nodes) for j in s.get("joints", [])]
+    if len(set(joints)) != len(joints):
+        # Refused, not repaired: vertices name joints by their place in this list, and the
+        # two places of one node may carry different inverse binds (no one node can hold both).
+        twice = next(j for j, n in Counter(joints).items() if n > 1)
+        raise _err(what="skin lists a joint twice", field=f"{where}.joints",
+                   expected="distinct nodes", actual=f"node {twice} twice")
     skin = Skin(joints=joints, name=str(s.get("name", "")),
                 skeleton=_index(s, "skeleton", n_nodes, where))
     if "inverseBindMatrices" in s:
