@@ -78,7 +78,7 @@ def check_target(target: Path) -> None:
     except FileNotFoundError:  # a new name (or a link to nowhere, replaced as a link)
         return
     except OSError as e:
-        raise OSError(e.errno, e.strerror, str(target)) from None
+        raise _naming(e, target) from None
     if stat.S_ISREG(mode):
         return
     code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
@@ -96,7 +96,7 @@ def _stage(target: Path, data: bytes) -> Path:
     try:
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as e:  # a read-only folder, no permission
-        raise OSError(e.errno, e.strerror, str(target)) from None
+        raise _naming(e, target) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -104,7 +104,7 @@ def _stage(target: Path, data: bytes) -> Path:
         with contextlib.suppress(OSError):
             part.unlink()
         if isinstance(e, OSError):  # a full disk (ENOSPC) names no file, or the part
-            raise OSError(e.errno, e.strerror, str(target)) from e
+            raise _naming(e, target) from e
         raise
     return part
 
@@ -113,7 +113,15 @@ def _rename(part: Path, target: Path) -> None:
     try:
         os.replace(part, target)
     except OSError as e:  # a directory created at the name since the check, a vanished folder
-        raise OSError(e.errno, e.strerror, str(target)) from None
+        raise _naming(e, target) from None
+
+
+def _naming(e: OSError, target: Path) -> OSError:
+    """``e`` naming the output the user chose (its same kind: IsADirectoryError stays one);
+    an error without an errno (raised by hand, not by the system) stays as it is."""
+    if e.errno is None:
+        return e
+    return type(e)(e.errno, e.strerror, str(target))
 
 
 @contextlib.contextmanager
