@@ -1,5 +1,6 @@
 """A .gltf reads external files only from its own folder (issue 13, item 1) and its errors name
-the JSON place (item 5)."""
+the JSON place (item 5); a few hundred bytes cannot ask for gigabytes, text and numbers Python
+cannot carry are refused by place, and repeated nodes never reach an output (issue 33, 4-6)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -298,3 +301,187 @@ def test_animation_keys_going_back_is_a_format_error(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="not strictly increasing") as e:
         gamemesh.convert(path, tmp_path / "out.glb")
     assert e.value.field == "/animations/0"
+
+
+# -- issue 33, item 4: accessors without a bufferView are bounded by the file -------------------
+def _glb(doc: dict[str, Any]) -> bytes:
+    """A GLB of this JSON and no binary chunk (a few hundred bytes)."""
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)
+    return (struct.pack("<III", 0x46546C67, 2, 20 + len(js))
+            + struct.pack("<II", len(js), 0x4E4F534A) + js)
+
+
+def _zeros(count: int, kind: str) -> dict[str, Any]:
+    return {"componentType": 5126, "count": count, "type": kind}
+
+
+_ASSET = {"version": "2.0"}
+_HUGE = 1 << 28
+# Each declares 2^28 elements of zeros in one accessor without a bufferView, used where a
+# file would use it: a primitive's POSITION (3 GiB zeroed), a skin's inverse binds (16 GiB),
+# an animation's input and output (1 + 3 GiB).
+HUGE_ZEROS = {
+    "position": {"asset": _ASSET, "accessors": [_zeros(_HUGE, "VEC3")],
+                 "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+                 "nodes": [{"mesh": 0}], "scenes": [{"nodes": [0]}]},
+    "inverse_binds": {"asset": _ASSET, "accessors": [_zeros(_HUGE, "MAT4")],
+                      "nodes": [{"name": "j"}], "scenes": [{"nodes": [0]}],
+                      "skins": [{"joints": [0], "inverseBindMatrices": 0}]},
+    "animation_input": {"asset": _ASSET,
+                        "accessors": [_zeros(_HUGE, "SCALAR"), _zeros(_HUGE, "VEC3")],
+                        "nodes": [{"name": "n"}], "scenes": [{"nodes": [0]}],
+                        "animations": [{"samplers": [{"input": 0, "output": 1}],
+                                        "channels": [{"sampler": 0, "target": {
+                                            "node": 0, "path": "translation"}}]}]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_ZEROS))
+def test_zero_filled_accessor_bounded_by_the_file(name: str) -> None:
+    data = _glb(HUGE_ZEROS[name])
+    assert len(data) < 500
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError) as e:
+            gamemesh.load(data, "gltf")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB"  # (was 3-16 GiB)
+    assert e.value.field == "/accessors/0/count"
+    assert e.value.expected == "<= 65536" and e.value.actual == _HUGE
+
+
+def test_cli_refuses_the_416_byte_file_in_one_line(tmp_path: Path) -> None:
+    src = tmp_path / "acc_noview_2p28_vec3.glb"
+    src.write_bytes(_glb(HUGE_ZEROS["position"]))
+    for args in (["info", str(src)], ["convert", str(src), str(tmp_path / "o.glb")]):
+        r = _cli(*args)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 1 and len(lines) == 1, r.stderr
+        assert lines[0].startswith(f"gamemesh: error: {src}: gltf: (/accessors/0/count): "
+                                   "accessor without a bufferView"), lines[0]
+    assert not (tmp_path / "o.glb").exists()
+
+
+def test_zero_filled_accessor_the_size_of_another_is_read(tmp_path: Path) -> None:
+    """A sparse morph target on zeros (the usual use of an accessor without a bufferView) the
+    size of its primitive's POSITION, which is larger than the floor: read as before."""
+    n = 70_000
+    pos = np.random.default_rng(1).random((n, 3), dtype=np.float32)
+    blob = pos.tobytes() + np.array([5], np.uint32).tobytes() + np.ones(3, np.float32).tobytes()
+    doc = {"asset": _ASSET, "buffers": [{"byteLength": len(blob)}],
+           "bufferViews": [{"buffer": 0, "byteLength": n * 12},
+                           {"buffer": 0, "byteOffset": n * 12, "byteLength": 4},
+                           {"buffer": 0, "byteOffset": n * 12 + 4, "byteLength": 12}],
+           "accessors": [{**_zeros(n, "VEC3"), "bufferView": 0,
+                          "min": [0, 0, 0], "max": [1, 1, 1]},
+                         {**_zeros(n, "VEC3"), "sparse": {
+                             "count": 1, "indices": {"bufferView": 1, "componentType": 5125},
+                             "values": {"bufferView": 2}}}],
+           "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "mode": 0,
+                                       "targets": [{"POSITION": 1}]}], "weights": [0.0]}],
+           "nodes": [{"mesh": 0}], "scenes": [{"nodes": [0]}]}
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)
+    glb = (struct.pack("<III", 0x46546C67, 2, 28 + len(js) + len(blob))
+           + struct.pack("<II", len(js), 0x4E4F534A) + js
+           + struct.pack("<II", len(blob), 0x004E4942) + blob)
+    target = gamemesh.load(glb, "gltf").meshes[0].primitives[0].targets[0].positions
+    assert target is not None and target.shape == (n, 3)
+    assert target[5].tolist() == [1.0, 1.0, 1.0] and not target[:5].any()
+
+
+def test_memory_error_anywhere_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Outside the readers' guard (the scene's summary for info, a writer for convert), a
+    MemoryError is still one line naming the input, exit 1."""
+    from gamemesh.cli import main
+    from gamemesh.registry import FormatSpec
+    from gamemesh.scene import Scene
+
+    src = tmp_path / "s.glb"
+    src.write_bytes(_glb({"asset": _ASSET, "nodes": [{"name": "n"}], "scenes": [{"nodes": [0]}]}))
+
+    def no_memory(*a: Any, **k: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(Scene, "summary", no_memory)
+    monkeypatch.setattr(FormatSpec, "save_scene", no_memory)
+    for args in (["info", str(src)], ["convert", str(src), str(tmp_path / "o.pmf")]):
+        assert main(args) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"gamemesh: error: {src}: gamemesh: not enough memory to read or "
+                       "convert this input"]
+
+
+# -- issue 33, item 5: text no file can hold, numbers Python will not convert --------------------
+def test_lone_surrogate_names_its_place(tmp_path: Path) -> None:
+    text = json.dumps({"asset": _ASSET, "nodes": [{"name": "a"}, {"name": "b\ud800c"}],
+                       "scenes": [{"nodes": [0, 1]}]})
+    assert "\\ud800" in text  # valid JSON: an escape, not an encoded surrogate
+    src = tmp_path / "surrogate.gltf"
+    src.write_text(text)
+    for args in (["info", str(src)], ["convert", str(src), str(tmp_path / "o.glb")]):
+        r = _cli(*args)
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"gamemesh: error: {src}: gltf: (/nodes/1/name): string holds a lone surrogate, "
+            "which is not Unicode text, expected UTF-8 text, got a \\uD800-\\uDFFF escape"]
+
+
+@pytest.mark.parametrize("text, place", [
+    ('{"asset": {"version": "2.0"}, "extras": {"k\\udc00": 1}}', "/extras/k\\udc00"),
+    ('{"asset": {"version": "2.0", "generator": "\\ud83d"}, "x": "\\ude00"}',
+     "/asset/generator"),
+])
+def test_lone_surrogate_in_keys_and_halves_of_pairs(text: str, place: str) -> None:
+    with pytest.raises(FormatError, match="lone surrogate") as e:
+        gamemesh.load(text.encode(), "gltf")
+    assert e.value.field == place
+
+
+def test_surrogate_pair_and_escaped_backslash_are_text() -> None:
+    scene = gamemesh.load(b'{"asset": {"version": "2.0"}, "nodes": [{"name": "\\ud83d\\ude00 '
+                          b'\\\\ud800"}], "scenes": [{"nodes": [0]}]}', "gltf")
+    assert scene.nodes[0].name == "\U0001F600 \\ud800"
+
+
+def test_integer_too_long_names_its_place(tmp_path: Path) -> None:
+    src = tmp_path / "long.gltf"
+    src.write_text('{"asset": {"version": "2.0"}, "nodes": [{"name": "n", "extras": {"big": '
+                   + "9" * 5000 + '}}], "scenes": [{"nodes": [0]}]}')
+    for args in (["info", str(src)], ["convert", str(src), str(tmp_path / "o.glb")]):
+        r = _cli(*args)
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"gamemesh: error: {src}: gltf: (/nodes/0/extras/big): integer too long, "
+            f"expected <= {sys.get_int_max_str_digits()} digits, got more"]
+
+
+# -- issue 33, item 6: nothing the validator calls DUPLICATE_ELEMENTS is passed on ---------------
+def test_scene_listing_a_node_twice_keeps_it_once(tmp_path: Path,
+                                                  gltf_validator: Any) -> None:
+    doc, path = _glb_json(tmp_path)
+    first = doc["scenes"][0]["nodes"][0]
+    doc["scenes"][0]["nodes"] = [first, *doc["scenes"][0]["nodes"], first]
+    path.write_text(json.dumps(doc))
+    report = gamemesh.convert(path, tmp_path / "out.glb")
+    assert [n.message for n in report.notes if n.code == "gltf.duplicate_root"] == [
+        f"scene 0 lists node(s) [{first}] more than once; each is kept once"]
+    gltf_validator(tmp_path / "out.glb")
+    assert gamemesh.load(tmp_path / "out.glb").roots == gamemesh.load(
+        _gltf(tmp_path / "plain")).roots
+
+
+def test_skin_listing_a_joint_twice_is_refused(tmp_path: Path) -> None:
+    doc, path = _glb_json(tmp_path)
+    joints = doc["skins"][0]["joints"]
+    joints[-1] = joints[0]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError) as e:
+        gamemesh.convert(path, tmp_path / "out.glb")
+    assert str(e.value) == (f"gltf: (/skins/0/joints): skin lists a joint twice, expected "
+                            f"distinct nodes, got node {joints[0]} twice")
+    assert not (tmp_path / "out.glb").exists()

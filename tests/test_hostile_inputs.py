@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import gamemesh
 from gamemesh import safeio
 from gamemesh.errors import FormatError
 from gamemesh.sample import sample_scene
-from gamemesh.textures import MAX_IMAGE_PIXELS, decode_image, image_pixel_limit
+from gamemesh.textures import MAX_IMAGE_PIXELS, decode_image, encode_png, image_pixel_limit
 
 
 def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -257,3 +258,112 @@ def test_a_fifo_posing_as_a_sibling_is_skipped(tmp_path: Path, fmt: str, model: 
     r = _cli("info", str(tmp_path / model), "--json", timeout=60)
     assert r.returncode == 0, r.stderr
     assert sibling in r.stdout  # named in a note: skipped, not read
+
+
+# -- PNG text chunks: bounded where the encoded-image check walks them (issue 33, item 7) -----
+def _png_with(chunk_type: bytes, body: bytes) -> bytes:
+    """A small PNG (encode_png) with one more chunk before its IEND."""
+    png = encode_png(np.full((8, 8, 4), 200, np.uint8))
+    chunk = (struct.pack(">I", len(body)) + chunk_type + body
+             + struct.pack(">I", zlib.crc32(body, zlib.crc32(chunk_type))))
+    return png[:-12] + chunk + png[-12:]
+
+
+def _ztxt_bomb(megabytes: int) -> bytes:
+    """A zTXt chunk's body that inflates to ``megabytes`` MiB of zeros (about 100 KB of it
+    for 100 MiB), compressed a MiB at a time."""
+    z = zlib.compressobj(9)
+    stream = b"".join(z.compress(bytes(1 << 20)) for _ in range(megabytes)) + z.flush()
+    return b"Comment\0\0" + stream
+
+
+def test_ztxt_bomb_refused_alike_by_every_path(tmp_path: Path) -> None:
+    src = tmp_path / "bomb.png"
+    src.write_bytes(_png_with(b"zTXt", _ztxt_bomb(100)))
+    assert src.stat().st_size < 200_000
+    lines = set()
+    for args in (["info", str(src)], ["convert", str(src), str(tmp_path / "o.glb")],
+                 ["convert", str(src), str(tmp_path / "o.tga")]):
+        r = _cli(*args)
+        _one_line_exit_1(r, str(src), "(PNG.zTXt)")
+        lines.add(r.stderr.strip())
+    at = src.read_bytes().find(b"zTXt") - 4
+    assert lines == {f"gamemesh: error: {src}: image: at 0x{at:X} (PNG.zTXt): PNG zTXt chunk "
+                     "inflates to more text than a decoder takes, expected <= 1048576 bytes, "
+                     "got more"}
+    assert not list(tmp_path.glob("o.*"))
+
+
+def test_text_chunks_within_pillows_bounds_stay_encoded(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    from PIL import PngImagePlugin
+
+    z = zlib.compress(b"x" * 1000)
+    for chunk_type, body in ((b"zTXt", b"Comment\0\0" + z), (b"tEXt", b"Comment\0" + b"y" * 300),
+                             (b"iTXt", b"Comment\0\1\0en\0Comment\0" + z)):
+        png = _png_with(chunk_type, body)
+        assert gamemesh.load(png, "image").images[0].data == png  # kept as it is
+        # Pillow's limits are read when the check runs: with a smaller one, the same text
+        # is refused, by the probe and by Pillow alike.
+        monkeypatch.setattr(PngImagePlugin, "MAX_TEXT_MEMORY", 200)
+        with pytest.raises(FormatError, match="more text than a decoder takes") as e:
+            gamemesh.load(png, "image")
+        assert e.value.field == f"PNG.{chunk_type.decode()}"
+        with pytest.raises(FormatError, match="Too much memory used in text chunks"):
+            decode_image(png)
+        monkeypatch.undo()
+
+
+def test_undecodable_image_to_tga_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scene whose only image does not decode: the image's own error, not 'no image with
+    pixels'."""
+    scene = gamemesh.load(_png_with(b"tEXt", b"a\0b"), "image")
+    scene.images[0].data = scene.images[0].data[:50]  # damaged (its IDAT cut) after the probe
+    with pytest.raises(FormatError, match="PNG") as e:
+        gamemesh.save(scene, io.BytesIO(), "image")
+    assert "no image with pixels" not in str(e.value)
+
+
+def test_negative_offsets_print_with_the_sign() -> None:
+    from gamemesh.binary import Reader
+
+    assert str(FormatError("papa", "x", offset=-8)) == "papa: at -0x8: x"
+    assert str(FormatError("papa", "x", offset=0x1A4)) == "papa: at 0x1A4: x"
+    with pytest.raises(FormatError) as e:
+        Reader(b"0123456789abcdef", "t").window(-8, 4)
+    assert "-0x8..-0x4" in str(e.value) and "0x-" not in str(e.value)
+
+
+def test_papa_string_before_the_file_start(tmp_path: Path) -> None:
+    from gamemesh.formats.papa import layout
+
+    gamemesh.save(sample_scene(), tmp_path / "s.papa")
+    data = bytearray((tmp_path / "s.papa").read_bytes())
+    header = layout.HEADER.unpack_from(data)
+    table = header[13 + layout.S_STRING]
+    struct.pack_into("<q", data, table + 8, -8)  # strings[0].offset
+    with pytest.raises(FormatError) as e:
+        gamemesh.read_native(bytes(data), "papa")
+    assert str(e.value).startswith("papa: at -0x8 (strings[0]): string data outside the file")
+    assert "got -0x8+" in str(e.value) and "0x-" not in str(e.value)
+
+
+# -- PMF --texture: the bounded reader (issue 33, item 10) ---------------------------------------
+def test_pmf_texture_from_a_device_is_refused(tmp_path: Path) -> None:
+    gamemesh.save(sample_scene(), tmp_path / "s.pmf")
+    r = _cli("convert", str(tmp_path / "s.pmf"), str(tmp_path / "o.glb"), "--texture",
+             "/dev/zero", timeout=30)
+    _one_line_exit_1(r, "--texture /dev/zero: the texture is a character device")
+    assert not (tmp_path / "o.glb").exists()
+
+
+def test_pmf_texture_obeys_the_input_limit(tmp_path: Path) -> None:
+    gamemesh.save(sample_scene(), tmp_path / "s.pmf")
+    size = (tmp_path / "s.pmf").stat().st_size
+    big = tmp_path / "big.png"
+    big.write_bytes(encode_png(np.zeros((64, 64, 4), np.uint8)) + bytes(size))
+    with pytest.raises(FormatError, match="the texture is too large") as e:
+        gamemesh.load(tmp_path / "s.pmf", texture=str(big), max_input_size=size)
+    assert e.value.field == "--texture"
+    scene = gamemesh.load(tmp_path / "s.pmf", texture="big.png")  # relative to the PMF
+    assert scene.images[0].name == "big"

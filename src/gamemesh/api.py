@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ParamSpec, TypeVar
 
 from . import registry
 from .errors import FormatError, Note, add_new_notes
@@ -34,6 +36,27 @@ _FLAGS = "[+}^]!{~@"
 __all__ = ["Report", "convert", "formats", "info", "load", "read_native", "save", "sniff",
            "write_native"]
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _memory_refused(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A MemoryError anywhere in ``fn`` (a reader's guard turns its own into a FormatError; the
+    scene's summary, a writer, the loss check have none) becomes a FormatError naming the input,
+    so the CLI says it in one line instead of a traceback."""
+
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError:
+            pass  # raise outside the handler: its traceback holds the frames that ran out
+        src = args[0] if args else kwargs.get("src")
+        name = str(src) if isinstance(src, str | os.PathLike) else "<bytes>"
+        msg = "not enough memory to read or convert this input"
+        raise FormatError(format="gamemesh", message=msg, path=name)
+
+    return call
 
 
 @dataclass
@@ -139,12 +162,14 @@ def write_native(doc: Any, dst: str | os.PathLike[str], **options: Any) -> None:
     write_files(dst.parent, files)
 
 
+@_memory_refused
 def load(src: Source, format: str | None = None, **options: Any) -> Scene:
     """A Scene from any supported file (siblings resolved where the format has them)."""
     data, path = _read_source(src, options.get("max_input_size"))
     return _load(data, path, _spec_for(data, path, format), options)
 
 
+@_memory_refused
 def info(src: Source, format: str | None = None, **options: Any) -> dict[str, Any]:
     """What ``gamemesh info`` shows, as a dict: the file's format and size, the format's own
     facts (``native``: version, layout, section counts), and the scene's summary and notes.
@@ -305,6 +330,7 @@ def _lost(scene: Scene, spec: FormatSpec, files: dict[str, bytes], notes: list[N
             for loss in compare(scene, back) if loss.prop not in covered]
 
 
+@_memory_refused
 def convert(src: Source, dst: Destination, *, from_format: str | None = None,
             to_format: str | None = None, check_loss: bool = True, **options: Any) -> Report:
     """load + save, with every note collected in the report. A destination the source format

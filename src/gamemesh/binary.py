@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import BadMagicError, CorruptDataError, FormatError, TruncatedError
+from .errors import BadMagicError, CorruptDataError, FormatError, TruncatedError, hex_offset
 
 __all__ = ["Reader", "Slot", "Writer"]
 
@@ -94,8 +94,8 @@ class Reader:
         """A reader over ``[offset, offset + length)`` of the same data, without moving this one."""
         end = self.end if length is None else offset + length
         if offset < 0 or end > self.end or offset > end:
-            raise self.truncated(expected=f"range within 0x{self.end:X}",
-                                 actual=f"0x{offset:X}..0x{end:X}")
+            raise self.truncated(expected=f"range within {hex_offset(self.end)}",
+                                 actual=f"{hex_offset(offset)}..{hex_offset(end)}")
         child = Reader(self._view, self.fmt, offset, end)
         child._fields = list(self._fields)
         return child

@@ -23,6 +23,7 @@ __all__ = [
     "TruncatedError",
     "UnsupportedVersionError",
     "add_new_notes",
+    "hex_offset",
 ]
 
 
@@ -52,7 +53,7 @@ class FormatError(ValueError):
     def _compose(self) -> str:
         where = []
         if self.offset is not None:
-            where.append(f"at 0x{self.offset:X}")
+            where.append(f"at {hex_offset(self.offset)}")
         if self.field:
             where.append(f"({self.field})")
         head = f"{self.format}: " + (" ".join(where) + ": " if where else "")
@@ -67,6 +68,12 @@ class FormatError(ValueError):
         """Attach the file name (kept out of the message so the CLI can prefix it once)."""
         self.path = path
         return self
+
+
+def hex_offset(n: int) -> str:
+    """A byte offset as messages print it: ``0x1A4``; a negative one (a position before a
+    window's start, computed from a hostile field) as ``-0x8``, not ``0x-8``."""
+    return f"-0x{-n:X}" if n < 0 else f"0x{n:X}"
 
 
 class TruncatedError(FormatError):

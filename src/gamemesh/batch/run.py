@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from .. import __version__
+from ..fileio import sweep_parts
 from ..registry import FormatSpec, by_name
 from .discover import Discovery, discover
 from .executors import Executor, Stop, make_executor
@@ -34,8 +35,6 @@ from .work import Result, Task, convert_chunk
 
 __all__ = ["BatchConfig", "BatchResult", "output_extension", "run_batch"]
 
-# Temporary files gamemesh.fileio.write_files stages before renaming.
-_PART_GLOB = ".gamemesh-*.part"
 _LOCK_NAME = "gamemesh-batch.lock"
 _CHUNK_FILES = 16
 _CHUNK_BYTES = 8 << 20
@@ -297,12 +296,7 @@ def _dst_lock(dst: Path) -> Iterator[None]:
 
 def sweep_partials(dst: Path) -> int:
     """Temporary files left by a killed worker (never a finished output)."""
-    n = 0
-    for p in dst.rglob(_PART_GLOB):
-        with contextlib.suppress(OSError):
-            p.unlink()
-            n += 1
-    return n
+    return sweep_parts(dst, recursive=True)
 
 
 def run_batch(cfg: BatchConfig) -> BatchResult:

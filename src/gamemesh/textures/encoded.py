@@ -19,6 +19,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from PIL import PngImagePlugin
+
 from ..errors import CorruptDataError, TruncatedError
 from . import MAX_IMAGE_PIXELS
 
@@ -37,6 +39,7 @@ _PNG_MODES = {0: "L", 2: "RGB", 3: "P", 4: "LA", 6: "RGBA"}
 _SRGB_CHRM = struct.pack(">8I", 31270, 32900, 64000, 33000, 30000, 60000, 15000, 6000)
 _SRGB_GAMA = struct.pack(">I", 45455)
 _MAX_CHUNK = (1 << 31) - 1  # PNG chunk lengths are at most 2^31 - 1
+_TEXT_CHUNKS = (b"tEXt", b"zTXt", b"iTXt")
 
 # JPEG start-of-frame markers: 0xC0..0xCF but DHT (C4), JPG (C8) and DAC (CC). Only Huffman
 # baseline, extended and progressive (C0, C1, C2) are what browsers and glTF viewers decode;
@@ -101,6 +104,7 @@ class _PngState:
     plte: bool = False
     trns: bool = False
     plain: bool = True  # no colour-space, ICC, pixel-aspect or animation feature
+    text: int = 0  # bytes of text in tEXt, zTXt and iTXt chunks so far (decompressed)
 
 
 def _probe_png(data: bytes, fmt: str) -> EncodedImage:
@@ -153,6 +157,49 @@ def _png_chunk(state: _PngState, tag: bytes, body: memoryview, pos: int, fmt: st
         state.plain &= bytes(body) == _SRGB_CHRM
     elif tag == b"pHYs" and len(body) == 9:
         state.plain &= body[0:4] == body[4:8]
+    elif tag in _TEXT_CHUNKS:
+        state.text += _png_text(tag, bytes(body), pos, fmt)
+        limit = PngImagePlugin.MAX_TEXT_MEMORY
+        if state.text > limit:
+            raise CorruptDataError(fmt, "PNG text chunks hold more text than a decoder takes",
+                                   offset=pos, field=f"PNG.{tag.decode('latin-1')}",
+                                   expected=f"<= {limit} bytes of text in all",
+                                   actual=state.text)
+
+
+def _png_text(tag: bytes, body: bytes, pos: int, fmt: str) -> int:
+    """The bytes of text one tEXt, zTXt or iTXt chunk holds, with Pillow's bounds (what the
+    decoder later refuses is refused here, so every path through an image agrees): a
+    compressed text may inflate to at most ``MAX_TEXT_CHUNK`` bytes, all text together to
+    ``MAX_TEXT_MEMORY``. A text Pillow skips (no key, a damaged stream) counts nothing."""
+    key, _, value = body.partition(b"\0")
+    if tag == b"zTXt":
+        if value[:1] not in (b"", b"\0"):  # deflate (0) is the only method PNG has
+            raise CorruptDataError(fmt, "PNG zTXt chunk names an unknown compression method",
+                                   offset=pos, field="PNG.zTXt.compression", expected=0,
+                                   actual=value[0])
+        value = _inflate_text(value[1:], tag, pos, fmt)
+    elif tag == b"iTXt":
+        flag, method, rest = value[:1], value[1:2], value[2:]
+        value = rest.split(b"\0", 2)[-1] if rest.count(b"\0") >= 2 else b""
+        if flag not in (b"", b"\0"):
+            value = _inflate_text(value, tag, pos, fmt) if method == b"\0" else b""
+    return len(value) if key else 0
+
+
+def _inflate_text(data: bytes, tag: bytes, pos: int, fmt: str) -> bytes:
+    most = PngImagePlugin.MAX_TEXT_CHUNK
+    inflate = zlib.decompressobj()
+    try:
+        text = inflate.decompress(data, most)
+    except zlib.error:
+        return b""
+    if inflate.unconsumed_tail:
+        name = tag.decode("latin-1")
+        raise CorruptDataError(fmt, f"PNG {name} chunk inflates to more text than a decoder "
+                               "takes", offset=pos, field=f"PNG.{name}",
+                               expected=f"<= {most} bytes", actual="more")
+    return text
 
 
 def _png_header(ihdr: bytes, pos: int, fmt: str) -> tuple[int, int, int, int]:

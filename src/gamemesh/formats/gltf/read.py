@@ -1,39 +1,25 @@
 """glTF 2.0 (GLB or .gltf) -> Scene.
 
-Buffers may be the GLB binary chunk, data URIs or files beside the .gltf; accessors of every
-component type, normalized integers, byte strides and sparse substitution are decoded with numpy.
-Every index read from the JSON is checked, so a hostile file ends in a FormatError.
+Buffers may be the GLB binary chunk, data URIs or files beside the .gltf (``document``);
+accessors of every component type, normalized integers, byte strides and sparse substitution are
+decoded with numpy (``accessors``). Every index read from the JSON is checked, so a hostile file
+ends in a FormatError.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import math
 import re
-import struct
-import urllib.parse
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import chain, compress
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import (
-    BadMagicError,
-    CorruptDataError,
-    FormatError,
-    TruncatedError,
-    UnsupportedVersionError,
-)
+from ...errors import FormatError
 from ...registry import Context
-from ...safeio import read_regular
 from ...scene import (
     Animation,
     Channel,
@@ -53,346 +39,28 @@ from ...scene import (
 from ...scene.numbers import require_finite, unit_quaternions
 from ...textures import check_pixels, decode_image
 from ...textures.encoded import probe_encoded
-from .uris import UriRefusedError, resolve_uri
+from .accessors import _floats, _view_data, accessor
+from .document import (
+    FMT,
+    MAX_JSON_DEPTH,
+    GltfDocument,
+    _At,
+    _err,
+    _fetch_uri,
+    _index,
+    _int,
+    _list,
+    external_uris,
+    parse,
+    pointer,
+)
+from .uris import UriRefusedError
 from .write import PROMOTED_EXTENSIONS
 
-FMT = "gltf"
-_COMPONENTS: dict[Any, Any] = {5120: np.int8, 5121: np.uint8, 5122: np.int16,
-                               5123: np.uint16, 5125: np.uint32, 5126: np.float32}
-_ITEMSIZE: dict[Any, int] = {c: np.dtype(c).itemsize for c in _COMPONENTS.values()}
-_WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-_MATRIX_COLUMNS = {"MAT2": 2, "MAT3": 3, "MAT4": 4}
-_NORM_DIV: dict[Any, float] = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.0,
-                                np.uint16: 65535.0, np.uint32: 4294967295.0}
+__all__ = ["MAX_JSON_DEPTH", "GltfDocument", "accessor", "external_uris", "parse", "pointer",
+           "to_scene"]
 
-
-@dataclass
-class GltfDocument:
-    """A parsed glTF: its JSON and its buffers, as they were."""
-
-    json: dict[str, Any]
-    buffers: list[bytes]
-    glb: bool
-    path: Path | None = None
-    _cache: dict[int, npt.NDArray[Any]] = field(default_factory=dict, repr=False)
-
-
-# JSON nesting deeper than this is refused: no glTF needs it, and walking it (here, in json, in
-# the writer's json.dumps) would run out of stack.
-MAX_JSON_DEPTH = 64
 _UNIT_TOLERANCE = 1e-3  # scene.numbers.unit_quaternions': a longer or shorter one is noted
-
-
-@lru_cache(maxsize=4096)
-def pointer(where: str) -> str:
-    """``accessors[3].count`` as the JSON pointer ``/accessors/3/count`` (as glTF-Validator
-    reports places); GLB container fields (``header.version``) stay as they are."""
-    if where.startswith(("header", "chunk", "json", "/")):
-        return where
-    return "/" + re.sub(r"\[(\d+)\]", r"/\1", where).replace(".", "/")
-
-
-def _err(what: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
-         offset: int | None = None, cls: type[FormatError] = CorruptDataError) -> FormatError:
-    return cls(FMT, what, field=pointer(field) if field else None, expected=expected,
-               actual=actual, offset=offset)
-
-
-_MALFORMED = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
-
-
-class _At:
-    """Whatever a malformed JSON value makes Python raise inside ``where`` (a string where an
-    object belongs, a list where a number does) becomes a FormatError naming that place. A
-    class, not a generator context manager: a conversion enters one per image, material,
-    mesh, node, skin and animation, and the generator's set-up cost four times as much."""
-
-    __slots__ = ("where",)
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if e is None or isinstance(e, FormatError) or not isinstance(e, _MALFORMED):
-            return  # nothing raised, or propagated as it is
-        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=self.where) \
-            from None
-
-
-# -- container -------------------------------------------------------------------------------
-def parse(data: bytes, ctx: Context) -> GltfDocument:
-    if data[:4] == b"glTF":
-        js, bin_chunk = _parse_glb(data)
-        glb = True
-    else:
-        js, bin_chunk, glb = data, None, False
-    doc = _json(js)
-    if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
-        raise _err(what="not a glTF document", field="asset", expected="an object", actual=None)
-    version = str(doc["asset"].get("version", ""))
-    if not version.startswith("2."):
-        raise _err(what="only glTF 2.x is read", field="asset.version", expected="2.x",
-                   actual=version, cls=UnsupportedVersionError)
-    buffers = []
-    for i, b in enumerate(_list(doc, "buffers")):
-        with _At(f"buffers[{i}]"):
-            buffers.append(_load_buffer(b, i, bin_chunk, ctx))
-    return GltfDocument(doc, buffers, glb, ctx.path)
-
-
-def _json(js: bytes) -> Any:
-    try:
-        doc = json.loads(js.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _err(what=f"JSON does not parse ({e})", field="json") from None
-    except RecursionError:
-        doc = None
-    if doc is None or _depth(doc) > MAX_JSON_DEPTH:
-        raise _err(what="JSON nested too deeply", field="json",
-                   expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
-    return doc
-
-
-_CONTAINER = frozenset((dict, list)).__contains__
-
-
-def _depth(doc: Any) -> int:
-    """The deepest nesting of arrays and objects, walked level by level without recursion.
-    Each level's values are gathered and filtered by C-level iteration (chain, map, compress):
-    a Python test per value cost more than ``json.loads`` itself (json only makes exact dicts
-    and lists, so their types are tested exactly)."""
-    if not _CONTAINER(type(doc)):
-        return 1  # a bare value is one level, as the walk below would count it
-    deepest, level = 0, [doc]
-    while level and deepest <= MAX_JSON_DEPTH:
-        deepest += 1
-        kids = list(chain.from_iterable([v.values() if type(v) is dict else v for v in level]))
-        level = list(compress(kids, map(_CONTAINER, map(type, kids))))
-    return deepest
-
-
-def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
-    if len(data) < 20:
-        raise _err(what="GLB header", field="header", expected=">= 20 bytes", actual=len(data),
-                   cls=TruncatedError)
-    _, version, length = struct.unpack_from("<III", data, 0)
-    if version != 2:
-        raise _err(what="GLB version", field="header.version", expected=2, actual=version,
-                   offset=4, cls=UnsupportedVersionError)
-    if length > len(data) or length < 20:
-        raise _err(what="GLB length", field="header.length", expected=f"<= {len(data)}",
-                   actual=length, offset=8, cls=TruncatedError)
-    pos, js, binary = 12, None, None
-    while pos + 8 <= length:
-        clen, ctype = struct.unpack_from("<II", data, pos)
-        if pos + 8 + clen > length:
-            raise _err(what="chunk runs past the end", field=f"chunk@{pos}.length",
-                       expected=f"<= {length - pos - 8}", actual=clen, offset=pos,
-                       cls=TruncatedError)
-        body = data[pos + 8:pos + 8 + clen]
-        if ctype == 0x4E4F534A and js is None:
-            js = body
-        elif ctype == 0x004E4942 and binary is None:
-            binary = body
-        pos += 8 + clen
-    if js is None:
-        raise _err(what="no JSON chunk", field="chunk[0]", expected="JSON", actual="none",
-                   offset=12, cls=BadMagicError)
-    return js, binary
-
-
-def external_uris(data: bytes) -> list[str]:
-    """The URIs of a glTF's external buffers and images, as written (data URIs excluded)."""
-    js = _parse_glb(data)[0] if data[:4] == b"glTF" else data
-    doc = _json(js)
-    if not isinstance(doc, dict):
-        return []
-    out = []
-    for key in ("buffers", "images"):
-        items = doc.get(key)
-        for item in items if isinstance(items, list) else []:
-            uri = item.get("uri") if isinstance(item, dict) else None
-            if isinstance(uri, str) and uri and not uri.startswith("data:"):
-                out.append(uri)
-    return out
-
-
-def _load_buffer(b: Any, i: int, bin_chunk: bytes | None, ctx: Context) -> bytes:
-    if not isinstance(b, dict):
-        raise _err(what="buffer is not an object", field=f"buffers[{i}]")
-    length = _int(b.get("byteLength"), f"buffers[{i}].byteLength")
-    uri = b.get("uri")
-    if uri is None:
-        data = bin_chunk if (i == 0 and bin_chunk is not None) else None
-        if data is None:
-            raise _err(what="buffer has no uri and there is no GLB binary chunk",
-                       field=f"buffers[{i}]")
-    else:
-        data = _fetch_uri(str(uri), ctx, f"buffers[{i}].uri", length)
-    if len(data) < length:
-        raise _err(what="buffer shorter than declared", field=f"buffers[{i}].byteLength",
-                   expected=f"<= {len(data)}", actual=length, cls=TruncatedError)
-    return data[:length]
-
-
-def _fetch_uri(uri: str, ctx: Context, where: str, length: int | None = None) -> bytes:
-    """A URI's bytes: a data: URI's payload, or a file inside the .gltf's folder (or a folder
-    of the ``allow_outside`` option), at most ``length`` bytes of it when that is known."""
-    if uri.startswith("data:"):
-        head, _, payload = uri.partition(",")
-        try:
-            if head.endswith(";base64"):
-                return base64.b64decode(payload, validate=False)
-            return urllib.parse.unquote_to_bytes(payload)
-        except (binascii.Error, ValueError) as e:
-            raise _err(what=f"bad data URI ({e})", field=where) from None
-    if ctx.path is None:
-        raise _err(what="external file but the glTF was given as bytes", field=where, actual=uri)
-    target = resolve_uri(uri, ctx.path.parent, ctx.opt("allow_outside", ()), pointer(where))
-    try:
-        # A buffer uses its byteLength bytes: more is never read.
-        return read_regular(target, ctx.opt("max_input_size"), FMT, take=length)
-    except OSError as e:
-        raise _err(what=f"cannot read {uri!r} ({e.strerror})", field=where) from None
-    except FormatError as e:  # not a regular file, or too large
-        raise _err(what=f"external file {uri!r} refused: {e.detail}", field=where,
-                   expected=e.expected, actual=e.actual, cls=UriRefusedError) from None
-
-
-def _list(doc: dict[str, Any], key: str) -> list[Any]:
-    v = doc.get(key, [])
-    if not isinstance(v, list):
-        raise _err(what="must be an array", field=key, actual=type(v).__name__)
-    return v
-
-
-def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v >= hi):
-        rng = f"integer in [{lo}, {hi})" if hi is not None else f"integer >= {lo}"
-        raise _err(what="bad value", field=where, expected=rng, actual=v)
-    return v
-
-
-def _uint(v: Any, hi: int | None, name: str, *parts: object) -> int:
-    """``_int(v, name.format(*parts), 0, hi)``, the field name formatted only for a value that
-    fails (the hot paths check a plain int, which is all json makes, many times a file)."""
-    if type(v) is int and v >= 0 and (hi is None or v < hi):
-        return v
-    return _int(v, name.format(*parts), 0, hi)
-
-
-def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
-    v = obj.get(key)
-    return None if v is None else _int(v, f"{where}.{key}", 0, count)
-
-
-# -- accessors -------------------------------------------------------------------------------
-def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArray[Any]:
-    """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
-    ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
-    accs = _list(doc.json, "accessors")
-    _uint(index, len(accs), ref)
-    if index in doc._cache:
-        return doc._cache[index]
-    a = accs[index]
-    where = f"accessors[{index}]"
-    comp: Any = _COMPONENTS.get(a.get("componentType"))
-    if comp is None:
-        raise _err(what="unknown componentType", field=f"{where}.componentType",
-                   expected=sorted(_COMPONENTS), actual=a.get("componentType"))
-    width = _WIDTH.get(str(a.get("type")))
-    if width is None:
-        raise _err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
-                   actual=a.get("type"))
-    count = _uint(a.get("count"), None, "{}.count", where)
-    if "bufferView" in a:
-        columns = _MATRIX_COLUMNS.get(str(a.get("type")), 0)
-        arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
-    else:
-        if count > 1 << 28:
-            raise _err(what="accessor too large", field=f"{where}.count", expected="<= 2^28",
-                       actual=count)
-        arr = np.zeros((count, width), dtype=comp)
-    if "sparse" in a:
-        _apply_sparse(doc, a["sparse"], arr, comp, width, f"{where}.sparse")
-    out: npt.NDArray[Any] = arr
-    if a.get("normalized") and comp is not np.float32:
-        out = np.maximum(arr.astype(np.float32) / _NORM_DIV[comp], -1.0).astype(np.float32)
-    doc._cache[index] = out
-    return out
-
-
-def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, count: int,
-               where: str, view_key: str = "bufferView", offset_key: str = "byteOffset",
-               columns: int = 0) -> npt.NDArray[Any]:
-    """``count`` elements of ``width`` components from a view. ``columns`` > 0 marks a matrix
-    type, whose columns start on 4-byte boundaries (MAT2/MAT3 of 1- and 2-byte components
-    carry padding, glTF 2.0 section 3.6.2.4)."""
-    views = _list(doc.json, "bufferViews")
-    vi = _uint(a.get(view_key), len(views), "{}.{}", where, view_key)
-    v = views[vi]
-    bi = _uint(v.get("buffer"), len(doc.buffers), "bufferViews[{}].buffer", vi)
-    vstart = _uint(v.get("byteOffset", 0), None, "bufferViews[{}].byteOffset", vi)
-    vlen = _uint(v.get("byteLength"), None, "bufferViews[{}].byteLength", vi)
-    buf = doc.buffers[bi]
-    if vstart + vlen > len(buf):
-        raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
-                   expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
-    item = _ITEMSIZE[comp]
-    used = item * (width // columns) if columns else item * width
-    padded = (used + 3) // 4 * 4 if columns else used
-    elem = padded * columns if columns else used
-    stride = _uint(v.get("byteStride", elem), None, "bufferViews[{}].byteStride", vi) or elem
-    start = vstart + _uint(a.get(offset_key, 0), None, "{}.{}", where, offset_key)
-    if count == 0:
-        return np.zeros((0, width), dtype=comp)
-    need = start + stride * (count - 1) + elem
-    if stride < elem:
-        raise _err(what="byteStride shorter than one element", field=f"bufferViews[{vi}]"
-                   ".byteStride", expected=f">= {elem}", actual=stride)
-    if need > vstart + vlen:
-        room = max(0, (vstart + vlen - start - elem) // stride + 1) if start + elem <= \
-            vstart + vlen else 0
-        raise _err(what="accessor runs past its view", field=f"{where}.count",
-                   expected=f"<= {room} by the view's {vlen} bytes", actual=count,
-                   cls=TruncatedError)
-    if stride == elem and padded == used:  # tightly packed: the elements as they lie
-        packed: npt.NDArray[Any] = np.frombuffer(buf, dtype=comp, count=count * width,
-                                                 offset=start).reshape(count, width)
-        return packed
-    raw = np.frombuffer(buf, dtype=np.uint8, count=need - start, offset=start)
-    rows = np.lib.stride_tricks.as_strided(raw, shape=(count, elem), strides=(stride, 1))
-    if padded != used:  # drop each matrix column's padding bytes
-        rows = rows.reshape(count, columns, padded)[:, :, :used].reshape(count, -1)
-    strided: npt.NDArray[Any] = np.ascontiguousarray(rows).view(comp).reshape(count, width)
-    return strided
-
-
-def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], comp: Any,
-                  width: int, where: str) -> None:
-    n = _int(sp.get("count"), f"{where}.count", 1, len(arr) + 1)
-    ind, val = sp.get("indices", {}), sp.get("values", {})
-    icomp: Any = _COMPONENTS.get(ind.get("componentType"))
-    if icomp not in (np.uint8, np.uint16, np.uint32):
-        raise _err(what="bad sparse index type", field=f"{where}.indices.componentType",
-                   expected=[5121, 5123, 5125], actual=ind.get("componentType"))
-    idx = _view_data(doc, ind, icomp, 1, n, f"{where}.indices").reshape(-1).astype(np.int64)
-    vals = _view_data(doc, val, comp, width, n, f"{where}.values")
-    if idx.size and (idx.max() >= len(arr)):
-        raise _err(what="sparse index out of range", field=f"{where}.indices",
-                   expected=f"< {len(arr)}", actual=int(idx.max()))
-    arr[idx] = vals
-
-
-def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
-    a = accessor(doc, index, where)
-    if a.shape[1] != width:
-        raise _err(what="accessor width", field=where, expected=width, actual=a.shape[1])
-    return np.asarray(a, dtype=np.float32)
 
 
 # -- scene -----------------------------------------------------------------------------------
@@ -448,8 +116,14 @@ def _roots(js: dict[str, Any], scene: Scene, n_nodes: int, ctx: Context) -> None
     default = js.get("scene", 0 if scenes else None)
     if scenes:
         si = _int(default, "scene", 0, len(scenes))
-        scene.roots = [_int(r, f"scenes[{si}].nodes", 0, n_nodes)
-                       for r in scenes[si].get("nodes", [])]
+        roots = [_int(r, f"scenes[{si}].nodes", 0, n_nodes) for r in scenes[si].get("nodes", [])]
+        # A node listed twice is one root either way (a viewer shows it once), but glTF
+        # forbids the repeat: kept once, with a note, rather than refusing the whole file.
+        scene.roots = list(dict.fromkeys(roots))
+        if len(scene.roots) != len(roots):
+            twice = [r for r, n in Counter(roots).items() if n > 1][:5]
+            ctx.note("gltf.duplicate_root", f"scene {si} lists node(s) {twice} more than once; "
+                     "each is kept once")
         scene.name = str(scenes[si].get("name", ""))
         if len(scenes) > 1:
             scene.extras["gltf_scenes"] = [{"name": s.get("name", ""), "nodes": s.get("nodes", [])}
@@ -811,6 +485,12 @@ def _unit_rotation(q: tuple[float, ...], where: str, ctx: Context
 def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
     where = f"skins[{i}]"
     joints = [_int(j, f"{where}.joints", 0, n_nodes) for j in s.get("joints", [])]
+    if len(set(joints)) != len(joints):
+        # Refused, not repaired: vertices name joints by their place in this list, and the
+        # two places of one node may carry different inverse binds (no one node can hold both).
+        twice = next(j for j, n in Counter(joints).items() if n > 1)
+        raise _err(what="skin lists a joint twice", field=f"{where}.joints",
+                   expected="distinct nodes", actual=f"node {twice} twice")
     skin = Skin(joints=joints, name=str(s.get("name", "")),
                 skeleton=_index(s, "skeleton", n_nodes, where))
     if "inverseBindMatrices" in s:

@@ -96,14 +96,19 @@ def _quad_scene(img: Image, w: int, h: int, blend: bool) -> Scene:
 
 
 def first_image(scene: Scene, fmt: str) -> tuple[int, np.ndarray]:
-    """The first image with pixels (decoding encoded bytes if need be)."""
+    """The first image with pixels (decoding encoded bytes if need be). When every image
+    fails to decode, the first one's error says why (not "no image with pixels")."""
+    first: FormatError | None = None
     for i, im in enumerate(scene.images):
         try:
             px = image_rgba(im, fmt)
-        except FormatError:
+        except FormatError as e:
+            first = first or e
             continue
         if px is not None:
             return i, px
+    if first is not None:
+        raise first
     msg = "the scene has no image with pixels"
     raise LimitError(fmt, msg, field="images", expected=">= 1 image", actual=len(scene.images))
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...binary import Reader
-from ...errors import CorruptDataError, TruncatedError, UnsupportedVersionError
+from ...errors import CorruptDataError, TruncatedError, UnsupportedVersionError, hex_offset
 from ...registry import Context
 from . import layout as lay
 from .document import (
@@ -144,7 +144,7 @@ def _view(data: bytes, offset: int, dt: np.dtype[Any], count: int) -> Any:
 
 def _outside(data: bytes, offset: int, size: int, field: str) -> TruncatedError:
     return TruncatedError(lay.FMT, "block outside the file", offset=offset, field=field,
-                          expected=f"0..0x{len(data):X}", actual=f"0x{offset:X}+{size}")
+                          expected=f"0..0x{len(data):X}", actual=f"{hex_offset(offset)}+{size}")
 
 
 def _block(data: bytes, offset: int, size: int, field: str) -> None:
@@ -160,7 +160,7 @@ def _strings(data: bytes, table: list[Row], blocks: Layout) -> list[PapaString]:
         if off < 0 or end > size:
             raise TruncatedError(lay.FMT, "string data outside the file", offset=off,
                                  field=f"strings[{i}]", expected=f"<= 0x{size:X}",
-                                 actual=f"0x{off:X}+{length}")
+                                 actual=f"{hex_offset(off)}+{length}")
         if end < size and data[end] == 0:  # the usual string: length bytes, then a NUL
             out.append(PapaString(data[off:end], length, pad, True))
             blocks[("str", i)] = (off, length + 1)

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import add_new_notes
+from ...errors import FormatError, add_new_notes
 from ...registry import Context
+from ...safeio import read_regular
 from ...scene import (
     Animation,
     Channel,
@@ -227,7 +228,7 @@ def _attach_texture(scene: Scene, ctx: Context) -> None:
     path = Path(str(name))
     if not path.is_absolute() and ctx.path is not None:
         path = ctx.path.parent / path
-    data = path.read_bytes()  # a missing file is the caller's OSError, not a format error
+    data = _texture_bytes(path, ctx)
     mime = ("image/png" if data[:8] == b"\x89PNG\r\n\x1a\n" else
             "image/jpeg" if data[:3] == b"\xff\xd8\xff" else None)
     image = (Image(name=path.stem, data=data, mime_type=mime, uri=path.name) if mime else
@@ -239,6 +240,18 @@ def _attach_texture(scene: Scene, ctx: Context) -> None:
             prim.material = mat
     ctx.note("pmf.texture", f"texture {path.name!r} attached to every piece (--texture); "
              f"UVs {'flipped' if ctx.opt('flip_v', False) else 'as stored'}", "info")
+
+
+def _texture_bytes(path: Path, ctx: Context) -> bytes:
+    """The ``--texture`` file through the bounded reader every sibling read uses: a device, a
+    FIFO or a file over the input limit is refused by name (``/dev/zero`` was read until memory
+    ran out). A missing file stays the caller's OSError, naming it."""
+    try:
+        return read_regular(path, ctx.opt("max_input_size"), FMT, what="the texture")
+    except FormatError as e:
+        msg = f"--texture {path}: {e.detail}"
+        raise FormatError(FMT, msg, field="--texture", expected=e.expected,
+                          actual=e.actual) from None
 
 
 def _clip_quats(doc: PmfDocument, rot: Arr | None, unit: str, conv: Conventions
