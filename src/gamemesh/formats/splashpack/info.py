@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .document import SplashpackDocument
-from .modern_document import ModernDocument
+from .document import Document, ModernDocument
 
 
 def _depths(widths: Any) -> dict[str, int]:
@@ -52,7 +51,7 @@ def modern_info(doc: ModernDocument) -> dict[str, Any]:
     return out
 
 
-def info(doc: SplashpackDocument | ModernDocument) -> dict[str, Any]:
+def info(doc: Document) -> dict[str, Any]:
     if isinstance(doc, ModernDocument):
         return modern_info(doc)
     lay = doc.spec_layout

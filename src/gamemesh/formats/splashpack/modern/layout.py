@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-MAGIC = b"SP"
+from ..layout import MAGIC as MAGIC
+
 VERSIONS = (20, 21, 22, 23, 24)
 # PS1Godot (BuffJesus) kept numbering its own layouts: 21..24 collide, 25..32 are only its own.
 FORK_VERSIONS = range(25, 33)
