@@ -22,7 +22,7 @@ from gamemesh.formats.splashpack.v1.to_scene import tris52
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
-from gamemesh.scene.math import as_tuple4, euler_to_quat, world_matrices
+from gamemesh.scene.math import euler_to_quat, world_matrices
 from gamemesh.textures import psx
 from helpers import corpus_files
 from splashpack_fixtures import build_doc, corner_texels, runtime_problems
@@ -318,7 +318,8 @@ def multi_node_scene() -> Scene:
     floor = _quad(8.0, -1.0)
     floor.material = m_plain
     nav = _quad(6.0, -1.0)
-    rot = as_tuple4(euler_to_quat([0, np.pi / 2, 0]))
+    x, y, z, w = (float(c) for c in euler_to_quat([0, np.pi / 2, 0]))
+    rot = (x, y, z, w)
     crate = scene.add_node(Node(name="crate", translation=(2, 0, 0), rotation=rot,
                                 scale=(2, 2, 2),
                                 mesh=scene.add_mesh(Mesh(name="box", primitives=[box]))))
