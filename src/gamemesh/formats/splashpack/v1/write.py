@@ -60,9 +60,14 @@ def _gap(doc: SplashpackDocument, w: Writer, block: int) -> None:
         w.align(4)
 
 
-def write(doc: SplashpackDocument) -> bytes:
+Tables = tuple[npt.NDArray[np.void], npt.NDArray[np.void], npt.NDArray[np.void],
+               npt.NDArray[np.void], npt.NDArray[np.void] | None]
+
+
+def _tables(doc: SplashpackDocument) -> Tables:
+    """The descriptor tables (Lua, objects, navmeshes, atlases, CLUTs or None), their offsets
+    and counts still to be filled in."""
     lay = doc.spec_layout
-    hdr = _set_counts(doc)
     # Lua and navmesh descriptors hold nothing but offsets, lengths and a pad: rebuilt when the
     # lists changed. Objects, atlases and CLUTs carry placement, so they must match their data.
     lua = _records(doc.lua_desc, LUA_DESC, len(doc.lua), "lua") if len(doc.lua_desc) == len(
@@ -75,14 +80,32 @@ def write(doc: SplashpackDocument) -> bytes:
     cluts = np.array(doc.cluts, dtype=cd, copy=True) if cd is not None else None
     if lay.clut == "data" and cluts is not None:
         cluts = _records(cluts, cd, len(doc.clut_words), "cluts")  # type: ignore[arg-type]
+    return lua, objs, nav, atl, cluts
 
+
+def write(doc: SplashpackDocument) -> bytes:
+    hdr = _set_counts(doc)
+    tables = _tables(doc)
     w = Writer()
     w.write(hdr.tobytes())
-    tables = w.tell()
-    size = lay.go.itemsize * len(objs) + 8 * len(lua) + 8 * len(nav) + 12 * len(atl)
-    size += 0 if cluts is None else cluts.dtype.itemsize * len(cluts)
-    w.pad(size)
+    at = w.tell()
+    w.pad(sum(t.nbytes for t in tables if t is not None))
+    _blocks(doc, w, tables)
+    out = w.buf
+    for table in tables:
+        if table is None:
+            continue
+        raw = table.tobytes()
+        out[at:at + len(raw)] = raw
+        at += len(raw)
+    return bytes(out)
 
+
+def _blocks(doc: SplashpackDocument, w: Writer, tables: Tables) -> None:
+    """Every data block after the tables, in file order, its offset and size put in its
+    descriptor."""
+    lay = doc.spec_layout
+    lua, objs, nav, atl, cluts = tables
     block = 0
     for i, src in enumerate(doc.lua):
         _gap(doc, w, block)
@@ -117,14 +140,3 @@ def write(doc: SplashpackDocument) -> bytes:
             cluts[i]["offset"], cluts[i]["count"] = w.tell(), len(words)
             w.array(np.asarray(words), "<u2")
             block += 1
-
-    out = w.buf
-    pos = tables
-    tables_out: list[npt.NDArray[Any] | None] = [lua, objs, nav, atl, cluts]
-    for table in tables_out:
-        if table is None:
-            continue
-        raw = table.tobytes()
-        out[pos:pos + len(raw)] = raw
-        pos += len(raw)
-    return bytes(out)
