@@ -174,7 +174,7 @@ def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
     One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
     stack, so the bits are those of one call per matrix; the quaternions are
-    :func:`_quat`'s, row by row."""
+    the rows' :func:`_quat`."""
     # r / 4096 then C R C as one product by +-2**-12 per element: the scaling by a power of
     # two and the sign changes are exact, so the bits are those of the three steps.
     r = np.multiply(np.asarray(raw).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
@@ -187,7 +187,7 @@ def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
         u[neg, :, -1] = -u[neg, :, -1]
         rot[neg] = u[neg] @ vt[neg]
     err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
-    return _quats(rot), err.tolist()
+    return [_quat(a) for a in rot.tolist()], err.tolist()
 
 
 def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
@@ -206,14 +206,16 @@ def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
     return [_quat(a) for a in m], err.tolist()
 
 
-def _quats(m: npt.NDArray[np.float64]) -> list[Quat]:
-    """:func:`rotation_to_quat` of each matrix of an (N, 3, 3) stack, in Python floats: the
-    same IEEE operations in the same order (so the same bits) without numpy's per-call cost
-    on nine numbers; one call per object, never per vertex."""
-    return [_quat(a) for a in m.tolist()]
-
-
 def _quat(m: list[list[float]]) -> Quat:
+    """The xyzw quaternion (w >= 0) of one rotation matrix, in plain floats (one call per
+    object, never per vertex), by Shepperd's method on the trace: the largest of w, x, y, z
+    first, so half turns (w = 0, common in level files) keep their axis signs. Its norm is
+    summed in a fixed order (np.linalg.norm's BLAS ddot varied in the last bit by CPU).
+
+    Not ``scene.math.matrix_to_quat``, whose rounding differs in the last bit on about a
+    quarter of matrices (s / 4 against r * r / 2r, 1 + trace summed in another order): the
+    object rotations of 9 corpus files' GLBs would change; making ``scene.math`` round this
+    way instead changes one Papa file's. Unifying them is an output change of its own."""
     d0, d1, d2 = m[0][0], m[1][1], m[2][2]
     tr = (d0 + d1) + d2  # np.trace's order
     cand = [tr, d0, d1, d2]
