@@ -353,7 +353,7 @@ def _posed_worlds(scene: Scene, anim: Animation, times: npt.NDArray[np.float64]
 
 def _as_read(r: npt.NDArray[np.int16], t: npt.NDArray[np.int16], s: float,
              bones: int) -> npt.NDArray[np.float64]:
-    """The matrices a reader rebuilds from these bone matrices: modern_to_scene's TRS per joint
+    """The matrices a reader rebuilds from these bone matrices: to_scene's TRS per joint
     and frame, stored as glTF float32 (unit quaternions), its scale dropped when within 1e-3."""
     tt, qq, ss = matrices_to_trs(bone_to_matrix(r, t, s))
     ss = ss.reshape(-1, bones, 3)
@@ -521,7 +521,7 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None
     doc.header = hdr
 
 
-# Cursor tables a scene read from a modern file carries in extras (modern_to_scene._native).
+# Cursor tables a scene read from a modern file carries in extras (to_scene._native).
 _KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.INTERACTABLE,
          "agents": ml.AGENT, "waypoints": ml.WAYPOINT, "nav_header": ml.NAV_HEADER,
          "nav_regions": ml.NAV_REGION, "nav_portals": ml.NAV_PORTAL}
