@@ -152,7 +152,7 @@ def test_every_format_package_has_one_shape() -> None:
             # One subpackage per generation, each with the roles' shape; the top-level
             # modules choose between them by version.
             generation = {"__init__", "layout", "document", "read", "write", "to_scene",
-                          "from_scene"}
+                          "from_scene", "info"}
             for sub, cls, extra in (("v1", doc_class, set()), ("modern", "ModernDocument",
                                                                 {"bvh"})):
                 assert {p.stem for p in (folder / sub).glob("*.py")} == generation | extra, sub

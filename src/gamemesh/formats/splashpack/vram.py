@@ -30,8 +30,9 @@ FMT = "splashpack"
 WHITE = np.full((1, 1, 4), 255, dtype=np.uint8)
 Box = tuple[int, int, int, int]
 
-__all__ = ["Box", "PageMaterials", "Tex", "Textures", "VramSource", "atlas_pixels", "build_vram",
-           "ext", "merge_pages", "place", "vram_png", "vram_rect", "vram_row"]
+__all__ = ["Box", "PageMaterials", "Tex", "Textures", "VramSource", "atlas_depths",
+           "atlas_pixels", "build_vram", "ext", "merge_pages", "place", "vram_png", "vram_rect",
+           "vram_row"]
 
 
 class VramSource(Protocol):
@@ -205,6 +206,17 @@ class PageMaterials:
                        extras={FMT: {"tpage": tpage, "clut": [cx, cy], "color_scale": 255,
                                      "dither": bool(tpage & 0x0200)}})
         return self.scene.add_material(mat)
+
+
+def atlas_depths(widths: Any) -> dict[str, int]:
+    """How many atlases of each texel depth (by width in VRAM words: 64 = 4 bpp, 128 = 8,
+    256 = 16; any other width by its word count), for ``gamemesh info``."""
+    depths: dict[str, int] = {}
+    for w in widths:
+        bpp = {64: 4, 128: 8, 256: 16}.get(int(w), 0)
+        key = f"{bpp}bpp" if bpp else f"{int(w)}words"
+        depths[key] = depths.get(key, 0) + 1
+    return depths
 
 
 # -- writing: textures into atlases and CLUTs -------------------------------------------------
