@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from gamemesh.formats.splashpack.document import SplashpackDocument
-from gamemesh.formats.splashpack.layout import (
+from gamemesh.formats.splashpack.layout import FRAMEBUFFERS
+from gamemesh.formats.splashpack.v1.document import SplashpackDocument
+from gamemesh.formats.splashpack.v1.layout import (
     ATLAS_DESC,
     CLUT_DESC,
     CLUT_DESC_C,
-    FRAMEBUFFERS,
     LAYOUTS,
     LUA_DESC,
     NAV_DESC,
@@ -195,7 +195,8 @@ def _tri_problems(i: int, t: np.ndarray, atlases: list[tuple[int, int, int, int]
 
 def corner_texels(doc: SplashpackDocument, i: int) -> dict[bytes, bytes]:
     """Object i's triangles (vertex bytes) -> the RGBA the GPU samples at their three UVs."""
-    from gamemesh.formats.splashpack.to_scene import build_vram, tris52
+    from gamemesh.formats.splashpack.v1.to_scene import tris52
+    from gamemesh.formats.splashpack.vram import build_vram
 
     vram = build_vram(doc)
     counts = {(x // 16, y): len(w) for x, y, w in doc.clut_entries()}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gamemesh.formats.splashpack import modern_layout as ml
-from gamemesh.formats.splashpack.modern_document import ModernDocument, Sequence, Track
-from gamemesh.formats.splashpack.modern_from_scene import from_scene_modern
-from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
+from gamemesh.formats.splashpack.modern import layout as ml
+from gamemesh.formats.splashpack.modern.document import ModernDocument, Sequence, Track
+from gamemesh.formats.splashpack.modern.from_scene import from_scene_modern
+from gamemesh.formats.splashpack.modern.write import write_modern, write_vram
 from gamemesh.registry import Context
 from gamemesh.scene import (
     Animation,

@@ -12,8 +12,8 @@ import numpy.typing as npt
 import pytest
 
 from gamemesh.errors import LimitError
-from gamemesh.formats.splashpack import bvh
-from gamemesh.formats.splashpack import modern_layout as ml
+from gamemesh.formats.splashpack.modern import bvh
+from gamemesh.formats.splashpack.modern import layout as ml
 
 EYE = (np.eye(3) * 4096).astype(np.int32).ravel()
 

@@ -7,7 +7,8 @@ import itertools
 
 import numpy as np
 
-ts = importlib.import_module("gamemesh.formats.splashpack.to_scene")
+cv = importlib.import_module("gamemesh.formats.splashpack.conventions")
+cm = importlib.import_module("gamemesh.formats.splashpack.common")
 
 
 def _signed_permutations() -> list[list[int]]:
@@ -26,7 +27,7 @@ def test_rotation_table_gives_the_svd_path_bits() -> None:
     (proper ones from the table, improper ones through the SVD), alone, mixed with other
     matrices, in batches on either side of the few-objects threshold, int16 or int32."""
     perms = _signed_permutations()
-    assert len(ts._exact_rotations()) == 24
+    assert len(cv._exact_rotations()) == 24
     rng = np.random.default_rng(14)
     for trial in range(60):
         n_perm = int(rng.integers(0, 30))
@@ -39,14 +40,14 @@ def test_rotation_table_gives_the_svd_path_bits() -> None:
             continue
         order = rng.permutation(len(rows))
         raw = np.array([rows[i] for i in order], dtype=np.int16 if trial % 2 else np.int32)
-        got = ts._rotations(raw)
-        want = ts._rotations_svd(raw)
+        got = cv.object_rotations(raw)
+        want = cv._rotations_svd(raw)
         assert repr(got) == repr(want), trial  # repr: the signs of zeros count
     raw = np.array(perms, dtype=np.int32)
-    assert repr(ts._rotations(raw)) == repr(ts._rotations_svd(raw))
+    assert repr(cv.object_rotations(raw)) == repr(cv._rotations_svd(raw))
     for p in perms:
         one = np.array([p], dtype=np.int32)
-        assert repr(ts._rotations(one)) == repr(ts._rotations_svd(one))
+        assert repr(cv.object_rotations(one)) == repr(cv._rotations_svd(one))
 
 
 def _old_row_length(a: np.ndarray) -> np.ndarray:
@@ -59,7 +60,7 @@ def test_row_length_matches_the_written_out_sum() -> None:
     a = rng.normal(size=(500, 3)) * 10.0 ** rng.integers(-200, 200, (500, 3))
     a[:20] = rng.choice([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-320], (20, 3))
     with np.errstate(all="ignore"):
-        assert ts._row_length(a).tobytes() == _old_row_length(a).tobytes()
+        assert cm._row_length(a).tobytes() == _old_row_length(a).tobytes()
 
 
 def test_4bpp_page_decode_matches_the_array_palette_path() -> None:
@@ -86,10 +87,10 @@ def test_4bpp_page_decode_matches_the_array_palette_path() -> None:
 def test_light_fields_match_the_array_arithmetic() -> None:
     from pathlib import Path
 
-    from gamemesh.formats.splashpack.modern_read import read_modern
+    from gamemesh.formats.splashpack.modern.read import read_modern
     from gamemesh.registry import Context
 
-    mts = importlib.import_module("gamemesh.formats.splashpack.modern_to_scene")
+    mts = importlib.import_module("gamemesh.formats.splashpack.modern.to_scene")
     path = Path(__file__).parent / "fixtures" / "splashpack_modern" / "v24.splashpack"
     doc = read_modern(path.read_bytes())
     rng = np.random.default_rng(24)
@@ -102,14 +103,13 @@ def test_light_fields_match_the_array_arithmetic() -> None:
         b = mts._Builder(doc, Context(), s)
         mts._lights(b)
         node, light = b.scene.nodes[-1], b.scene.lights[-1]
-        want = rec[0]["pos"].astype(np.float64) * ts.AXES * s
+        want = rec[0]["pos"].astype(np.float64) * cv.AXES * s
         assert np.array(node.translation).tobytes() == want.tobytes()
         assert light.color == tuple(float(c) / 255 for c in rec[0]["rgb"])
         assert light.range == (float(rec[0]["radius"]) * s or None)
 
 
 def test_bone_trs_matches_the_masked_sign_flip() -> None:
-    from gamemesh.formats.splashpack import conventions as cv
     from gamemesh.scene.math import matrix_to_quat
 
     rng = np.random.default_rng(12)
@@ -129,8 +129,8 @@ def test_bone_trs_matches_the_masked_sign_flip() -> None:
 
 
 def _clip_walk(w, bones):  # type: ignore[no-untyped-def]
-    """The Reader walk of one skin clip, as modern_read does it when the fast path declines."""
-    from gamemesh.formats.splashpack import modern_layout as ml
+    """The Reader walk of one skin clip, as modern/read.py does it when the fast path declines."""
+    from gamemesh.formats.splashpack.modern import layout as ml
 
     name = w.bytes(w.u8("name_len"), "name")
     if w.u8("nul") != 0:
@@ -145,7 +145,7 @@ def _clip_walk(w, bones):  # type: ignore[no-untyped-def]
 def test_skin_clip_fast_read_matches_the_reader_walk() -> None:
     from gamemesh.binary import Reader
     from gamemesh.errors import FormatError
-    from gamemesh.formats.splashpack.modern_read import _clip_fast
+    from gamemesh.formats.splashpack.modern.read import _clip_fast
 
     rng = np.random.default_rng(21)
     checked = 0
@@ -184,12 +184,11 @@ def test_tracks_in_time_order_convert_as_reordered_ones() -> None:
     the reordered keys, for position and rotation tracks, in order or not."""
     from pathlib import Path
 
-    from gamemesh.formats.splashpack import conventions as cv
-    from gamemesh.formats.splashpack import modern_layout as ml
-    from gamemesh.formats.splashpack.modern_read import read_modern
+    from gamemesh.formats.splashpack.modern import layout as ml
+    from gamemesh.formats.splashpack.modern.read import read_modern
     from gamemesh.registry import Context
 
-    mts = importlib.import_module("gamemesh.formats.splashpack.modern_to_scene")
+    mts = importlib.import_module("gamemesh.formats.splashpack.modern.to_scene")
     path = Path(__file__).parent / "fixtures" / "splashpack_modern" / "v24.splashpack"
     doc = read_modern(path.read_bytes())
     rng = np.random.default_rng(4)
@@ -217,7 +216,7 @@ def test_tracks_in_time_order_convert_as_reordered_ones() -> None:
 
 
 def _old_normals(stored, v, scale):  # type: ignore[no-untyped-def]
-    n = np.multiply(stored, ts.AXES)
+    n = np.multiply(stored, cv.AXES)
     ln = _old_row_length(n)
     out = np.divide(n, np.where(ln == 0, 1, ln), dtype=np.float64)
     zero = np.flatnonzero(ln[:, 0] == 0)
@@ -236,5 +235,5 @@ def test_normals_match_the_two_comparison_version() -> None:
         stored[rng.random(n) < 0.3] = 0  # faces computed from the corners
         v = rng.integers(-32768, 32768, (n, 3, 3)).astype(np.int16)
         v[: n // 4, 1] = v[: n // 4, 0]  # some degenerate faces
-        scale = ts.AXES * 0.0244
-        assert ts._normals(stored, v, scale).tobytes() == _old_normals(stored, v, scale).tobytes()
+        scale = cv.AXES * 0.0244
+        assert cm._normals(stored, v, scale).tobytes() == _old_normals(stored, v, scale).tobytes()

@@ -17,11 +17,11 @@ import pytest
 import gamemesh
 from gamemesh.errors import FormatError, LimitError, UnsupportedVersionError
 from gamemesh.formats.splashpack import SPEC
-from gamemesh.formats.splashpack import modern_layout as ml
-from gamemesh.formats.splashpack.modern_document import ModernDocument
-from gamemesh.formats.splashpack.modern_from_scene import from_scene_modern
-from gamemesh.formats.splashpack.modern_read import read_modern, read_vram
-from gamemesh.formats.splashpack.modern_write import write_modern, write_vram
+from gamemesh.formats.splashpack.modern import layout as ml
+from gamemesh.formats.splashpack.modern.document import ModernDocument
+from gamemesh.formats.splashpack.modern.from_scene import from_scene_modern
+from gamemesh.formats.splashpack.modern.read import read_modern, read_vram
+from gamemesh.formats.splashpack.modern.write import write_modern, write_vram
 from gamemesh.formats.splashpack.read import sniff
 from gamemesh.registry import Context
 from gamemesh.scene import Light, Mesh, Node, Scene, Skin
@@ -114,7 +114,7 @@ def test_fixtures_match_the_spec_byte_layout(v: int) -> None:
 
 def test_header_size_follows_the_version_alone() -> None:
     for v, size in HEADER_SIZES.items():
-        assert ml.header_size(v) == size
+        assert ml.HEADERS[v].itemsize == size
 
 
 def test_sniff_and_info_name_version_sidecars_and_sections(tmp_path: Path) -> None:

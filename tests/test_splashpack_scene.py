@@ -4,6 +4,7 @@ validator, splashpack -> glb -> splashpack, and glTF-like scenes written for the
 from __future__ import annotations
 
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,13 @@ from PIL import Image as PILImage
 import gamemesh
 from gamemesh.errors import LimitError
 from gamemesh.formats.splashpack import SPEC
+from gamemesh.formats.splashpack.conventions import object_rotations
 from gamemesh.formats.splashpack.document import SplashpackDocument
-from gamemesh.formats.splashpack.to_scene import _rotations, rotation_to_quat, tris52
+from gamemesh.formats.splashpack.v1.to_scene import tris52
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
-from gamemesh.scene.math import as_tuple4, euler_to_quat, world_matrices
+from gamemesh.scene.math import euler_to_quat, world_matrices
 from gamemesh.textures import psx
 from helpers import corpus_files
 from splashpack_fixtures import build_doc, corner_texels, runtime_problems
@@ -154,6 +156,30 @@ def test_object_nodes_carry_position_rotation_and_raw_units() -> None:
     assert scene.materials[scene.meshes[nav.mesh or 0].primitives[0].material or 0].unlit
 
 
+def rotation_to_quat(m: np.ndarray) -> np.ndarray:
+    """The per-matrix reference of the object rotations: xyzw quaternion of a rotation matrix by
+    Shepperd's method on the trace (the largest of w, x, y, z first, so half turns keep their
+    axis signs), its norm summed in a fixed order (np.linalg.norm's BLAS ddot varies by CPU)."""
+    tr = float(np.trace(m))
+    diag = [float(m[0, 0]), float(m[1, 1]), float(m[2, 2])]
+    k = int(np.argmax([tr, *diag]))
+    if k == 0:
+        s = 2.0 * np.sqrt(max(1.0 + tr, 1e-300))
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * np.sqrt(max(1.0 + diag[0] - diag[1] - diag[2], 1e-300))
+        q = [s / 4, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif k == 2:
+        s = 2.0 * np.sqrt(max(1.0 + diag[1] - diag[0] - diag[2], 1e-300))
+        q = [(m[0, 1] + m[1, 0]) / s, s / 4, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = 2.0 * np.sqrt(max(1.0 + diag[2] - diag[0] - diag[1], 1e-300))
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
+    a = np.asarray(q, dtype=np.float64)
+    a /= math.sqrt(((a[0] * a[0] + a[1] * a[1]) + a[2] * a[2]) + a[3] * a[3])
+    return a if a[3] >= 0 else -a
+
+
 def test_batched_object_rotations_match_one_matrix_at_a_time() -> None:
     """The objects' rotations go through one stacked SVD; each must have the bits the
     per-matrix path (SVD, reflection fix, rotation_to_quat) gives, half turns included."""
@@ -163,7 +189,7 @@ def test_batched_object_rotations_match_one_matrix_at_a_time() -> None:
     raw = np.concatenate([np.array([*turns, perm, -perm]).reshape(-1, 9),
                           rng.integers(-4200, 4200, (200, 9)),
                           np.zeros((1, 9))]).astype(np.int32)
-    quats, errs = _rotations(raw)
+    quats, errs = object_rotations(raw)
     for k, m in enumerate(raw):
         r = AXES[:, None] * (m.astype(np.float64).reshape(3, 3) / 4096.0) * AXES[None, :]
         u, _, vt = np.linalg.svd(r)
@@ -292,7 +318,8 @@ def multi_node_scene() -> Scene:
     floor = _quad(8.0, -1.0)
     floor.material = m_plain
     nav = _quad(6.0, -1.0)
-    rot = as_tuple4(euler_to_quat([0, np.pi / 2, 0]))
+    x, y, z, w = (float(c) for c in euler_to_quat([0, np.pi / 2, 0]))
+    rot = (x, y, z, w)
     crate = scene.add_node(Node(name="crate", translation=(2, 0, 0), rotation=rot,
                                 scale=(2, 2, 2),
                                 mesh=scene.add_mesh(Mesh(name="box", primitives=[box]))))

@@ -349,16 +349,6 @@ def column_bounds(a: npt.ArrayLike) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]
     return lo, hi
 
 
-def as_tuple3(v: Any) -> tuple[float, float, float]:
-    a = [float(x) for x in np.asarray(v, dtype=np.float64).reshape(-1)[:3]]
-    return (a[0], a[1], a[2])
-
-
-def as_tuple4(v: Any) -> tuple[float, float, float, float]:
-    a = [float(x) for x in np.asarray(v, dtype=np.float64).reshape(-1)[:4]]
-    return (a[0], a[1], a[2], a[3])
-
-
 def matrices_to_trs(m: F64) -> tuple[F64, F64, F64]:
     """Batch (F, 4, 4) -> translation, xyzw rotation, scale (no shear)."""
     m = np.asarray(m, dtype=np.float64)

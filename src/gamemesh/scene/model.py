@@ -31,11 +31,6 @@ LINEAR_MIPMAP_LINEAR = 9987
 REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT = 10497, 33071, 33648
 
 
-def _f32(a: Any, shape_tail: tuple[int, ...]) -> F32:
-    out = np.asarray(a, dtype=np.float32)
-    return out.reshape((-1, *shape_tail)) if shape_tail else out
-
-
 @dataclass
 class Sampler:
     mag_filter: int | None = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ...errors import LimitError
 from ...registry import Context
@@ -223,7 +224,17 @@ def _table(doc: PapaDocument, s: int, off: dict[Key, int], declared: dict[Key, i
         t["data_size"] = [len(a) * _itemsize(s, b.format) for a, b in zip(arrays, bufs,
                                                                           strict=True)]
         t["offset"] = [off[(key, i)] for i in range(n)]
-    elif s == lay.S_MATERIAL:
+    else:
+        _object_table(doc, s, t, off, declared)
+    return t.tobytes()
+
+
+def _object_table(doc: PapaDocument, s: int, t: npt.NDArray[np.void], off: dict[Key, int],
+                  declared: dict[Key, int]) -> None:
+    """:func:`_table`'s rows of the sections whose records count records of their own
+    (materials, meshes, skeletons, models, animations), filled into ``t``."""
+    n = len(t)
+    if s == lay.S_MATERIAL:
         ms = doc.materials
         t["shader"] = [m.shader for m in ms]
         t["num_vector"] = [_n(declared, ("vec", i), len(m.vectors)) for i, m in enumerate(ms)]
@@ -262,7 +273,6 @@ def _table(doc: PapaDocument, s: int, off: dict[Key, int], declared: dict[Key, i
         t["fps_den"] = [a.fps_den for a in an]
         t["bone_table"] = [off[("abones", i)] for i in range(n)]
         t["transforms"] = [off[("atrans", i)] for i in range(n)]
-    return t.tobytes()
 
 
 def _itemsize(s: int, fmt: int) -> int:

@@ -63,10 +63,6 @@ def name_text(raw: bytes) -> str:
     return raw[1:1 + n].decode("latin-1")
 
 
-def vec3(v: Any) -> F32:
-    return np.asarray(v, dtype="<f4").reshape(3)
-
-
 def make_vertices(positions: Any, normals: Any = None, uvs: Any = None) -> Arr:
     """VERTEX records from (N, 3) positions and optional (N, 3) normals and (N, 2) UVs."""
     pos = np.asarray(positions, dtype=np.float32).reshape(-1, 3)

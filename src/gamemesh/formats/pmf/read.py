@@ -27,7 +27,6 @@ from .layout import (
 )
 
 FMT = "pmf"
-PARTIAL_CHOICES = ("error", "keep")
 
 
 def read(data: bytes, ctx: Context) -> PmfDocument:

@@ -5,7 +5,7 @@ Versions: the version field is 1 for eight layouts (A..H, 2025-03-22 to 2025-09-
 are read and written back byte for byte, found by the file's own arithmetic; layout A (no public
 sample) is refused with UnsupportedVersionError. Versions 20..24 (the 2026 rewrite, SplashEdit
 today, with the ``.vram``/``.spu`` sidecars) are read and written back byte for byte
-(``modern_*`` modules, ``shared/specs/splashpack-modern.md``); 2..19 and the PS1Godot fork's
+(``shared/specs/splashpack-modern.md``); 2..19 and the PS1Godot fork's
 own layouts are refused by name. New files are version 23 (24 with point lights), or version 1
 in layout G (the seed's) or H on request.
 
@@ -14,20 +14,25 @@ navmesh triangles, signed player fields, GTEScaling not stored). Public sources 
 psxsplash/splashedit ``Runtime/PSXSceneExporter.cs`` (writer), psxsplash/psxsplash
 ``src/splashpack.cpp`` (reader), psyqo (``TPageAttr``, ``Color``) and the ``output.bin`` samples
 the psxsplash author committed from 2025-03-26 to 2025-09-04.
+
+Layout: one subpackage per generation, each with the module shape of every format
+(``v1/``: version 1; ``modern/``: versions 20+, with ``bvh``); the top-level ``read``, ``write``,
+``to_scene``, ``from_scene`` and ``info`` pick the generation by the version, and what both
+generations use lives in ``conventions`` (axes, rotations, tracks), ``common`` (triangles <->
+primitives, Lua, GTEScaling) and ``vram`` (textures in VRAM, both ways).
 """
 
 from __future__ import annotations
 
 from ...registry import FormatSpec, Option
-from .document import SplashpackDocument
+from .document import ModernDocument, SplashpackDocument
 from .files import siblings
+from .from_scene import from_scene, save, write_files
 from .info import info
-from .modern_document import ModernDocument
-from .modern_from_scene import from_scene, save, write_files
-from .modern_to_scene import to_scene
 from .read import read, sniff
 from .sample import make_sample
-from .to_scene import vram_png
+from .to_scene import to_scene
+from .vram import vram_png
 from .write import write
 
 __all__ = ["SPEC", "ModernDocument", "SplashpackDocument", "info", "make_sample"]

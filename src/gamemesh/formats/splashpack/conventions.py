@@ -6,9 +6,17 @@ Matrices (object rotation, baked bone matrices) become C R C. Rotation tracks st
 angles as (-x, y, -z) in units of 1024 = 180 degrees (spec-modern §4.3); gamemesh assumes
 Unity's Euler order (Z, then X, then Y: R = Ry Rx Rz) and Unity = glTF with X mirrored. That
 last step is an assumption no runtime code checked here: it is noted when clips are converted.
+
+Both generations share these: the axes, the winding flip, GTEScaling's default, and the
+object rotations (a stored 4.12 matrix <-> a glTF quaternion, each way).
 """
 
 from __future__ import annotations
+
+import itertools
+import math
+from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,11 +25,15 @@ from ...scene.math import euler_to_quat, matrix_to_quat, quat_to_euler
 
 F64 = npt.NDArray[np.float64]
 AXES = np.array([-1.0, -1.0, 1.0])
+SWAP = [0, 2, 1]  # a triangle's corners v0, v2, v1: the winding flip of the axis change
+DEFAULT_GTE = 100.0  # GTEScaling (not stored in any version) assumed when reading
 ANGLE = np.pi / 1024.0  # radians per raw unit of a rotation track
 _CRC = AXES[:, None] * AXES[None, :]  # the signs C R C gives each matrix element
 _CRC_FP12 = _CRC / 4096.0  # those signs times the fp12 scale
 
-__all__ = ["AXES", "bone_to_matrix", "bone_trs", "matrix_to_bone", "quat_to_track", "track_to_quat"]
+__all__ = ["AXES", "DEFAULT_GTE", "SWAP", "bone_to_matrix", "bone_trs", "matrix_to_bone",
+           "nearest_rotation", "object_rotations", "quat_to_track", "stored_rotation",
+           "track_to_quat"]
 
 
 def track_to_quat(raw: npt.ArrayLike) -> F64:
@@ -110,3 +122,153 @@ def matrix_to_bone(m: npt.ArrayLike, s: float) -> tuple[npt.NDArray[np.int16],
     over = int((np.abs(r) > 32767).sum() + (np.abs(t) > 32767).sum())
     return (np.clip(r, -32768, 32767).astype(np.int16),
             np.clip(t, -32768, 32767).astype(np.int16), over)
+
+
+# -- object rotations -------------------------------------------------------------------------
+Quat = tuple[float, float, float, float]
+
+
+def object_rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
+    """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
+    and how far each was from a rotation: :func:`_rotations_svd`'s results, without an SVD
+    per call for the matrices that are rotations already. In 4.12 those are the proper
+    signed permutations of 4096 (the identity above all: most objects of a small scene);
+    their results come from a table that :func:`_rotations_svd` itself filled."""
+    rows = np.asarray(raw).reshape(-1, 9).tolist()
+    exact = _exact_rotations()
+    found = [exact.get(tuple(r)) for r in rows]
+    quats = [f[0] if f is not None else _NO_QUAT for f in found]
+    errs = [f[1] if f is not None else 0.0 for f in found]
+    rest = [i for i, f in enumerate(found) if f is None]
+    if rest:
+        # Each matrix's result is its own (a stacked SVD runs per matrix): the others'
+        # subset gives the bits the whole stack gives them.
+        sub = raw if len(rest) == len(rows) else np.asarray(raw).reshape(-1, 9)[rest]
+        for i, q, e in zip(rest, *_rotations_svd(sub), strict=True):
+            quats[i], errs[i] = q, e
+    return quats, errs
+
+
+_NO_QUAT: Quat = (0.0, 0.0, 0.0, 1.0)  # a placeholder, replaced before it is returned
+
+
+@cache
+def _exact_rotations() -> dict[tuple[int, ...], tuple[Quat, float]]:
+    """The 24 proper rotations among 4.12 matrices (signed permutations of 4096, determinant
+    +1) with :func:`_rotations_svd`'s quaternion and error for each: its own bits (the signs
+    of its zeros included), computed once."""
+    keys = []
+    for perm in itertools.permutations(range(3)):
+        for sg in itertools.product((1, -1), repeat=3):
+            m = [[0] * 3 for _ in range(3)]
+            for i, j in enumerate(perm):
+                m[i][j] = sg[i] * 4096
+            if round(float(np.linalg.det(np.array(m, dtype=np.float64)))) > 0:
+                keys.append(tuple(v for row in m for v in row))
+    quats, errs = _rotations_svd(np.array(keys, dtype=np.int32))
+    return {k: (q, e) for k, q, e in zip(keys, quats, errs, strict=True)}
+
+
+def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
+    """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
+    and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
+    One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
+    stack, so the bits are those of one call per matrix; the quaternions are
+    the rows' :func:`_quat`."""
+    # r / 4096 then C R C as one product by +-2**-12 per element: the scaling by a power of
+    # two and the sign changes are exact, so the bits are those of the three steps.
+    r = np.multiply(np.asarray(raw).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
+    u, _, vt = np.linalg.svd(r)
+    rot = u @ vt
+    if len(rot) <= 16:
+        return _rotations_few(u, vt, rot, r)
+    neg = np.flatnonzero(np.linalg.det(rot) < 0)
+    if neg.size:
+        u[neg, :, -1] = -u[neg, :, -1]
+        rot[neg] = u[neg] @ vt[neg]
+    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
+    return [_quat(a) for a in rot.tolist()], err.tolist()
+
+
+def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
+                   rot: npt.NDArray[np.float64], r: npt.NDArray[np.float64]
+                   ) -> tuple[list[Quat], list[float]]:
+    """The rest of :func:`_rotations_svd` for a few objects in plain floats. ``rot`` is
+    orthogonal (U V^T of an SVD, to 1e-15), so its determinant is +-1 and its sign comes out
+    the same by any formula."""
+    m = rot.tolist()
+    for i, ((a, b, c), (d, e, f), (g, h, k)) in enumerate(m):
+        if a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g) < 0:
+            u[i, :, -1] = -u[i, :, -1]
+            rot[i] = u[i] @ vt[i]
+            m[i] = rot[i].tolist()
+    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
+    return [_quat(a) for a in m], err.tolist()
+
+
+def _quat(m: list[list[float]]) -> Quat:
+    """The xyzw quaternion (w >= 0) of one rotation matrix, in plain floats (one call per
+    object, never per vertex), by Shepperd's method on the trace: the largest of w, x, y, z
+    first, so half turns (w = 0, common in level files) keep their axis signs. Its norm is
+    summed in a fixed order (np.linalg.norm's BLAS ddot varied in the last bit by CPU).
+
+    Not ``scene.math.matrix_to_quat``, whose rounding differs in the last bit on about a
+    quarter of matrices (s / 4 against r * r / 2r, 1 + trace summed in another order): the
+    object rotations of 9 corpus files' GLBs would change; making ``scene.math`` round this
+    way instead changes one Papa file's. Unifying them is an output change of its own."""
+    d0, d1, d2 = m[0][0], m[1][1], m[2][2]
+    tr = (d0 + d1) + d2  # np.trace's order
+    cand = [tr, d0, d1, d2]
+    k = cand.index(max(cand))  # the first largest, as np.argmax
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
+        q = [(m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + d0 - d1 - d2, 1e-300))
+        q = [s / 4, (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s, (m[2][1] - m[1][2]) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 + d1 - d0 - d2, 1e-300))
+        q = [(m[0][1] + m[1][0]) / s, s / 4, (m[1][2] + m[2][1]) / s, (m[0][2] - m[2][0]) / s]
+    else:
+        s = 2.0 * math.sqrt(max(1.0 + d2 - d0 - d1, 1e-300))
+        q = [(m[0][2] + m[2][0]) / s, (m[1][2] + m[2][1]) / s, s / 4, (m[1][0] - m[0][1]) / s]
+    # np.linalg.norm of a 4-vector is sqrt(q . q), summed in this order.
+    n = math.sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
+    x, y, z, w = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    return (x, y, z, w) if w >= 0 else (-x, -y, -z, -w)
+
+
+def nearest_rotation(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    try:
+        u, _, vt = np.linalg.svd(a)
+    except np.linalg.LinAlgError:
+        return np.eye(3)
+    if not np.all(np.isfinite(u)) or not np.all(np.isfinite(vt)):
+        return np.eye(3)
+    r = u @ vt
+    if np.linalg.det(r) < 0:
+        u[:, -1] = -u[:, -1]
+        r = u @ vt
+    return np.asarray(r)
+
+
+def _raw_rotation(r: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
+    psx_r = AXES[:, None] * r * AXES[None, :]
+    out: npt.NDArray[np.int32] = np.clip(np.rint(psx_r * 4096), -32767, 32767).astype(np.int32)
+    return out.reshape(9)
+
+
+def stored_rotation(raw: Any, a: npt.NDArray[np.float64]
+                    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32]]:
+    """The world rotation of world matrix ``a`` (to bake the rest of the matrix into the
+    vertices) and the 4.12 matrix to store: ``raw``, the node's original fixed-point matrix
+    (its ``rotation_raw`` extra), when it still describes this rotation (exact round trip;
+    to_scene gave the node that matrix's nearest rotation), else the rounded rotation itself."""
+    r = nearest_rotation(a)
+    if isinstance(raw, list) and len(raw) == 9 and all(isinstance(x, int) for x in raw):
+        stored = AXES[:, None] * (np.asarray(raw, np.float64).reshape(3, 3) / 4096) * AXES
+        if np.allclose(nearest_rotation(stored), r, atol=1e-6):
+            kept = np.clip(np.asarray(raw, dtype=np.int64), -32767, 32767).astype(np.int32)
+            return r, kept
+    return r, _raw_rotation(r)
+

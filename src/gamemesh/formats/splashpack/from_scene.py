@@ -1,493 +1,56 @@
-"""Scene -> SplashpackDocument (layout G, or H on request) that the v1 runtime accepts (spec §b.10).
-
-Steps: every mesh node becomes one GameObject (rotation kept, node scale and shear baked into
-the vertices); every base-colour texture is quantized to a 4 or 8 bpp palette (16 bpp on request
-or when the image came from a 16 bpp page), packed into page-aligned 256-row atlases clear of both
-framebuffers, and palettes become CLUTs of an even length placed first-fit like the exporter does
-(both in ``vram.py``); coordinates are fitted into +-4 GTE units by choosing GTEScaling; a navmesh
-and a player start are always written. The axis change is the inverse of ``scene.py``.
-"""
+"""Scene -> a SPLASHPACK document of the version asked for (``v1/from_scene.py`` for version 1,
+``modern/from_scene.py`` for 20..24), and a document -> its files (the main file, and a modern
+one's ``.vram`` and ``.spu`` sidecars)."""
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import numpy.typing as npt
+from ...registry import Context, Files
+from ...scene import Scene
+from .document import Document, SplashpackDocument
+from .modern.from_scene import from_scene_modern
+from .modern.write import write_modern, write_spu, write_vram
+from .v1.from_scene import from_scene as from_scene_v1
+from .v1.write import write as write_v1
 
-from ...errors import LimitError
-from ...registry import Context
-from ...safeio import read_regular
-from ...scene import Material, Node, Primitive, Scene
-from ...scene.math import vertex_normals, world_matrices
-from ...textures import psx
-from .document import SplashpackDocument
-from .layout import (
-    ATLAS_DESC,
-    CLUT_DESC,
-    LAYOUTS,
-    LUA_DESC,
-    MAGIC,
-    NAV_DESC,
-    TPAGE_DITHER,
-    TRI,
-    VERSION,
-    Layout,
-)
-from .to_scene import AXES, DEFAULT_GTE, SWAP
-from .vram import Box, Tex, Textures, atlas_pixels, ext, merge_pages, place
-
-Atlas = tuple[int, int, int]  # x, y, bpp
-
-FMT = "splashpack"
-RAW_MAX = 16383  # +-4 GTE units in 4.12 (the exporter clamps to [-16384, 16379])
-FIT = 16000  # head-room kept when GTEScaling is chosen from the bounds
-MAX_TRIS = 0xFFFF
-
-__all__ = ["from_scene"]
+__all__ = ["from_scene", "save", "write_files"]
 
 
-# -- small helpers ----------------------------------------------------------------------------
-def _nearest_rotation(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    try:
-        u, _, vt = np.linalg.svd(a)
-    except np.linalg.LinAlgError:
-        return np.eye(3)
-    if not np.all(np.isfinite(u)) or not np.all(np.isfinite(vt)):
-        return np.eye(3)
-    r = u @ vt
-    if np.linalg.det(r) < 0:
-        u[:, -1] = -u[:, -1]
-        r = u @ vt
-    return np.asarray(r)
+def _wanted(ctx: Context) -> int:
+    v = ctx.opt("splash_version")
+    if v is None:
+        # An explicit v1 layout asks for version 1.
+        return 1 if ctx.opt("layout") is not None else 23
+    return int(v)
 
 
-def _raw_rotation(r: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
-    psx_r = AXES[:, None] * r * AXES[None, :]
-    out: npt.NDArray[np.int32] = np.clip(np.rint(psx_r * 4096), -32767, 32767).astype(np.int32)
-    return out.reshape(9)
+def from_scene(scene: Scene, ctx: Context) -> Document:
+    """Version 1 (layout G or H) when asked, else a modern file (23, 24 with lights)."""
+    if _wanted(ctx) == 1:
+        return from_scene_v1(scene, ctx)
+    return from_scene_modern(scene, ctx)
 
 
-@dataclass
-class _Part:
-    """Triangles of one primitive, in the object's baked local frame, glTF axes."""
-
-    corners: npt.NDArray[np.float64]  # (T, 3, 3)
-    normals: npt.NDArray[np.float64]  # (T, 3) v0's
-    colors: npt.NDArray[np.uint8]  # (T, 3, 3)
-    uvs: npt.NDArray[np.float64]  # (T, 3, 2)
-    texture: int  # index into Textures.items
+def save(scene: Scene, ctx: Context) -> Files:
+    """The main file and, for a modern version, its ``.vram`` sidecar beside it."""
+    name = ctx.path.name if ctx.path else "scene.splashpack"
+    doc = from_scene(scene, ctx)
+    if isinstance(doc, SplashpackDocument):
+        return {name: write_v1(doc)}
+    return write_files(doc, Context(Path(name), ctx.options, ctx.notes))
 
 
-@dataclass
-class _Object:
-    name: str
-    rotation: npt.NDArray[np.int32]
-    position: npt.NDArray[np.float64]  # glTF units
-    parts: list[_Part] = field(default_factory=list)
-    lua_index: int = -1
-    flags: int = 1
-
-
-# -- geometry -----------------------------------------------------------------------------------
-def _colors(prim: Primitive, n: int, mat: Material | None, scale: float) -> npt.NDArray[np.uint8]:
-    factor = np.asarray(mat.base_color_factor[:3] if mat is not None else (1, 1, 1), np.float64)
-    c = np.asarray(prim.colors[0], dtype=np.float64)[:, :3] if prim.colors else np.ones((n, 3))
-    out: npt.NDArray[np.uint8] = np.clip(np.nan_to_num(np.rint(c * factor * scale)), 0,
-                                         255).astype(np.uint8)
-    return out
-
-
-def _part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, tex: int,
-          texcoord: int, scale: float, ctx: Context, where: str) -> _Part | None:
-    # Non-finite input (a broken glTF) must not turn into garbage integers: zero it.
-    pos = np.nan_to_num(np.asarray(prim.positions, dtype=np.float64).reshape(-1, 3))
-    tris = prim.triangles().astype(np.int64)
-    if len(tris) == 0 or len(pos) == 0:
-        return None
-    if tris.max() >= len(pos):
-        ctx.note("splashpack.bad_indices", f"{where}: indices out of range; skipped",
-                 covers=("primitives",))
-        return None
-    if prim.normals is not None and len(prim.normals) == len(pos):
-        nrm = np.asarray(prim.normals, dtype=np.float64)
-    else:
-        nrm = vertex_normals(pos, tris).astype(np.float64)
-    inv_t = np.linalg.pinv(bake).T
-    nrm = nrm @ inv_t.T
-    nrm = np.nan_to_num(nrm, posinf=0.0, neginf=0.0)
-    ln = np.linalg.norm(nrm, axis=1, keepdims=True)
-    nrm = np.where(ln > 0, nrm / np.where(ln == 0, 1, ln), 0.0)
-    local = pos @ bake.T
-    uv = (np.asarray(prim.texcoords[texcoord], dtype=np.float64)
-          if texcoord < len(prim.texcoords) else np.zeros((len(pos), 2)))
-    if len(uv) != len(pos) or uv.ndim != 2 or uv.shape[1] < 2:
-        uv = np.zeros((len(pos), 2))
-    uv = np.nan_to_num(uv[:, :2])
-    col = _colors(prim, len(pos), mat, scale)
-    return _Part(corners=local[tris], normals=nrm[tris[:, 0]], colors=col[tris],
-                 uvs=uv[tris], texture=tex)
-
-
-def _color_scale(scene: Scene, mat: Material | None) -> float:
-    for src in (ext(mat) if mat is not None else {}, ext(scene)):
-        v = src.get("color_scale")
-        if isinstance(v, int | float) and 0 < v <= 255:
-            return float(v)
-    # A scene from elsewhere: colour 1.0 means "unchanged texture", which is 128 on the PS1.
-    return 128.0
-
-
-def _is_navmesh(node: Node) -> bool:
-    flag = ext(node).get("navmesh")
-    return (flag is not None and flag is not False) or node.name.lower().startswith("navmesh")
-
-
-# What each splashpack.dropped note reports lost (scene.loss.PROPERTIES), by its first word.
-_DROPPED_COVERS = {"skinning": ("skins", "joints"), "morph": ("targets",),
-                   "points/lines": ("primitives",)}
-
-
-def _gather(scene: Scene, ctx: Context, tex: Textures) -> tuple[list[_Object],
-                                                                list[npt.NDArray[np.float64]]]:
-    worlds = world_matrices(scene)
-    objects: list[_Object] = []
-    navs: list[tuple[int, npt.NDArray[np.float64]]] = []
-    dropped: set[str] = set()
-    for i in scene.walk():
-        node = scene.nodes[i]
-        if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
-            continue
-        mesh = scene.meshes[node.mesh]
-        m = worlds[i]
-        if _is_navmesh(node):
-            for prim in mesh.primitives:
-                if prim.mode == 4 and len(prim.positions):
-                    p = np.asarray(prim.positions, np.float64) @ m[:3, :3].T + m[:3, 3]
-                    order = ext(node).get("navmesh")
-                    navs.append((order if isinstance(order, int) else 1 << 30, p[prim.triangles()]))
-            continue
-        if node.skin is not None:
-            dropped.add("skinning (the bind pose is written)")
-        if any(p.targets for p in mesh.primitives):
-            dropped.add("morph targets")
-        rot, raw_rot = _object_rotation(node, m[:3, :3])
-        bake = rot.T @ m[:3, :3]
-        info = ext(node)
-        obj = _Object(name=node.name or f"node_{i}", rotation=raw_rot,
-                      position=m[:3, 3].copy(),
-                      lua_index=int(info.get("lua_index", -1)) if isinstance(
-                          info.get("lua_index", -1), int) else -1,
-                      flags=int(info.get("flags", 1)) if isinstance(info.get("flags", 1), int)
-                      else 1)
-        for pi, prim in enumerate(mesh.primitives):
-            where = f"node {node.name!r} primitive {pi}"
-            if prim.mode != 4:
-                dropped.add("points/lines (only triangles exist)")
-                continue
-            mat = scene.materials[prim.material] if prim.material is not None and \
-                0 <= prim.material < len(scene.materials) else None
-            t, texcoord = tex.for_material(mat)
-            part = _part(prim, bake, mat, t, texcoord, _color_scale(scene, mat), ctx, where)
-            if part is None:
-                continue
-            if not obj.parts:
-                objects.append(obj)
-            obj.parts.append(part)
-    for what in sorted(dropped):
-        ctx.note("splashpack.dropped", f"{what}: not in the format",
-                 covers=_DROPPED_COVERS.get(what.split(" ")[0], ()))
-    if scene.animations:
-        ctx.note("splashpack.dropped", "animations: not in the format",
-                 covers=("clips", "channels"))
-    navs.sort(key=lambda n: n[0])
-    return objects, [v for _, v in navs]
-
-
-def _object_rotation(node: Node, a: npt.NDArray[np.float64]
-                     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32]]:
-    """The world rotation (to bake the rest of the matrix into the vertices) and the 4.12
-    matrix to store: the node's original fixed-point matrix when it still describes this
-    rotation (exact round trip; to_scene gave the node that matrix's nearest rotation), else the
-    rounded rotation itself."""
-    r = _nearest_rotation(a)
-    raw = ext(node).get("rotation_raw")
-    if isinstance(raw, list) and len(raw) == 9 and all(isinstance(x, int) for x in raw):
-        stored = AXES[:, None] * (np.asarray(raw, np.float64).reshape(3, 3) / 4096) * AXES
-        if np.allclose(_nearest_rotation(stored), r, atol=1e-6):
-            kept = np.clip(np.asarray(raw, dtype=np.int64), -32767, 32767).astype(np.int32)
-            return r, kept
-    return r, _raw_rotation(r)
-
-
-# -- fixed point ------------------------------------------------------------------------------
-class _Fixed:
-    """glTF units -> raw 4.12 GTE units; counts what had to be clamped."""
-
-    def __init__(self, gte: float) -> None:
-        self.gte = gte
-        self.s = gte / 4096.0
-        self.clamped = 0
-
-    def raw(self, v: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
-        r = np.rint(np.asarray(v, np.float64) * AXES / self.s)
-        r = np.nan_to_num(r, nan=0.0, posinf=RAW_MAX, neginf=-RAW_MAX)
-        over = np.abs(r) > RAW_MAX
-        self.clamped += int(over.sum())
-        out: npt.NDArray[np.int32] = np.clip(r, -RAW_MAX, RAW_MAX).astype(np.int32)
-        return out
-
-
-def choose_gte(scene: Scene, ctx: Context, extent: float, raw_max: int = RAW_MAX,
-               fit: int = FIT, try_default: bool = False, what: str = "fits +-4 GTE units"
-               ) -> float:
-    """GTEScaling: the user's, else the one the scene came with (or, with ``try_default``, the
-    default) when the extent fits ``raw_max``, else one chosen from the extent with head-room
-    (``fit``), noted. Shared by the v1 (+-4 GTE units) and modern (int16) writers."""
-    given = ctx.opt("gte_scaling")
-    if given is not None:
-        g = float(given)
-        if not np.isfinite(g) or g <= 0:
-            msg = "GTEScaling must be a positive number"
-            raise LimitError(FMT, msg, field="gte_scaling", expected="> 0", actual=given)
-        return g
-    candidates = [ext(scene).get("gte_scaling"), *([DEFAULT_GTE] if try_default else [])]
-    for cand in candidates:
-        if isinstance(cand, int | float) and cand > 0 and extent * 4096 / cand <= raw_max:
-            return float(cand)
-    if extent <= 0 or not np.isfinite(extent):
-        return DEFAULT_GTE
-    g = float(f"{extent * 4096 / fit:.3g}")
-    g = g if extent * 4096 / g <= raw_max else extent * 4096 / fit
-    ctx.note("splashpack.gte_scaling_chosen",
-             f"GTEScaling {g:g} chosen so the scene (extent {extent:g}) {what}", "info")
-    return g
-
-
-def _extent(objects: list[_Object], navs: list[npt.NDArray[np.float64]],
-            player: npt.NDArray[np.float64] | None) -> float:
-    vals = [0.0]
-    for o in objects:
-        vals.append(float(np.abs(o.position).max()))
-        vals += [float(np.abs(p.corners).max()) for p in o.parts]
-    vals += [float(np.abs(v).max()) for v in navs if v.size]
-    if player is not None:
-        vals.append(float(np.abs(player).max()))
-    finite = [v for v in vals if np.isfinite(v)]
-    return max(finite) if finite else 0.0
-
-
-# -- navmesh, player, Lua -----------------------------------------------------------------------
-def _flat_quad(objects: list[_Object], ctx: Context) -> npt.NDArray[np.float64]:
-    pts = [p.corners.reshape(-1, 3) @ _rot_f(o).T + o.position for o in objects for p in o.parts]
-    allp = np.concatenate(pts) if pts else np.zeros((1, 3))
-    lo, hi = allp.min(axis=0), allp.max(axis=0)
-    pad = 0.05 * max(float((hi - lo).max()), 1e-3)
-    x0, x1, z0, z1, y = lo[0] - pad, hi[0] + pad, lo[2] - pad, hi[2] + pad, lo[1]
-    quad = np.array([[[x0, y, z0], [x0, y, z1], [x1, y, z1]],
-                     [[x0, y, z0], [x1, y, z1], [x1, y, z0]]])
-    ctx.note("splashpack.navmesh_added", "no node is flagged as a navmesh; a flat quad under the "
-             "scene is written (the v1 runtime needs one)")
-    return quad
-
-
-def _rot_f(o: _Object) -> npt.NDArray[np.float64]:
-    r = o.rotation.reshape(3, 3).astype(np.float64) / 4096
-    return np.asarray(AXES[:, None] * r * AXES[None, :])
-
-
-def _player(scene: Scene, navs: list[npt.NDArray[np.float64]],
-            ctx: Context) -> tuple[npt.NDArray[np.float64], list[int], float | None, int | None]:
-    """(position, raw rotation, height in units or None, raw height or None)."""
-    worlds = world_matrices(scene)
-    for i, node in enumerate(scene.nodes):
-        info = ext(node)
-        if info.get("player"):
-            rot = info.get("rotation_raw")
-            rot = [int(x) for x in rot] if isinstance(rot, list) and len(rot) == 3 else [0, 0, 0]
-            h_raw = info.get("height_raw")
-            h = info.get("height")
-            return (worlds[i][:3, 3].copy(), rot,
-                    float(h) if isinstance(h, int | float) else None,
-                    int(h_raw) if isinstance(h_raw, int) else None)
-    tri = navs[0][0]
-    # 1.7 units (an eye height in metres), less in a scene smaller than that.
-    span = float(np.ptp(np.concatenate([v.reshape(-1, 3) for v in navs]), axis=0).max())
-    height = min(1.7, max(span, 1e-3) / 4)
-    ctx.note("splashpack.player_default", "no player_start node; the player starts over the "
-             f"navmesh's first triangle with an eye height of {height} units")
-    return tri.mean(axis=0) + np.array([0.0, height, 0.0]), [0, 0, 0], height, None
-
-
-def _lua(scene: Scene, ctx: Context) -> tuple[list[bytes], int]:
-    out: list[bytes] = []
-    entries = ext(scene).get("lua")
-    for e in entries if isinstance(entries, list) else []:
-        if isinstance(e, dict) and isinstance(e.get("source"), str):
-            out.append(e["source"].encode("utf-8"))
-        elif isinstance(e, dict) and isinstance(e.get("base64"), str):
-            out.append(base64.b64decode(e["base64"]))
-    first_given = len(out)
-    files = ctx.opt("lua")
-    for f in [files] if isinstance(files, str | Path) else list(files or []):
-        out.append(read_regular(Path(f)))
-    idx = ext(scene).get("scene_lua_index")
-    scene_lua = int(idx) if isinstance(idx, int) else -1
-    if scene_lua < 0 and first_given < len(out):
-        scene_lua = first_given
-    return out, scene_lua
-
-
-# -- the document -------------------------------------------------------------------------------
-def _tri_records(obj: _Object, parts: list[_Part], textures: list[Tex],
-                 atlases: list[tuple[int, int, int]], fx: _Fixed) -> npt.NDArray[np.void]:
-    recs = [_part_records(p, textures, atlases, fx.raw, TRI) for p in parts]
-    return np.concatenate(recs) if recs else np.zeros(0, TRI)
-
-
-def _part_records(p: _Part, textures: list[Tex], atlases: list[tuple[int, int, int]],
-                  raw: Callable[[npt.NDArray[np.float64]], npt.NDArray[Any]],
-                  dtype: np.dtype[np.void]) -> npt.NDArray[np.void]:
-    """One part's 52-byte triangle records (v1 ``TRI`` or v20-24's, which differ only in the
-    name of the last word). A part without a texture (``texture < 0``, v20-24 only) gets
-    tpage 0xFFFF and no UVs."""
-    r = np.zeros(len(p.corners), dtype)
-    r["v"] = raw(p.corners[:, SWAP, :])
-    r["normal"] = np.clip(np.rint(p.normals * AXES * 4096), -32768, 32767)
-    r["color"][:, :, :3] = p.colors[:, SWAP, :]
-    if p.texture < 0:
-        r["tpage"] = 0xFFFF
-        return r
-    t = textures[p.texture]
-    ax, ay, _ = atlases[t.atlas]
-    th, tw = t.pixels.shape[:2]
-    per = 16 // t.bpp
-    u = np.clip(np.floor(p.uvs[:, SWAP, 0] * tw), 0, tw - 1) + t.x_words * per
-    v = np.clip(np.floor(p.uvs[:, SWAP, 1] * th), 0, th - 1) + t.y
-    r["uv"][:, :, 0] = np.nan_to_num(u).astype(np.uint8)
-    r["uv"][:, :, 1] = np.nan_to_num(v).astype(np.uint8)
-    depth = {4: 0, 8: 1, 16: 2}[t.bpp]
-    r["tpage"] = (ax // 64) | ((ay // 256) << 4) | (depth << 7) | (
-        TPAGE_DITHER if t.dither else 0)
-    if t.bpp < 16:
-        r["clut_x"], r["clut_y"] = t.clut[0] // 16, t.clut[1]
-    return r
-
-
-def _uv_boxes(objects: list[_Object]) -> dict[int, Box]:
-    """The texel bounding box each texture's triangles reach (for :func:`merge_pages`)."""
-    boxes: dict[int, Box] = {}
-    for o in objects:
-        for p in o.parts:
-            uv = np.clip(np.floor(p.uvs.reshape(-1, 2) * psx.PAGE), 0, psx.PAGE - 1)
-            lo, hi = uv.min(axis=0), uv.max(axis=0)
-            old = boxes.get(p.texture, (int(lo[0]), int(lo[1]), int(hi[0]), int(hi[1])))
-            boxes[p.texture] = (min(old[0], int(lo[0])), min(old[1], int(lo[1])),
-                                max(old[2], int(hi[0])), max(old[3], int(hi[1])))
-    return boxes
-
-
-def _uv_note(objects: list[_Object], ctx: Context) -> None:
-    outside = sum(int(((p.uvs < -1e-4) | (p.uvs > 1 + 1e-4)).any()) for o in objects
-                  for p in o.parts)
-    if outside:
-        ctx.note("splashpack.uv_clamped", f"{outside} primitive(s) have UVs outside 0..1; the "
-                 "PS1 texture window has no tiling here, so they are clamped")
-
-
-def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
-    # G unless asked; a scene read from an H file goes back to H (its flags, scene Lua).
-    layout = str(ctx.opt("layout") or ext(scene).get("layout") or "G").upper()
-    if ctx.opt("layout") is None and layout not in ("G", "H"):
-        layout = "G"
-    if layout not in ("G", "H"):
-        msg = "new files are written in layout G or H"
-        raise LimitError(FMT, msg, field="layout", expected="G or H", actual=layout)
-    lay = LAYOUTS[layout]
-    tex = Textures(scene, ctx)
-    objects, navs = _gather(scene, ctx, tex)
-    if not navs:
-        navs = [_flat_quad(objects, ctx)]
-    p_pos, p_rot, p_height, p_height_raw = _player(scene, navs, ctx)
-    gte = choose_gte(scene, ctx, _extent(objects, navs, p_pos))
-    fx = _Fixed(gte)
-    merge_pages(tex.items, _uv_boxes(objects))
-    atlases, textures = place(tex.items)
-    _uv_note(objects, ctx)
-
-    doc = SplashpackDocument(layout=layout, header=np.zeros(1, lay.header))
-    doc.header["magic"], doc.header["version"] = MAGIC, VERSION
-    doc.header["player_pos"] = fx.raw(p_pos)
-    doc.header["player_rot"] = np.asarray(p_rot, dtype=np.int16)
-    h_raw = p_height_raw if p_height_raw is not None else int(
-        np.clip(np.rint((p_height or 0.0) / fx.s), 0, 0xFFFF))
-    doc.header["player_height"] = min(max(h_raw, 0), 0xFFFF)
-    lua, scene_lua = _lua(scene, ctx)
-    doc.lua = lua
-    doc.lua_desc = np.zeros(len(lua), LUA_DESC)
-    if layout == "H":
-        doc.header["scene_lua"] = scene_lua if -1 <= scene_lua < len(lua) else -1
-
-    doc.objects, doc.meshes = _object_records(objects, textures, atlases, fx, lay, len(lua),
-                                              ctx)
-    doc.navmeshes = [fx.raw(v[:, SWAP, :]).astype(np.int32) for v in navs]
-    doc.nav_desc = np.zeros(len(navs), NAV_DESC)
-    _vram_records(doc, atlases, textures)
-    if fx.clamped:
-        ctx.note("splashpack.clamped", f"{fx.clamped} coordinate(s) were outside +-4 GTE units "
-                 f"at GTEScaling {gte:g} and were clamped")
-    scene_gte = ext(scene).get("gte_scaling")
-    if scene_gte != gte:
-        ctx.note("splashpack.gte_scaling", f"written with GTEScaling {gte:g}", "info")
-    return doc
-
-
-def _object_records(objects: list[_Object], textures: list[Tex], atlases: list[Atlas],
-                    fx: _Fixed, lay: Layout,
-                    n_lua: int, ctx: Context
-                    ) -> tuple[npt.NDArray[np.void], list[npt.NDArray[np.void]]]:
-    """GameObject records and their triangle lists; objects over MAX_TRIS split in several."""
-    recs: list[npt.NDArray[np.void]] = []
-    owners: list[_Object] = []
-    split = 0
-    for o in objects:
-        tris = _tri_records(o, o.parts, textures, atlases, fx)
-        chunks = [tris[k:k + MAX_TRIS] for k in range(0, len(tris), MAX_TRIS)] or [tris]
-        split += len(chunks) - 1
-        recs += chunks
-        owners += [o] * len(chunks)
-    if split:
-        ctx.note("splashpack.object_split", f"objects over {MAX_TRIS} triangles were split into "
-                 f"{split} extra GameObject(s)")
-    objs = np.zeros(len(recs), lay.go)
-    for k, o in enumerate(owners):
-        objs[k]["pos"] = fx.raw(o.position)
-        objs[k]["rot"] = o.rotation
-        lua_i = o.lua_index if -1 <= o.lua_index < n_lua else -1
-        if lua_i != o.lua_index:
-            ctx.note("splashpack.lua_index", f"{o.name!r}: Lua index {o.lua_index} does not "
-                     "exist; none is attached")
-        objs[k]["lua_index"] = lua_i
-        if "flags" in (objs.dtype.names or ()):
-            objs[k]["flags"] = o.flags & 0xFFFFFFFF
-    return objs, recs
-
-
-def _vram_records(doc: SplashpackDocument, atlases: list[Atlas], textures: list[Tex]) -> None:
-    """Atlas descriptors and pixels, and one CLUT per distinct palette position."""
-    doc.atlases = np.zeros(len(atlases), ATLAS_DESC)
-    for k, (x, y, _) in enumerate(atlases):
-        doc.atlases[k]["x"], doc.atlases[k]["y"] = x, y
-    doc.atlas_pixels = atlas_pixels(atlases, textures)
-    cluts: dict[tuple[int, int], npt.NDArray[np.uint16]] = {}
-    for t in textures:
-        if t.palette is not None:
-            cluts.setdefault(t.clut, t.palette)
-    doc.cluts = np.zeros(len(cluts), CLUT_DESC)
-    for k, (x, y) in enumerate(cluts):
-        doc.cluts[k]["clut_x"], doc.cluts[k]["clut_y"] = x // 16, y
-    doc.clut_words = list(cluts.values())
+def write_files(doc: Document, ctx: Context) -> Files:
+    """A native document as files: the main file and, for a modern version, the ``.vram`` and
+    ``.spu`` sidecars it holds (``write_native`` uses this, so a rewrite keeps them too)."""
+    name = ctx.path.name if ctx.path else "scene.splashpack"
+    if isinstance(doc, SplashpackDocument):
+        return {name: write_v1(doc)}
+    files = {name: write_modern(doc, ctx)}
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    if doc.vram is not None:
+        files[f"{stem}.vram"] = write_vram(doc.vram)
+    if doc.spu is not None:
+        files[f"{stem}.spu"] = write_spu(doc.spu)
+    return files

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .document import SplashpackDocument
-from .layout import ATLAS_DESC, CLUT_DESC, LAYOUTS, LUA_DESC, NAV_DESC, TRI
-from .write import write
+from .v1.document import SplashpackDocument
+from .v1.layout import ATLAS_DESC, CLUT_DESC, LAYOUTS, LUA_DESC, NAV_DESC, TRI
+from .v1.write import write
 
 
 def make_sample(size_bytes: int) -> bytes:

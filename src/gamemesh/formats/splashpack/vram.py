@@ -1,6 +1,10 @@
-"""Textures for a written SPLASHPACK: palette encoding, VRAM atlas and CLUT placement.
+"""SPLASHPACK's textures in VRAM, both ways (both generations: v1 holds its atlases and CLUTs in
+the main file, versions 20+ in the ``.vram`` sidecar).
 
-Each base-colour image becomes a :class:`Tex` (4/8 bpp indices + palette, or 16 bpp words);
+Reading: the 1024 x 512 VRAM the runtime's uploads make (atlases, then CLUTs), and one image and
+material per (tpage, CLUT) that triangles use, decoded from it (:class:`PageMaterials`).
+
+Writing: each base-colour image becomes a :class:`Tex` (4/8 bpp indices + palette, or 16 bpp words);
 :func:`place` shelf-packs them into page-aligned 256-row atlases at x = 320..960, y = 0 or 256
 (clear of the two 320x240 framebuffers) and places the CLUTs first-fit the way the exporter's
 packer does (spec §b.8, §b.10).
@@ -9,7 +13,7 @@ packer does (spec §b.8, §b.10).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +21,8 @@ from PIL import Image as PILImage
 
 from ...errors import LimitError
 from ...registry import Context
-from ...scene import Material, Scene
+from ...scene import Image, Material, Scene, TextureRef
+from ...scene.model import CLAMP_TO_EDGE, NEAREST, Sampler
 from ...textures import image_rgba, psx
 from .layout import FRAMEBUFFERS
 
@@ -25,7 +30,21 @@ FMT = "splashpack"
 WHITE = np.full((1, 1, 4), 255, dtype=np.uint8)
 Box = tuple[int, int, int, int]
 
-__all__ = ["Box", "Tex", "Textures", "atlas_pixels", "ext", "merge_pages", "place"]
+__all__ = ["Box", "PageMaterials", "Tex", "Textures", "VramSource", "atlas_depths",
+           "atlas_pixels", "build_vram", "ext", "merge_pages", "place", "vram_png", "vram_rect",
+           "vram_row"]
+
+
+class VramSource(Protocol):
+    """What a document of either generation gives the VRAM decoder."""
+
+    @property
+    def atlases(self) -> npt.NDArray[np.void]: ...  # x, y of each atlas
+
+    @property
+    def atlas_pixels(self) -> list[psx.U16]: ...
+
+    def clut_entries(self) -> list[tuple[int, int, psx.U16]]: ...
 
 
 def ext(obj: Any) -> dict[str, Any]:
@@ -35,6 +54,172 @@ def ext(obj: Any) -> dict[str, Any]:
     return got if isinstance(got, dict) else {}
 
 
+# -- reading: the VRAM of a file and the pages its triangles use ------------------------------
+def build_vram(doc: VramSource) -> psx.U16:
+    """The 1024 x 512 VRAM after the runtime's uploads: atlases, then CLUTs."""
+    vram = np.zeros((psx.VRAM_H, psx.VRAM_W), dtype=np.uint16)
+    for d, px in zip(doc.atlases, doc.atlas_pixels, strict=False):
+        psx.blit(vram, int(d["x"]), int(d["y"]), px)
+    for x, y, words in doc.clut_entries():
+        psx.blit(vram, x, y, words)
+    return vram
+
+
+def _uploads(doc: VramSource, cluts: list[tuple[int, int, psx.U16]] | None = None
+             ) -> list[tuple[int, int, psx.U16]]:
+    """What :func:`build_vram` blits, in its order: (x, y, (h, w) words), clipped to VRAM as
+    the blit clips it; uploads that land nowhere are left out. ``cluts``: the document's
+    ``clut_entries()`` when the caller has them already."""
+    out = []
+    # The atlases' x and y as Python ints from one tolist (not a field read per record).
+    atl = doc.atlases
+    xy = zip(atl["x"].tolist(), atl["y"].tolist(), strict=True)
+    ups = [(x, y, px) for (x, y), px in zip(xy, doc.atlas_pixels, strict=False)]
+    for x, y, words in [*ups, *(doc.clut_entries() if cluts is None else cluts)]:
+        block = np.asarray(words, dtype=np.uint16)
+        if block.ndim == 1:
+            block = block[None, :]
+        h = max(0, min(block.shape[0], psx.VRAM_H - y))
+        w = max(0, min(block.shape[1], psx.VRAM_W - x))
+        if h and w and x >= 0 and y >= 0:
+            out.append((x, y, block[:h, :w]))
+    return out
+
+
+def vram_rect(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, w: int, h: int
+              ) -> psx.U16:
+    """``build_vram(doc)[y:y + h, x:x + w]`` (a rectangle inside VRAM) from the document's
+    ``_uploads``, without the whole 1 MB VRAM: the later upload wins where two overlap."""
+    out = np.zeros((h, w), dtype=np.uint16)
+    for ux, uy, block in uploads:
+        x0, x1 = max(x, ux), min(x + w, ux + block.shape[1])
+        y0, y1 = max(y, uy), min(y + h, uy + block.shape[0])
+        if x0 < x1 and y0 < y1:
+            out[y0 - y:y1 - y, x0 - x:x1 - x] = block[y0 - uy:y1 - uy, x0 - ux:x1 - ux]
+    return out
+
+
+def vram_row(uploads: list[tuple[int, int, psx.U16]], x: int, y: int, n: int) -> psx.U16:
+    """``n`` words of VRAM row ``y % 512`` from column ``x``, wrapping around the right edge
+    (as the GPU reads a CLUT)."""
+    y, x = y % psx.VRAM_H, x % psx.VRAM_W
+    parts: list[psx.U16] = []
+    while n > 0:
+        k = min(n, psx.VRAM_W - x)
+        parts.append(vram_rect(uploads, x, y, k, 1)[0])
+        x, n = 0, n - k
+    if len(parts) == 1:
+        return parts[0]
+    row: psx.U16 = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint16)
+    return row
+
+
+def _decode_page(uploads: list[tuple[int, int, psx.U16]], tpage: int, clut_x: int, clut_y: int,
+                clut_count: int | None = None, palette: psx.U16 | None = None
+                ) -> npt.NDArray[np.uint8]:
+    """:func:`psx.decode_page` of ``build_vram(doc)``, reading only the page's words and its
+    CLUT row (a page is at most 256 words wide, so it wraps at most once). ``palette``: that
+    row when the caller has read it already (its entries past ``clut_count`` are blanked)."""
+    px0, py0 = psx.page_origin(tpage)
+    bpp = psx.tpage_depth(tpage)
+    n_words = psx.PAGE * bpp // 16
+    k = min(n_words, psx.VRAM_W - px0)
+    raw = vram_rect(uploads, px0, py0, k, psx.PAGE)
+    if k < n_words:
+        raw = np.concatenate([raw, vram_rect(uploads, 0, py0, n_words - k, psx.PAGE)], axis=1)
+    if bpp == 16:
+        return psx.decode_page(raw, 0x100, 0, 0)  # the page at (0, 0) of ``raw``
+    if palette is None:
+        palette = vram_row(uploads, clut_x, clut_y, 1 << bpp)
+    return psx.decode_indexed(raw, bpp, palette, clut_count)
+
+
+def vram_png(doc: VramSource, ctx: Context) -> dict[str, bytes]:
+    """The whole VRAM as a 1024 x 512 PNG, each word shown as 15-bit colour."""
+    from ...textures import encode_png
+
+    name = ctx.path.name if ctx.path is not None else "vram.png"
+    return {name: encode_png(psx.vram_to_rgba(build_vram(doc)))}
+
+
+def _uv_box(uv: npt.NDArray[np.uint8]) -> tuple[int, int, int, int]:
+    """(u min, u max, v min, v max) of (T, 3, 2) texture coordinates: in plain ints for a few
+    triangles (four numpy reductions cost more than the list), one flat reduction per axis
+    otherwise (numpy reduces (T, 3, 2) over two axes ten times slower than a column)."""
+    if uv.size <= 192:
+        flat = uv.reshape(-1).tolist()
+        us, vs = flat[0::2], flat[1::2]
+        return min(us), max(us), min(vs), max(vs)
+    u, v = uv[..., 0].ravel(), uv[..., 1].ravel()
+    return int(u.min()), int(u.max()), int(v.min()), int(v.max())
+
+
+class PageMaterials:
+    """One image and material per (tpage, clutX, clutY) of a read file, decoded from its VRAM
+    on first use."""
+
+    def __init__(self, doc: VramSource, scene: Scene) -> None:
+        self.doc, self.scene = doc, scene
+        # The uploads, not the whole VRAM: a page reads only its own words and CLUT row.
+        cluts = doc.clut_entries()  # read once for both
+        self.uploads = _uploads(doc, cluts)
+        self.counts = {(x // 16, y): len(w) for x, y, w in cluts}
+        self.materials: dict[tuple[int, int, int], int] = {}
+        self.pages: dict[tuple[int, int, int], npt.NDArray[np.uint8]] = {}
+
+    def material(self, key: tuple[int, int, int], uv: npt.NDArray[np.uint8]) -> int:
+        if key not in self.materials:
+            self.materials[key] = self._make(key)
+        mi = self.materials[key]
+        mat = self.scene.materials[mi]
+        if mat.alpha_mode == "OPAQUE" and len(uv):
+            # MASK when a texel the triangles can reach (their UV bounding box) is transparent.
+            # One flat reduction per axis: numpy reduces (T, 3, 2) over two axes ten times
+            # slower than it reduces a column.
+            u0, u1, v0, v1 = _uv_box(uv)
+            alpha = self.pages[key][v0:v1 + 1, u0:u1 + 1, 3]
+            if not alpha.all():  # some texel is 0: one reduction, no comparison array
+                mat.alpha_mode = "MASK"
+        return mi
+
+    def _make(self, key: tuple[int, int, int]) -> int:
+        tpage, cx, cy = key
+        bpp = psx.tpage_depth(tpage)
+        count = self.counts.get((cx, cy)) if bpp < 16 else None
+        info: dict[str, Any] = {"tpage": tpage, "clut": [cx, cy], "bpp": bpp,
+                                "vram": list(psx.page_origin(tpage))}
+        palette = None
+        if bpp < 16:
+            # The CLUT row read once, for the extras and the decode: the extras keep its
+            # first ``n`` words (Python ints, in one call) before the decode blanks the
+            # entries past the CLUT's length.
+            palette = vram_row(self.uploads, cx * 16, cy, 1 << bpp)
+            n = min(count if count is not None else 1 << bpp, 1 << bpp)
+            info["palette"] = palette[:n].tolist()
+        page = _decode_page(self.uploads, tpage, cx * 16, cy, count, palette)
+        self.pages[key] = page
+        name = f"tpage_{tpage:04x}_clut_{cx}_{cy}"
+        sampler = Sampler(NEAREST, NEAREST, CLAMP_TO_EDGE, CLAMP_TO_EDGE)
+        img = self.scene.add_image(Image(name=name, pixels=page, sampler=sampler,
+                                         extras={FMT: info}))
+        mat = Material(name=name, base_color_texture=TextureRef(img), unlit=True,
+                       extras={FMT: {"tpage": tpage, "clut": [cx, cy], "color_scale": 255,
+                                     "dither": bool(tpage & 0x0200)}})
+        return self.scene.add_material(mat)
+
+
+def atlas_depths(widths: Any) -> dict[str, int]:
+    """How many atlases of each texel depth (by width in VRAM words: 64 = 4 bpp, 128 = 8,
+    256 = 16; any other width by its word count), for ``gamemesh info``."""
+    depths: dict[str, int] = {}
+    for w in widths:
+        bpp = {64: 4, 128: 8, 256: 16}.get(int(w), 0)
+        key = f"{bpp}bpp" if bpp else f"{int(w)}words"
+        depths[key] = depths.get(key, 0) + 1
+    return depths
+
+
+# -- writing: textures into atlases and CLUTs -------------------------------------------------
 @dataclass
 class Tex:
     pixels: npt.NDArray[np.uint8]

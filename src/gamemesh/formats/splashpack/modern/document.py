@@ -1,6 +1,6 @@
 """The native document of a modern SPLASHPACK (versions 20..24) and its ``.vram`` sidecar.
 
-Records are numpy arrays of the dtypes in ``modern_layout``; nothing is converted. Counts and
+Records are numpy arrays of the dtypes in ``layout``; nothing is converted. Counts and
 absolute offsets are recomputed by the writer; every other field is written back as read.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import modern_layout as ml
+from . import layout as ml
 
 Records = npt.NDArray[np.void]
 U16 = npt.NDArray[np.uint16]
@@ -24,7 +24,7 @@ U8 = npt.NDArray[np.uint8]
 _EMPTY: dict[np.dtype[Any], Records] = {}
 
 
-def _none(dt: np.dtype[Any]) -> Records:
+def empty_table(dt: np.dtype[Any]) -> Records:
     """The empty table of ``dt``, one shared array per dtype: a document has some twenty
     tables, most of them empty in a small scene, and a zero-length array holds nothing to
     change (a reader or builder replaces a table, never grows it in place)."""
@@ -35,10 +35,10 @@ def _none(dt: np.dtype[Any]) -> Records:
 
 
 def _empty(dt: np.dtype[Any]) -> Callable[[], Records]:
-    """A default factory handing out :func:`_none` of ``dt``: the bound ``__next__`` of an
+    """A default factory handing out :func:`empty_table` of ``dt``: the bound ``__next__`` of an
     endless repeat of it, so a new document's twenty-odd empty tables cost a C call each
     rather than two Python calls (a tenth of reading a small file went into them)."""
-    return itertools.repeat(_none(dt)).__next__
+    return itertools.repeat(empty_table(dt)).__next__
 
 
 @dataclass
@@ -149,10 +149,10 @@ class ModernDocument:
         names = self.header.dtype.names or ()
         return self.header[name][0] if name in names else default
 
-    # The interface the v1 texture decoder reads (to_scene.build_vram / _Textures).
+    # What the VRAM decoder reads (vram.VramSource).
     @property
     def atlases(self) -> Records:
-        return self.vram.atlases if self.vram is not None else _none(ml.VRAM_ATLAS)
+        return self.vram.atlases if self.vram is not None else empty_table(ml.VRAM_ATLAS)
 
     @property
     def atlas_pixels(self) -> list[U16]:

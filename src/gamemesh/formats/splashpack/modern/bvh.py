@@ -1,6 +1,6 @@
 """The BVH of a modern SPLASHPACK (spec-modern §3.5): built from every triangle of every
 GameObject, in the frame the runtime culls in (the world PSX 20.12 integers of the GameObject
-``aabb``, ``modern_from_scene._aabb``).
+``aabb``, ``from_scene._aabb``).
 
 Rules (the spec names them, D23 §2.5): surface-area heuristic splits, at most 64 triangles per
 leaf, depth at most 16, nodes numbered breadth first. A node of at most 64 triangles is a leaf
@@ -22,8 +22,8 @@ from collections import deque
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import LimitError
-from . import modern_layout as ml
+from ....errors import LimitError
+from . import layout as ml
 
 FMT = "splashpack"
 LEAF = 64

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-MAGIC = b"SP"
+from ..layout import MAGIC as MAGIC
+
 VERSIONS = (20, 21, 22, 23, 24)
 # PS1Godot (BuffJesus) kept numbering its own layouts: 21..24 collide, 25..32 are only its own.
 FORK_VERSIONS = range(25, 33)
@@ -127,11 +128,11 @@ MAX_NAME = 24
 NO_INDEX = 0xFFFF
 GO_ACTIVE = 0x1
 GO_SKINNED = 0x10
-# Track types that drive a GameObject (§4.3).
+# Track types that drive a GameObject (§4.3; 4 = active flag, not converted).
 TRACK_OBJ_POS = 2
 TRACK_OBJ_ROT = 3
-TRACK_OBJ_ACTIVE = 4
-INTERP_NAMES = ("linear", "step", "ease_in", "ease_out", "ease_in_out")
+# A key's interpolation is its frame word's top 3 bits: 0 linear, 1 step, 2 ease in, 3 ease out,
+# 4 ease in-out (only the first two have a glTF equivalent).
 FPS = 30  # frames are the runtime's 30 Hz ticks
 
 # §6: the .vram sidecar.
@@ -150,6 +151,3 @@ SPU_CLIP = np.dtype([("size", "<u4"), ("rate", "<u2"), ("loop", "u1"), ("pad", "
 OPAQUE_FIELDS = ("audio_table_offset", "ui_table_offset", "sprite_table_offset",
                  "tilemap_offset", "stream_offset", "memcard_offset")
 
-
-def header_size(version: int) -> int:
-    return HEADERS[version].itemsize

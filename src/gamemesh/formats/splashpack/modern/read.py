@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...binary import Reader
-from ...errors import FormatError, UnsupportedVersionError
-from ...registry import Context
-from ...safeio import read_regular
-from . import modern_layout as ml
-from .files import fork_sidecars, sidecar
-from .modern_document import (
+from ....binary import Reader
+from ....errors import FormatError, UnsupportedVersionError
+from ....registry import Context
+from ....safeio import read_regular
+from ..files import fork_sidecars, sidecar
+from . import layout as ml
+from .document import (
     ModernDocument,
     PointLight,
     Sequence,
@@ -31,7 +31,7 @@ from .modern_document import (
     SkinnedMesh,
     Track,
     VramFile,
-    _none,
+    empty_table,
 )
 
 FMT = "splashpack"
@@ -68,7 +68,7 @@ def _own(r: Reader, dt: np.dtype[Any], n: int, field: str | None = None) -> npt.
 
 def _table(r: Reader, name: str, dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:
     if n == 0:
-        return _none(dt)  # nothing to check or copy (most tables of a small scene)
+        return empty_table(dt)  # nothing to check or copy (most tables of a small scene)
     with r.field(name):
         return _own(r, dt, n)
 
@@ -174,7 +174,7 @@ def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
     for i, (n, off) in enumerate(zip(objs["poly_count"].tolist(), objs["mesh_offset"].tolist(),
                                      strict=True)):
         if n == 0:
-            doc.meshes.append(_none(ml.TRI))
+            doc.meshes.append(empty_table(ml.TRI))
             continue
         doc.meshes.append(_own_at(r, off, f"objects[{i}].mesh_offset", floor, ml.TRI, n,
                                   "poly_count"))
@@ -235,7 +235,7 @@ def _table_entries(r: Reader, offset: int, count: int, what: str, floor: int
         raise r.corrupt(msg, field=f"header.{what}_count", expected=f"<= {ml.MAX_TABLE}",
                         actual=count)
     if count == 0:
-        return _none(ml.TABLE_ENTRY)
+        return empty_table(ml.TABLE_ENTRY)
     return _own_at(r, offset, f"{what}_table", floor, ml.TABLE_ENTRY, count)
 
 

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...binary import Writer
-from ...errors import LimitError
-from ...registry import Context
-from . import modern_layout as ml
-from .modern_document import ModernDocument, Sequence, SkinnedMesh, VramFile
+from ....binary import Writer
+from ....errors import LimitError
+from ....registry import Context
+from . import layout as ml
+from .document import ModernDocument, Sequence, SkinnedMesh, VramFile
 
 FMT = "splashpack"
 

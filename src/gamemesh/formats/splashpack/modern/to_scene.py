@@ -1,4 +1,4 @@
-"""ModernDocument -> Scene (glTF conventions); the reverse is ``modern_from_scene``.
+"""ModernDocument -> Scene (glTF conventions); the reverse is ``from_scene``.
 
 Objects, triangles and textures convert as for v1 (``to_scene``: the same axes, winding and
 (tpage, CLUT) pages decoded from VRAM, here the ``.vram`` sidecar's). New in v20+: names from the
@@ -21,24 +21,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import add_new_notes
-from ...registry import Context
-from ...scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
-from . import modern_layout as ml
-from .conventions import AXES, bone_trs, track_to_quat
-from .document import SplashpackDocument
-from .modern_document import ModernDocument, Sequence, SkinnedMesh
-from .to_scene import _lua_extras, _primitive, _rotations, _Textures, material_keys
-from .to_scene import to_scene as to_scene_v1
+from ....errors import add_new_notes
+from ....registry import Context
+from ....scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
+from ..common import lua_extras, material_keys, primitive
+from ..conventions import AXES, DEFAULT_GTE, SWAP, bone_trs, object_rotations, track_to_quat
+from ..vram import PageMaterials
+from . import layout as ml
+from .document import ModernDocument, Sequence, SkinnedMesh
 
 FMT = "splashpack"
-DEFAULT_GTE = 100.0
 UNTEXTURED = 0xFFFF
 _EYE4 = np.eye(4, dtype=np.float32)
 _AXES: list[float] = AXES.tolist()
-_SWAP = np.array([0, 2, 1])  # the corners' winding flip (to_scene.SWAP)
 
-__all__ = ["to_scene", "to_scene_modern"]
+__all__ = ["to_scene_modern"]
 
 
 def _text(raw: bytes) -> str:
@@ -54,7 +51,7 @@ class _Builder:
     def __init__(self, doc: ModernDocument, ctx: Context, s: float) -> None:
         self.doc, self.ctx, self.s = doc, ctx, s
         self.scene = Scene(name=f"splashpack_v{doc.version}")
-        self.tex = _Textures(doc, self.scene) if doc.vram is not None else None  # type: ignore[arg-type]
+        self.tex = PageMaterials(doc, self.scene) if doc.vram is not None else None
         self.plain: int | None = None
         self.nodes: list[int] = []
         self.skinned_mesh_nodes: dict[int, int] = {}  # object -> the node holding its mesh
@@ -84,7 +81,7 @@ class _Builder:
             if t[0] == UNTEXTURED or self.tex is None:
                 prim.texcoords = []
             if bones is not None:
-                corner = np.take(bones.reshape(-1, 3)[sel], _SWAP, axis=1).reshape(-1)
+                corner = np.take(bones.reshape(-1, 3)[sel], SWAP, axis=1).reshape(-1)
                 prim.joints = np.zeros((len(corner), 4), np.uint16)
                 prim.joints[:, 0] = corner
                 prim.weights = np.zeros((len(corner), 4), np.float32)
@@ -94,7 +91,7 @@ class _Builder:
 
 
 class _Batch:
-    """Every object's triangles converted in one pass (``_primitive`` on all of them at once:
+    """Every object's triangles converted in one pass (``primitive`` on all of them at once:
     its operations are element by element, so each object's slice holds the bits a call on that
     object alone gives), and each object's material keys, told apart without a numpy call per
     object. A small scene has a few triangles per object, where numpy's cost per call was most
@@ -118,7 +115,7 @@ class _Batch:
                                   ).view(ml.TRI)
         else:
             tris = np.concatenate(parts)
-        prim = _primitive(tris, s)
+        prim = primitive(tris, s)
         # (T, 3, ...) views: a triangle's three corners stay together under a mask.
         self.pos = prim.positions.reshape(total, 3, 3)
         self.nrm = prim.normals.reshape(total, 3, 3)  # type: ignore[union-attr]
@@ -147,7 +144,7 @@ class _Batch:
         return [self.first[start]], None
 
     def primitive(self, i: int, sel: slice | npt.NDArray[np.bool_]) -> Primitive:
-        """Object ``i``'s triangles ``sel`` as ``_primitive`` makes them."""
+        """Object ``i``'s triangles ``sel`` as ``primitive`` makes them."""
         a = slice(self.starts[i], self.starts[i] + len(self.meshes[i]))
         pos, nrm, uv, col = (x[a] for x in (self.pos, self.nrm, self.uv, self.col))
         if not isinstance(sel, slice):  # a slice is every triangle: the views as they are
@@ -163,7 +160,7 @@ def _objects(b: _Builder) -> None:
     n = len(objs)
     # Every object's fields as Python values in one pass each (not record by record), and
     # every rotation through one batched SVD.
-    rots, errs = _rotations(objs["rot"]) if n else ([], [])
+    rots, errs = object_rotations(objs["rot"]) if n else ([], [])
     pos_list = (objs["pos"].astype(np.float64) * AXES * b.s).tolist()
     rot_raw, pos_raw = objs["rot"].tolist(), objs["pos"].tolist()
     lua, flags, inter = (objs[k].tolist() for k in ("lua_index", "flags", "interactable_index"))
@@ -406,7 +403,7 @@ def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
     _lights(b)
     _nav(b)
     info: dict[str, Any] = {"version": doc.version, "gte_scaling": gte, "color_scale": 255,
-                            "lua": _lua_extras(doc), "header": _header_fields(doc),  # type: ignore[arg-type]
+                            "lua": lua_extras(doc.lua), "header": _header_fields(doc),
                             "sidecars": dict(doc.sidecars), "native": _native(doc)}
     info["scene_lua_index"] = int(doc.hfield("scene_lua"))
     b.scene.extras.update({"format": FMT, "version": doc.version,
@@ -414,9 +411,3 @@ def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
     _notes(doc, ctx, gte)
     add_new_notes(b.scene.notes, ctx.notes)
     return b.scene
-
-
-def to_scene(doc: SplashpackDocument | ModernDocument, ctx: Context) -> Scene:
-    if isinstance(doc, ModernDocument):
-        return to_scene_modern(doc, ctx)
-    return to_scene_v1(doc, ctx)

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import LimitError
-from ...registry import Context, Files
-from ...scene import Animation, Primitive, Scene
-from ...scene.math import (
+from ....errors import LimitError
+from ....registry import Context
+from ....scene import Animation, Primitive, Scene
+from ....scene.math import (
     local_matrix,
     matrices_to_trs,
     matrix_to_trs,
@@ -31,26 +30,32 @@ from ...scene.math import (
     trs_to_matrices,
     world_matrices,
 )
-from ...scene.sampling import sample_channel
-from ...scene.skinning import limit_influences, safe_inverse
-from ...textures import psx
-from . import bvh
-from . import modern_layout as ml
-from .conventions import AXES, bone_to_matrix, matrix_to_bone, quat_to_track
-from .document import SplashpackDocument
-from .from_scene import (
-    _color_scale,
-    _is_navmesh,
-    _lua,
-    _object_rotation,
-    _Part,
-    _part,
-    _part_records,
-    _uv_boxes,
+from ....scene.sampling import sample_channel
+from ....scene.skinning import limit_influences, safe_inverse
+from ....textures import psx
+from ..common import (
+    Part,
     choose_gte,
+    color_scale,
+    is_navmesh,
+    part,
+    part_records,
+    scene_lua,
+    uv_boxes,
 )
-from .from_scene import from_scene as from_scene_v1
-from .modern_document import (
+from ..conventions import (
+    AXES,
+    DEFAULT_GTE,
+    SWAP,
+    bone_to_matrix,
+    matrix_to_bone,
+    quat_to_track,
+    stored_rotation,
+)
+from ..vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
+from . import bvh
+from . import layout as ml
+from .document import (
     ModernDocument,
     PointLight,
     Sequence,
@@ -59,18 +64,13 @@ from .modern_document import (
     Track,
     VramFile,
 )
-from .modern_write import write_modern, write_spu, write_vram
-from .to_scene import SWAP
-from .vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
-from .write import write as write_v1
 
 FMT = "splashpack"
-DEFAULT_GTE = 100.0
 RAW_MAX = 32767  # int16 vertices and keys (fp12 GTE units)
 FIT = 30000
 SETTLE_ROUNDS = 4  # re-roundings of baked bone matrices (they settle in one or two)
 
-__all__ = ["from_scene", "from_scene_modern", "save"]
+__all__ = ["from_scene_modern"]
 
 
 @dataclass
@@ -80,7 +80,7 @@ class _Obj:
     rot: npt.NDArray[np.float64]  # 3x3 glTF world rotation
     raw_rot: npt.NDArray[np.int32]
     pos: npt.NDArray[np.float64]  # glTF world position
-    parts: list[_Part] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
     bones: list[npt.NDArray[np.int64]] = field(default_factory=list)  # (T, 3) per part
     skin: int | None = None
     flags: int = ml.GO_ACTIVE
@@ -173,7 +173,7 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
         return None
     m = worlds[i]
     owner = _owner(scene, i)
-    rot, raw_rot = _object_rotation(scene.nodes[owner], m[:3, :3])
+    rot, raw_rot = stored_rotation(ext(scene.nodes[owner]).get("rotation_raw"), m[:3, :3])
     info = ext(scene.nodes[owner])
     obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
                pos=m[:3, 3].copy(), flags=_int(info.get("flags"), ml.GO_ACTIVE),
@@ -194,11 +194,11 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
         if obj.skin is not None:
             src, best = _skinned(scene, prim, obj.skin, worlds, obj.matrix())
             bake = rot.T
-        part = _part(src, bake, mat, t, texcoord, _color_scale(scene, mat), ctx,
+        got = part(src, bake, mat, t, texcoord, color_scale(scene, mat), ctx,
                      f"node {obj.name!r} primitive {pi}")
-        if part is None:
+        if got is None:
             continue
-        obj.parts.append(part)
+        obj.parts.append(got)
         if best is not None:
             obj.bones.append(best[src.triangles().astype(np.int64)])
             _blend_note(prim, obj.name, ctx)
@@ -217,7 +217,7 @@ def _gather(scene: Scene, ctx: Context, tex: Textures) -> list[_Obj]:
         node = scene.nodes[i]
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
             continue
-        if _is_navmesh(node):
+        if is_navmesh(node):
             # to_scene's nav-region mesh is a view of records kept in extras (see _restore).
             navs += 0 if ext(node).get("debug_only") else 1
             continue
@@ -247,7 +247,7 @@ class _Fixed:
 # -- records -----------------------------------------------------------------------------------
 def _tris(obj: _Obj, textures: list[Tex], atlases: list[tuple[int, int, int]],
           fx: _Fixed) -> npt.NDArray[np.void]:
-    recs = [_part_records(p, textures, atlases, fx.raw, ml.TRI) for p in obj.parts]
+    recs = [part_records(p, textures, atlases, fx.raw, ml.TRI) for p in obj.parts]
     return np.concatenate(recs) if recs else np.zeros(0, ml.TRI)
 
 
@@ -353,7 +353,7 @@ def _posed_worlds(scene: Scene, anim: Animation, times: npt.NDArray[np.float64]
 
 def _as_read(r: npt.NDArray[np.int16], t: npt.NDArray[np.int16], s: float,
              bones: int) -> npt.NDArray[np.float64]:
-    """The matrices a reader rebuilds from these bone matrices: modern_to_scene's TRS per joint
+    """The matrices a reader rebuilds from these bone matrices: to_scene's TRS per joint
     and frame, stored as glTF float32 (unit quaternions), its scale dropped when within 1e-3."""
     tt, qq, ss = matrices_to_trs(bone_to_matrix(r, t, s))
     ss = ss.reshape(-1, bones, 3)
@@ -521,7 +521,7 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None
     doc.header = hdr
 
 
-# Cursor tables a scene read from a modern file carries in extras (modern_to_scene._native).
+# Cursor tables a scene read from a modern file carries in extras (to_scene._native).
 _KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.INTERACTABLE,
          "agents": ml.AGENT, "waypoints": ml.WAYPOINT, "nav_header": ml.NAV_HEADER,
          "nav_regions": ml.NAV_REGION, "nav_portals": ml.NAV_PORTAL}
@@ -638,13 +638,13 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     extent = max([0.0, *(float(np.abs(o.corners()).max()) for o in objs if o.parts)])
     fx = _Fixed(choose_gte(scene, ctx, extent, RAW_MAX, FIT, try_default=True,
                            what="fits the int16 vertices"))
-    merge_pages(tex.items, _uv_boxes(objs))  # type: ignore[arg-type]
+    merge_pages(tex.items, uv_boxes(p for o in objs for p in o.parts))
     atlases, textures = place(tex.items)
     doc = ModernDocument()
     _header(doc, scene, version, fx)
-    doc.lua, scene_lua = _lua(scene, ctx)
+    doc.lua, lua_index = scene_lua(scene, ctx)
     doc.lua_desc = np.zeros(len(doc.lua), ml.LUA_DESC)
-    doc.header["scene_lua"] = scene_lua if -1 <= scene_lua < len(doc.lua) else -1
+    doc.header["scene_lua"] = lua_index if -1 <= lua_index < len(doc.lua) else -1
     _objects(doc, objs, textures, atlases, fx, ctx)
     _vram(doc, atlases, textures)
     _skins(doc, scene, objs, fx, ctx)
@@ -664,42 +664,3 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     if ext(scene).get("gte_scaling") != fx.gte:
         ctx.note("splashpack.gte_scaling", f"written with GTEScaling {fx.gte:g}", "info")
     return doc
-
-
-def _wanted(scene: Scene, ctx: Context) -> int:
-    v = ctx.opt("splash_version")
-    if v is None:
-        # An explicit v1 layout asks for version 1.
-        return 1 if ctx.opt("layout") is not None else 23
-    return int(v)
-
-
-def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument | ModernDocument:
-    """Version 1 (layout G or H) when asked, else a modern file (23, 24 with lights)."""
-    if _wanted(scene, ctx) == 1:
-        return from_scene_v1(scene, ctx)
-    return from_scene_modern(scene, ctx)
-
-
-def save(scene: Scene, ctx: Context) -> Files:
-    """The main file and, for a modern version, its ``.vram`` sidecar beside it."""
-    name = ctx.path.name if ctx.path else "scene.splashpack"
-    doc = from_scene(scene, ctx)
-    if isinstance(doc, SplashpackDocument):
-        return {name: write_v1(doc, ctx)}
-    return write_files(doc, Context(Path(name), ctx.options, ctx.notes))
-
-
-def write_files(doc: SplashpackDocument | ModernDocument, ctx: Context) -> Files:
-    """A native document as files: the main file and, for a modern version, the ``.vram`` and
-    ``.spu`` sidecars it holds (``write_native`` uses this, so a rewrite keeps them too)."""
-    name = ctx.path.name if ctx.path else "scene.splashpack"
-    if isinstance(doc, SplashpackDocument):
-        return {name: write_v1(doc, ctx)}
-    files = {name: write_modern(doc, ctx)}
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    if doc.vram is not None:
-        files[f"{stem}.vram"] = write_vram(doc.vram)
-    if doc.spu is not None:
-        files[f"{stem}.spu"] = write_spu(doc.spu)
-    return files

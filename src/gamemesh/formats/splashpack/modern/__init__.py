@@ -1,0 +1,2 @@
+"""SPLASHPACK versions 20..24 (the 2026 rewrite, SplashEdit today): the main file with the
+``.vram`` and ``.spu`` sidecars (``shared/specs/splashpack-modern.md``)."""
