@@ -336,6 +336,8 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     assert papa["actions"] == sorted(a.name for a in bot_scene.animations) == ["idle", "run"]
     assert papa["images"] == ["assault_bot_diffuse", "assault_bot_mask", "assault_bot_material"]
     assert papa["packed"]
+    # Every frame (issue 30): the scene runs at the clips' 60 fps, so 200 and 28 frames stay.
+    assert papa["fps"] == 60.0 and papa["action_frames"] == {"idle": 200, "run": 28}
     # Blender drops the unit's 3 degenerate triangles (two corners at one position).
     assert papa["polygons"] == bot_scene.summary()["triangles"] - 3
     assert papa["top"] == pytest.approx(bot_scene.summary()["bounds"]["max"][1], abs=1e-4)
@@ -353,6 +355,9 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
         np.testing.assert_allclose(s["bounds"]["max"], bot_scene.summary()["bounds"]["max"],
                                    atol=1e-3, err_msg=name)
     assert (out / "bot_anim_idle.papa").is_file() and (out / "bot_diffuse.papa").is_file()
+    for clip, frames in (("idle", 200), ("run", 28)):
+        anim = gamemesh.read_native(out / f"bot_anim_{clip}.papa").animations[0]
+        assert (len(anim.transforms), anim.fps_num) == (frames, 60), clip
     # The mask and material maps went Papa -> Blender (unconnected nodes) -> Papa, unchanged.
     for role in ("mask", "material"):
         a = gamemesh.load(bot.with_name(f"assault_bot_{role}.papa")).images[0].pixels
@@ -400,3 +405,19 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     s = gamemesh.load(out / "level.splashpack").summary()
     nav = sum(len(n) for n in gamemesh.read_native(splash).navmeshes)
     assert (s["meshes"], s["triangles"]) == (6, want["triangles"] - nav)
+
+
+def test_clip_rate_is_the_clips_own() -> None:
+    """Blender puts glTF seconds on the scene's frames: import sets the scene to this rate."""
+    bot = gamemesh.load(_assault_bot())
+    assert bridge.clip_fps(bot) == 60.0  # papa clips declare [60, 1]
+    sample = sample_scene()
+    for anim in sample.animations:
+        anim.extras.clear()
+    keys = {round(1 / float(d), 3) for a in sample.animations for c in a.channels
+            for d in np.diff(c.times)[:1]}
+    assert bridge.clip_fps(sample) == max(keys)  # from the key spacing when undeclared
+    assert bridge.clip_fps(gamemesh.Scene()) is None
+    assert bridge.blender_rate(60.0) == (60, 1.0)
+    fps, base = bridge.blender_rate(29.97)
+    assert fps == 30 and fps / base == pytest.approx(29.97)

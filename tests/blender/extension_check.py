@@ -102,6 +102,9 @@ def scene_state() -> dict[str, Any]:
                           if o.data.shape_keys),
         "bones": sum(len(a.data.bones) for a in arms),
         "actions": sorted(a.name for a in bpy.data.actions),
+        "action_frames": {a.name: round(a.frame_range[1] - a.frame_range[0]) + 1
+                          for a in bpy.data.actions},
+        "fps": bpy.context.scene.render.fps / bpy.context.scene.render.fps_base,
         "images": sorted(i.name for i in bpy.data.images if i.size[0] > 0),
         "packed": all(i.packed_file is not None for i in bpy.data.images if i.size[0] > 0),
         "materials": len(bpy.data.materials),

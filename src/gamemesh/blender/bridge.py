@@ -8,10 +8,13 @@ glTF exporter wrote -> gamemesh's writer for the chosen format, its notes return
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .. import api
 from ..errors import FormatError, Note
@@ -20,8 +23,8 @@ from ..registry import Context, FormatSpec, by_name
 from ..scene import Image, Scene
 from .options import exportable, importable, options_for, spec_for_path
 
-__all__ = ["GlbImage", "Imported", "attach_maps", "collapse_notes", "export_glb", "glb_images",
-           "id_property", "import_glb", "resolve_format"]
+__all__ = ["GlbImage", "Imported", "attach_maps", "blender_rate", "clip_fps", "collapse_notes",
+           "export_glb", "glb_images", "id_property", "import_glb", "resolve_format"]
 
 # Blender ID properties hold str/int/float and nested dicts/lists of them; strings are capped
 # here so a file's big native blob does not bloat the .blend.
@@ -98,6 +101,9 @@ def import_glb(path: str | Path, chosen: str, values: Mapping[str, Any]) -> Impo
     props = {"format": spec.name, "source_file": Path(path).name,
              "options": id_property(opts), "extras": id_property(scene.extras),
              "notes": [f"{n.code}: {n.message}" for n in scene.notes]}
+    fps = clip_fps(scene)
+    if fps is not None:
+        props["fps"] = fps
     return Imported(glb, spec.name, [*scene.notes, *notes], props, scene.summary())
 
 
@@ -129,6 +135,48 @@ def attach_maps(scene: Scene, maps: Mapping[str, Mapping[str, GlbImage]]) -> Non
             scene.images.append(Image(name=image.name, data=image.data,
                                       mime_type="image/jpeg" if image.suffix == ".jpg"
                                       else "image/png", extras=dict(image.extras)))
+
+
+def clip_fps(scene: Scene) -> float | None:
+    """The frame rate the scene's clips were made at: the finest a clip declares (``fps`` in
+    its extras, as ``[num, den]`` or a number, at the top or one level down), else the finest
+    its key spacing shows; None without animation. Blender turns glTF seconds into frames at
+    the scene's rate, so a clip read at another rate loses or smears frames."""
+    rates = [r for r in (_declared_fps(a.extras) or _key_fps(a) for a in scene.animations)
+             if r is not None]
+    return max(rates) if rates else None
+
+
+def _declared_fps(extras: Mapping[str, Any]) -> float | None:
+    for value in (extras.get("fps"), *(v.get("fps") for v in extras.values()
+                                       if isinstance(v, Mapping))):
+        if isinstance(value, list | tuple) and len(value) == 2 and all(
+                isinstance(x, int | float) and x > 0 for x in value):
+            return float(value[0]) / float(value[1])
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
+def _key_fps(anim: Any) -> float | None:
+    """1 / the most common key spacing (rounded to 1e-4 s) of the clip's sampled channels."""
+    steps = [np.diff(np.asarray(c.times, dtype=np.float64)) for c in anim.channels
+             if len(c.times) > 1]
+    flat = np.concatenate(steps) if steps else np.zeros(0)
+    flat = np.round(flat[flat > 1e-6], 4)
+    if not len(flat):
+        return None
+    values, counts = np.unique(flat, return_counts=True)
+    return round(1.0 / float(values[np.argmax(counts)]), 3)
+
+
+def blender_rate(fps: float) -> tuple[int, float]:
+    """Blender's ``render.fps`` (an integer) and ``fps_base`` for a rate: fps / fps_base."""
+    whole = max(1, round(fps))
+    if abs(whole - fps) < 1e-3:
+        return whole, 1.0
+    whole = max(1, math.ceil(fps))
+    return whole, whole / fps
 
 
 def id_property(value: Any) -> Any:

@@ -21,6 +21,7 @@ from ..errors import FormatError, Note
 from ..registry import FormatSpec
 from .bridge import (
     GlbImage,
+    blender_rate,
     collapse_notes,
     export_glb,
     glb_images,
@@ -116,7 +117,8 @@ class IMPORT_SCENE_OT_gamemesh(bpy.types.Operator, ImportHelper):  # noqa: N801 
         values = {p.name: getattr(self, p.name) for p in prop_specs()}
         try:
             imported = import_glb(self.filepath, self.format.lower(), values)
-            objects = _import_into_blender(imported.glb, self.bone_heuristic)
+            objects = _import_into_blender(imported.glb, self.bone_heuristic,
+                                           imported.properties.get("fps"))
         except _USER_ERRORS as e:
             return _fail(self, e)
         for obj in objects:
@@ -130,9 +132,13 @@ class IMPORT_SCENE_OT_gamemesh(bpy.types.Operator, ImportHelper):  # noqa: N801 
         return {"FINISHED"}
 
 
-def _import_into_blender(glb: bytes, bone_heuristic: str) -> list[Any]:
+def _import_into_blender(glb: bytes, bone_heuristic: str, fps: float | None) -> list[Any]:
     """Blender's glTF importer needs a file: a temporary one, gone after the import (images
-    are packed into the .blend, so nothing refers to it)."""
+    are packed into the .blend, so nothing refers to it). The scene takes the clips' frame
+    rate first: the importer puts keys on the scene's frames, and at 24 fps a 60 fps clip
+    loses its last frame (and more) on the way back."""
+    if fps is not None:
+        _set_rate(bpy.context.scene, fps)
     before = set(bpy.data.objects)
     before_images, before_materials = set(bpy.data.images), set(bpy.data.materials)
     with tempfile.TemporaryDirectory(prefix="gamemesh-") as tmp:
@@ -146,7 +152,23 @@ def _import_into_blender(glb: bytes, bone_heuristic: str) -> list[Any]:
             if image.name not in taken:
                 added[image.index] = _add_image(image, Path(tmp))
     _attach_images([m for m in bpy.data.materials if m not in before_materials], added)
+    if fps is not None and bpy.data.actions:
+        scene = bpy.context.scene
+        scene.frame_end = max(scene.frame_end, *(round(a.frame_range[1])
+                                                 for a in bpy.data.actions))
     return [o for o in bpy.data.objects if o not in before]
+
+
+def _set_rate(scene: Any, fps: float) -> None:
+    scene.render.fps, scene.render.fps_base = blender_rate(fps)
+
+
+def _clip_rate(objects: Iterable[Any]) -> float | None:
+    """The frame rate the clips of these objects were imported at (their root's
+    ``gamemesh`` properties), the finest if several."""
+    rates = [float(o["gamemesh"]["fps"]) for o in objects
+             if "gamemesh" in o and "fps" in o["gamemesh"]]
+    return max(rates) if rates else None
 
 
 def _add_image(image: GlbImage, tmp: Path) -> Any:
@@ -221,19 +243,27 @@ class EXPORT_SCENE_OT_gamemesh(bpy.types.Operator):  # noqa: N801 (Blender's nam
 
     def execute(self, context: Any) -> set[str]:
         values = {p.name: getattr(self, p.name) for p in prop_specs()}
+        scene = context.scene
+        saved = (scene.render.fps, scene.render.fps_base)
+        objects = context.selected_objects if self.use_selection else scene.objects
+        fps = _clip_rate(objects)
         try:
+            if fps is not None:  # Blender's exporter samples the clips at the scene's rate
+                _set_rate(scene, fps)
             with tempfile.TemporaryDirectory(prefix="gamemesh-") as tmp:
                 glb = Path(tmp) / "export.glb"
                 bpy.ops.export_scene.gltf(
                     filepath=str(glb), export_format="GLB", export_extras=True,
                     use_selection=self.use_selection, export_apply=self.apply_modifiers,
                     export_animations=True, export_skins=True, export_morph=True)
-                spec, notes, scene = export_glb(glb, self.filepath, self.format.lower(),
-                                                values, _material_maps())
+                spec, notes, written = export_glb(glb, self.filepath, self.format.lower(),
+                                                  values, _material_maps())
         except _USER_ERRORS as e:
             return _fail(self, e)
+        finally:
+            scene.render.fps, scene.render.fps_base = saved
         _report_notes(self, notes)
-        s = scene.summary()
+        s = written.summary()
         self.report({"INFO"}, f"gamemesh: wrote {Path(self.filepath).name} ({spec.name}): "
                     f"{s['meshes']} meshes, {s['bones']} bones, "
                     f"{len(s['animations'])} animations")
