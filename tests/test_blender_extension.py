@@ -26,7 +26,14 @@ import pytest
 import gamemesh
 from gamemesh.blender import bridge
 from gamemesh.blender.extension import PLATFORMS, gamemesh_wheel
-from gamemesh.blender.options import importable, options_for, prop_specs
+from gamemesh.blender.options import (
+    DIRECTIONS,
+    exportable,
+    importable,
+    options_for,
+    prop_specs,
+    team_colors,
+)
 from gamemesh.cli import main
 from gamemesh.registry import by_name
 from gamemesh.sample import sample_scene
@@ -148,12 +155,90 @@ def test_every_format_option_is_a_property() -> None:
     props = {p.option.name: p for p in prop_specs()}
     every = {o.name for s in gamemesh.formats() for o in s.options}
     assert set(props) == every
+    # Each option has a direction, so a new one never lands in the wrong dialog.
+    assert set(DIRECTIONS) == every
     assert props["with"].name == "with_"  # a Python keyword Blender refuses
     assert (props["gte_scaling"].kind, props["gte_scaling"].default) == ("float", 0.0)
     assert props["euler_order"].kind == "enum" and props["euler_order"].default == "XYZ"
     assert props["bpp"].items[0][0] == "DEFAULT" and props["team_color"].kind == "str"
     assert props["texture_dir"].kind == "str" and "separate with ;" in \
         props["texture_dir"].description
+    assert (props["texture_dir"].subtype, props["diffuse"].subtype) == ("DIR_PATH", "FILE_PATH")
+    assert props["team_color"].subtype == "NONE"
+
+
+def test_dialogs_show_the_options_of_their_direction() -> None:
+    """Issue 30 item 3: Import shows what reading takes, Export what writing takes."""
+    imp = {p.name for p in prop_specs(importable(), "import")}
+    exp = {p.name for p in prop_specs(exportable(), "export")}
+    assert {"no_textures", "pet_version", "lua", "csg", "ptx_bpp", "bpp"}.isdisjoint(imp)
+    assert {"team_color", "with_", "no_siblings", "texture_dir", "extract"}.isdisjoint(exp)
+    assert {"gte_scaling", "euler_order", "flip_v"} <= imp & exp  # both ways
+    papa_exp = [p.name for p in prop_specs([by_name("papa")], "export")]
+    assert papa_exp == ["no_textures", "no_animations", "diffuse", "mask", "material",
+                        "texture_format", "csg", "csg_texture_dir"]
+    labels = {p.name: p.label for p in prop_specs()}
+    assert (labels["gte_scaling"], labels["ptx_bpp"], labels["pet_version"]) == (
+        "GTE scaling", "PTX bits per pixel", "PET version")
+    assert (labels["with_"], labels["lua"], labels["texture_dir"]) == (
+        "Other character files", "Lua scripts", "Texture folders")
+
+
+def test_team_colour_presets() -> None:
+    assert team_colors("NONE", (1, 1, 1), (0, 0, 0)) is None
+    assert team_colors("MLA", (1, 1, 1), (0, 0, 0)) == ("007CFF", "FF6400")
+    assert team_colors("LEGION", (1, 1, 1), (1, 1, 1)) == ("FF0000", "000000")
+    assert team_colors("CUSTOM", (0.2, 0.4, 1.5), (0, 0, 0)) == ("3366FF", "000000")
+
+
+def test_secondary_team_colour_tints_the_masks_green() -> None:
+    path = _assault_bot()
+    plain = bridge.import_glb(path, "AUTO", {"team_color": "FF0000"})
+    both = bridge.import_glb(path, "AUTO", {"team_color": "FF0000"}, secondary="000000")
+    a, b = (bridge.glb_images(x.glb)[0] for x in (plain, both))
+    pa, pb = (gamemesh.textures.decode_image(x.data) for x in (a, b))
+    mask = gamemesh.load(path.with_name("assault_bot_mask.papa")).images[0].pixels
+    assert mask is not None
+    green = mask[..., 1] > 128
+    assert green.any() and pb[green][:, :3].mean() < pa[green][:, :3].mean() * 0.6
+    np.testing.assert_array_equal(pa[mask[..., 1] == 0], pb[mask[..., 1] == 0])
+    assert b.extras["team_secondary"] == "000000"
+
+
+def test_export_defaults_come_from_the_import() -> None:
+    splash = bridge.import_glb(_splashpack(), "AUTO", {"gte_scaling": 200.0})
+    got = bridge.export_defaults(splash.properties)
+    assert got == {"format": "SPLASHPACK", "stem": "v1-H_60byte-gameobject-16bpp__psxsplash-55c1d2c",
+                   "splash_version": "1", "layout": "H", "gte_scaling": 200.0}
+    bot = bridge.import_glb(_assault_bot(), "AUTO", {})
+    assert bridge.export_defaults(bot.properties) == {"format": "PAPA", "stem": "assault_bot"}
+    # The last export's choices win over the import's.
+    kept = {**splash.properties, "export": {"format": "PBA", "ptx_bpp": "24"}}
+    assert bridge.export_defaults(kept)["format"] == "PBA"
+    assert bridge.export_defaults(kept)["ptx_bpp"] == "24"
+    pet = bridge.export_defaults({"format": "pet", "extras": {"pet_version": "1.2"}})
+    assert pet == {"format": "PET", "pet_version": "1.2"}
+
+
+def test_bones_match_by_name_loosely() -> None:
+    bones = ["bone_root", "Bone_Pelvis.001", "bone-head", "other"]
+    tracks = ["bone_root", "bone_pelvis", "BONE_HEAD", "bone_tail"]
+    assert bridge.match_bones(tracks, bones) == {
+        "bone_root": "bone_root", "bone_pelvis": "Bone_Pelvis.001", "BONE_HEAD": "bone-head"}
+
+
+def test_a_hierarchy_too_deep_for_blender_is_one_error(tmp_path: Path) -> None:
+    """Issue 33 item 11: a 2,000-deep chain ends in one line, before Blender's importer."""
+    scene = gamemesh.Scene()
+    parent = None
+    for k in range(2000):
+        parent = scene.add_node(gamemesh.scene.Node(name=f"n{k}"), parent)
+    gamemesh.save(scene, tmp_path / "deep.glb")
+    with pytest.raises(gamemesh.FormatError) as err:
+        bridge.import_glb(tmp_path / "deep.glb", "gltf", {})
+    text = str(err.value)
+    assert "\n" not in text and f"at most {bridge.MAX_DEPTH}" in text
+    assert f"'n{bridge.MAX_DEPTH}'" in text  # the first node too deep
 
 
 def test_property_values_become_the_formats_options() -> None:
