@@ -208,7 +208,7 @@ def test_secondary_team_colour_tints_the_masks_green() -> None:
 def test_export_defaults_come_from_the_import() -> None:
     splash = bridge.import_glb(_splashpack(), "AUTO", {"gte_scaling": 200.0})
     got = bridge.export_defaults(splash.properties)
-    assert got == {"format": "SPLASHPACK", "stem": "v1-H_60byte-gameobject-16bpp__psxsplash-55c1d2c",
+    assert got == {"format": "SPLASHPACK", "stem": _splashpack().name.split(".")[0],
                    "splash_version": "1", "layout": "H", "gte_scaling": 200.0}
     bot = bridge.import_glb(_assault_bot(), "AUTO", {})
     assert bridge.export_defaults(bot.properties) == {"format": "PAPA", "stem": "assault_bot"}
@@ -352,6 +352,48 @@ def test_blenders_own_validator_accepts_the_zip(extension_zip: Path) -> None:
     assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
 
 
+def _check_dialogs(installed: dict[str, Any]) -> None:
+    """Issue 30 item 3: each dialog has and draws only the options of its direction and of
+    the file's format; team colour is a preset or two swatches; paths have a browse button."""
+    imp, exp = set(installed["import_props"]), set(installed["export_props"])
+    assert {"format", "files", "directory", "onto_armature", "team_preset", "team_primary",
+            "team_secondary", "gte_scaling", "euler_order", "with_", "no_siblings"} <= imp
+    assert {"team_color", "pet_version", "lua", "no_textures", "csg", "ptx_bpp"}.isdisjoint(imp)
+    assert {"format", "use_selection", "csg", "csg_texture_dir", "pet_version", "lua",
+            "ptx_bpp", "gte_scaling"} <= exp
+    assert {"team_preset", "with_", "no_siblings", "kind", "extract"}.isdisjoint(exp)
+    ui = installed["ui"]
+
+    def drawn(name: str) -> tuple[list[str], list[Any]]:
+        return ([e for e in ui[name] if isinstance(e, str)],
+                [e[1:] for e in ui[name] if isinstance(e, list) and e[0] == "panel"])
+
+    fixed_import = ["format", "bone_heuristic", "onto_armature"]
+    assert drawn("import") == (
+        [*fixed_import, "no_siblings", "anim", "texture_root", "team_preset"],
+        [["GAMEMESH_papa", False]])
+    assert drawn("import_custom_team")[0][-3:] == ["team_preset", "team_primary",
+                                                   "team_secondary"]
+    assert drawn("import_pet") == ([*fixed_import, "kind", "texture_dir", "max_influences",
+                                    "with_", "character", "no_parts"], [["GAMEMESH_pet", False]])
+    # No file yet: every format's panel, closed (a closed panel draws nothing).
+    props, panels = drawn("import_unknown")
+    assert props == fixed_import and all(closed for _, closed in panels)
+    assert [p for p, _ in panels] == [f"GAMEMESH_{n}" for n in ("papa", "pba", "pet", "pmf",
+                                                                "splashpack")]
+    fixed_export = ["format", "use_selection", "apply_modifiers"]
+    assert drawn("export") == ([*fixed_export, "gte_scaling", "splash_version", "layout", "bpp",
+                                "lua"], [["GAMEMESH_splashpack", False]])
+    assert drawn("export_papa")[0] == [*fixed_export, "no_textures", "no_animations", "diffuse",
+                                       "mask", "material", "texture_format", "csg",
+                                       "csg_texture_dir"]
+    assert drawn("export_pet")[0] == [*fixed_export, "pet_version", "max_influences"]
+    assert installed["subtypes"] == {"texture_dir": "DIR_PATH", "anim": "FILE_PATH",
+                                     "team_primary": "COLOR_GAMMA", "diffuse": "FILE_PATH"}
+    assert installed["labels"] == {"gte_scaling": "GTE scaling",
+                                   "ptx_bpp": "PTX bits per pixel", "team_preset": "Team colour"}
+
+
 def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     exe = _blender_python()
     bot, splash = _assault_bot(), _splashpack()
@@ -394,20 +436,8 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     assert "/extensions/" in installed["gamemesh_file"].replace(os.sep, "/")
     assert str(HERE.parent) not in installed["gamemesh_file"]
     assert installed["pillow"]
-    assert {"format", "gte_scaling", "euler_order", "team_color", "with_"} <= set(
-        installed["import_props"])
-    assert {"format", "use_selection", "kind", "ptx_bpp"} <= set(installed["export_props"])
-    assert len(installed["menus"]) == 2
-    # The dialogs' side panels: the registry's options, one panel per format, the file's open.
+    _check_dialogs(installed)
     ui = installed["ui"]
-    panels = {p[1]: p[2] for p in ui["import"] if isinstance(p, list) and p[0] == "panel"}
-    assert panels["GAMEMESH_papa"] is False and panels["GAMEMESH_splashpack"] is True
-    drawn = {e for e in ui["import"] if isinstance(e, str)}
-    assert {"format", "team_color", "no_siblings"} <= drawn
-    assert "gte_scaling" not in drawn  # a closed panel draws nothing
-    export_panels = {p[1]: p[2] for p in ui["export"] if isinstance(p, list) and
-                     p[0] == "panel"}
-    assert export_panels["GAMEMESH_splashpack"] is False and "gte_scaling" in ui["export"]
     # One menu entry per format, each preset to it.
     menu = {e["text"]: e.get("format") for e in ui["import_menu"]}
     assert menu["Any gamemesh format"] == "AUTO"

@@ -50,7 +50,7 @@ from .options import (
     team_colors,
 )
 
-__all__ = ["register", "unregister"]
+__all__ = ["assign_action", "dialog_defaults", "register", "unregister"]
 
 # What a user's mistake or a bad file raises on the way (FormatError is a ValueError).
 _USER_ERRORS = (ValueError, OSError, RuntimeError)
@@ -366,13 +366,7 @@ class EXPORT_SCENE_OT_gamemesh(bpy.types.Operator):  # noqa: N801 (Blender's nam
         return {"RUNNING_MODAL"}
 
     def _take_defaults(self, context: Any) -> str | None:
-        """Start from what the active object (or the scene's first imported object) came
-        from: its format, version, layout and options (its ``gamemesh`` properties)."""
-        source = _gamemesh_root(context.active_object) or next(
-            (o for o in context.scene.objects if "gamemesh" in o), None)
-        if source is None:
-            return None
-        defaults = export_defaults(_plain(source["gamemesh"]))
+        defaults = dialog_defaults(context)
         props = self.bl_rna.properties
         for key, value in defaults.items():
             if key in props and key not in ("filepath", "stem"):
@@ -441,6 +435,15 @@ def assign_action(obj: Any, action: Any) -> None:
     slots = getattr(action, "slots", None)
     if slots and getattr(obj.animation_data, "action_slot", True) is None:
         obj.animation_data.action_slot = slots[0]
+
+
+def dialog_defaults(context: Any) -> dict[str, Any]:
+    """The export dialog's starting values: what the active object (or the scene's first
+    imported object) came from, its format, version, layout and options (``gamemesh``
+    properties; bridge.export_defaults)."""
+    source = _gamemesh_root(context.active_object) or next(
+        (o for o in context.scene.objects if "gamemesh" in o), None)
+    return {} if source is None else export_defaults(_plain(source["gamemesh"]))
 
 
 def _gamemesh_root(obj: Any) -> Any:
