@@ -425,6 +425,8 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
         {"do": "reset"}, {"do": "import", "path": str(tmp_path / "pba" / "char_checker.ptx")},
         {"do": "reset"}, {"do": "import", "path": str(splash)},
         {"do": "export", "path": str(out / "level.splashpack")},
+        # Issue 33 item 11: deeper than Blender's importer takes, refused in one line.
+        {"do": "reset"}, {"do": "import", "path": str(_deep_pmf(tmp_path / "deep.pmf"))},
     ]
     results, log = _run_blender(exe, extension_zip, steps, tmp_path)
     installed, papa, *exports = results[:5]
@@ -520,6 +522,23 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     s = gamemesh.load(out / "level.splashpack").summary()
     nav = sum(len(n) for n in gamemesh.read_native(splash).navmeshes)
     assert (s["meshes"], s["triangles"]) == (6, want["triangles"] - nav)
+    deep = results[26]
+    assert "deep.pmf" in deep["error"] and "at most 500" in deep["error"], deep
+    assert len(deep["error"].strip().splitlines()) == 1 and deep["meshes"] == 0
+
+
+def _deep_pmf(path: Path) -> Path:
+    """A PMF of 2,000 pieces each the child of the last (the CLI converts it)."""
+    scene = gamemesh.Scene()
+    tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    mesh = scene.add_mesh(gamemesh.scene.Mesh(name="t", primitives=[gamemesh.scene.Primitive(
+        positions=tri, indices=np.array([0, 1, 2], np.uint32))]))
+    parent = None
+    for k in range(2000):
+        parent = scene.add_node(gamemesh.scene.Node(name=f"p{k}", mesh=mesh,
+                                                    translation=(0.0, 0.01, 0.0)), parent)
+    gamemesh.save(scene, path)
+    return path
 
 
 def test_clip_rate_is_the_clips_own() -> None:
@@ -697,3 +716,26 @@ def _check_oracle(seen: dict[str, dict[str, Any]], factory: Path, af_in: dict[st
     assert [(n[:12], size) for n, size in images] == [("rock_diffuse", [4, 4]),
                                                       ("rock_normal_", [4, 4])]
     assert [m["uv_layers"] for m in rock["import"]["meshes"]] == [2]  # texture + shadow map
+
+
+def test_a_units_helper_model_is_flagged_and_left_out_of_thumbnails() -> None:
+    """Issue 30 item 6: stock air_factory_nav (a box around the factory) is flagged where the
+    scene is made, so the viewer, thumbnails and Blender keep it out of sight."""
+    from gamemesh.viewer.flags import navmesh_nodes
+    from gamemesh.viewer.thumbnail import render_thumbnail
+
+    path = _assault_bot().parents[2] / "air" / "air_factory" / "air_factory.papa"
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the corpus")
+    scene = gamemesh.load(path)
+    # The model node and its mesh binding below it.
+    nav, binding = navmesh_nodes(scene)
+    assert [scene.nodes[i].name for i in (nav, binding)] == ["air_factory_nav"] * 2
+    assert scene.nodes[nav].extras["role"] == "navmesh" and scene.nodes[binding].mesh == 1
+    flagged = render_thumbnail(scene, 64, supersample=1)
+    scene.nodes[nav].extras.pop("role")
+    drawn = render_thumbnail(scene, 64, supersample=1)
+    scene.nodes[binding].mesh = None
+    gone = render_thumbnail(scene, 64, supersample=1)
+    np.testing.assert_array_equal(flagged, gone)  # the flag leaves the helper out
+    assert not np.array_equal(flagged, drawn)  # which is drawn when not flagged
