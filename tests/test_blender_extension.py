@@ -548,9 +548,12 @@ def test_clip_rate_is_the_clips_own() -> None:
     sample = sample_scene()
     for anim in sample.animations:
         anim.extras.clear()
-    keys = {round(1 / float(d), 3) for a in sample.animations for c in a.channels
+    keys = {1 / float(d) for a in sample.animations for c in a.channels
             for d in np.diff(c.times)[:1]}
-    assert bridge.clip_fps(sample) == max(keys)  # from the key spacing when undeclared
+    assert bridge.clip_fps(sample) == pytest.approx(max(keys))  # from the key spacing
+    for c in sample.animations[0].channels:  # keys at 60 fps in float32 seconds
+        c.times = (np.arange(len(c.times)) / 60.0).astype(np.float32)
+    assert bridge.clip_fps(sample) == 60.0
     assert bridge.clip_fps(gamemesh.Scene()) is None
     assert bridge.blender_rate(60.0) == (60, 1.0)
     fps, base = bridge.blender_rate(29.97)
@@ -655,6 +658,7 @@ def test_papa_round_trip_through_blender_and_blender_papa_io(tmp_path: Path,
     r = dict(enumerate(results[1:]))
     bot_in, defaults, af_in, three_in = r[0], r[1]["defaults"], r[4], r[7]
     assert bot_in["action_frames"] == {"idle": 200, "run": 28} and bot_in["fps"] == 60.0
+    assert bot_in["root_props"][0]["options"] == {"team_color": "007CFF"}  # MLA's primary
     assert defaults == {"format": "PAPA", "stem": "assault_bot"}
     # air_factory: its nav helper in a hidden collection of its own; build keeps 180 frames.
     assert af_in["helpers"] == {"air_factory helpers": {

@@ -545,7 +545,7 @@ def _annotate() -> None:
 
 def _team_props() -> dict[str, Any]:
     """Team colour as PA shows it: a preset or two colour swatches (Papa units)."""
-    mla, legion = TEAM_PRESETS["MLA"], TEAM_PRESETS["LEGION"]
+    mla = TEAM_PRESETS["MLA"]
     return {
         "team_preset": EnumProperty(name="Team colour", default="NONE", items=(
             ("NONE", "None", "the unit's own diffuse texture"),
@@ -558,7 +558,7 @@ def _team_props() -> dict[str, Any]:
                                             min=0.0, max=1.0, default=mla[0],
                                             description="the mask's red channel"),
         "team_secondary": FloatVectorProperty(name="Secondary", subtype="COLOR_GAMMA", size=3,
-                                              min=0.0, max=1.0, default=legion[1],
+                                              min=0.0, max=1.0, default=mla[1],
                                               description="the mask's green channel"),
     }
 
