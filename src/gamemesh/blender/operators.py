@@ -187,7 +187,8 @@ class IMPORT_SCENE_OT_gamemesh(bpy.types.Operator, ImportHelper):  # noqa: N801 
         for path in self._paths():
             try:
                 if self.onto_armature:
-                    imported = _import_onto(target, path, self.format.lower(), values)
+                    imported = _import_onto(target, path, self.format.lower(), values,
+                                            self.bone_heuristic)
                 else:
                     imported = import_glb(path, self.format.lower(), values, secondary)
                     _into_blender(imported, self.bone_heuristic)
@@ -240,7 +241,8 @@ def _ancestors(obj: Any) -> list[Any]:
     return out
 
 
-def _import_onto(target: Any, path: Path, chosen: str, values: dict[str, Any]) -> Imported:
+def _import_onto(target: Any, path: Path, chosen: str, values: dict[str, Any],
+                 bone_heuristic: str) -> Imported:
     """The clips of ``path`` as actions of the ``target`` armature, tracks matched to its
     bones by name, loosely: Blender's glTF exporter writes the armature's rest pose, gamemesh
     moves it by the clips, and Blender's importer makes the actions on a copy of the rest
@@ -260,7 +262,9 @@ def _import_onto(target: Any, path: Path, chosen: str, values: dict[str, Any]) -
                 o.select_set(True)
         glb, imported, missed = retarget_glb(rig, path, chosen, values)
     before = set(bpy.data.actions)
-    objects = _import_into_blender(glb, "BLENDER", imported.properties.get("fps"))
+    # The copy's bones are made as the target's were (the same Bone Dir), so its actions,
+    # relative to each bone's rest, fit the target.
+    objects = _import_into_blender(glb, bone_heuristic, imported.properties.get("fps"))
     actions = [a for a in bpy.data.actions if a not in before]
     for obj in objects:
         bpy.data.objects.remove(obj, do_unlink=True)
