@@ -133,6 +133,8 @@ def test_every_format_package_has_one_shape() -> None:
                 "sample", "info"}
     allowed = required | {"files", "textures", "conventions", "extras", "vram", "skeleton",
                           "texture_files",
+                          # Papa's CSG models (terrain: format 10, linked textures) beside units
+                          "csg",
                           # PET's scene conversion split along what it does (animation clips,
                           # corner dedup, skin influences)
                           "animation", "corners", "influences",

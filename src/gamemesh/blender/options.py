@@ -15,11 +15,85 @@ from typing import Any, Literal
 
 from ..registry import FormatSpec, Option, formats
 
-__all__ = ["UNSET", "PropSpec", "exportable", "importable", "options_for", "prop_specs",
-           "spec_for_path"]
+__all__ = ["DIRECTIONS", "TEAM_PRESETS", "UNSET", "Direction", "PropSpec", "applies", "exportable",
+           "importable", "label", "options_for", "prop_specs", "spec_for_path", "team_colors"]
 
 UNSET = "DEFAULT"
 Kind = Literal["bool", "int", "float", "str", "enum"]
+Direction = Literal["import", "export"]
+
+# Which way each format option works: "read" (the file -> Blender), "write" (Blender -> the
+# file) or "both"; the dialogs show an option only in its direction. A new option must be
+# named here (a test checks), so it never appears in the wrong dialog.
+DIRECTIONS: dict[str, Literal["read", "write", "both"]] = {
+    "allow_outside": "read", "no_siblings": "read", "anim": "read", "texture_root": "read",
+    "team_color": "read", "state": "read", "drop_shadows": "read", "alpha_mask": "read",
+    "texture_dir": "read", "kind": "read", "with": "read", "character": "read",
+    "no_parts": "read", "texture": "read", "default_fps": "read", "partial_triangles": "read",
+    "extract": "read",
+    "no_textures": "write", "no_animations": "write", "diffuse": "write", "mask": "write",
+    "material": "write", "texture_format": "write", "csg": "write", "csg_texture_dir": "write",
+    "ptx_bpp": "write", "pet_version": "write", "fps": "write", "splash_version": "write",
+    "layout": "write", "bpp": "write", "lua": "write",
+    "max_influences": "both", "euler_order": "both", "angle_unit": "both",
+    "root_position": "both", "handedness": "both", "winding": "both", "flip_v": "both",
+    "gte_scaling": "both",
+}
+
+# Labels in words where the option's name is an abbreviation or a flag.
+_LABELS = {
+    "allow_outside": "Folders outside the glTF's", "no_siblings": "This file only",
+    "anim": "Extra animation files", "texture_root": "Media root folder",
+    "with": "Other character files", "character": "Whole character",
+    "no_parts": "Without the character's parts", "kind": "PET kind",
+    "texture": "Texture image", "default_fps": "Frame rate when unset",
+    "partial_triangles": "Incomplete triangles", "extract": "Write Lua sources to",
+    "no_textures": "Without texture files", "no_animations": "Without animation files",
+    "diffuse": "Diffuse texture", "mask": "Team colour mask", "material": "Material texture",
+    "csg": "CSG shader", "csg_texture_dir": "CSG texture media folder",
+    "ptx_bpp": "PTX bits per pixel", "pet_version": "PET version", "fps": "Frame rate",
+    "splash_version": "SPLASHPACK version", "layout": "Version 1 layout",
+    "bpp": "Texel bits per pixel", "lua": "Lua scripts", "gte_scaling": "GTE scaling",
+    "flip_v": "Flip V", "max_influences": "Bone influences per vertex",
+    "drop_shadows": "Without blob shadows", "alpha_mask": "Foliage as alpha mask",
+    "state": "Damage state", "texture_dir": "Texture folders",
+}
+# Options naming files or folders on disk get Blender's browse button.
+_PATHS = {"anim": "FILE_PATH", "diffuse": "FILE_PATH", "mask": "FILE_PATH",
+          "material": "FILE_PATH", "texture": "FILE_PATH", "lua": "FILE_PATH",
+          "with": "FILE_PATH", "texture_root": "DIR_PATH", "texture_dir": "DIR_PATH",
+          "extract": "DIR_PATH", "allow_outside": "DIR_PATH"}
+
+# Planetary Annihilation's team colours (primary, secondary) as the community's importer
+# presets them: the MLA's blue and orange, the Legion's red and black.
+TEAM_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
+    "MLA": ((0.0, 0.486, 1.0), (1.0, 0.394, 0.0)),
+    "LEGION": ((1.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
+}
+
+
+def label(name: str) -> str:
+    return _LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def applies(option: Option, direction: Direction) -> bool:
+    way = DIRECTIONS.get(option.name, "both")
+    return way == "both" or way == ("read" if direction == "import" else "write")
+
+
+def team_colors(preset: str, primary: Iterable[float], secondary: Iterable[float]
+                ) -> tuple[str, str] | None:
+    """The (primary, secondary) team colours as RRGGBB for a preset name (``CUSTOM`` takes
+    the two colours given); None for no team colour."""
+    if preset in TEAM_PRESETS:
+        primary, secondary = TEAM_PRESETS[preset]
+    elif preset != "CUSTOM":
+        return None
+
+    def hex6(rgb: Iterable[float]) -> str:
+        return "".join(f"{round(min(max(float(c), 0.0), 1.0) * 255):02X}" for c in rgb)
+
+    return hex6(primary), hex6(secondary)
 
 
 @dataclass(frozen=True)
@@ -31,10 +105,11 @@ class PropSpec:
     kind: Kind
     default: Any
     items: tuple[tuple[str, str, str], ...] = ()
+    subtype: str = "NONE"  # FILE_PATH / DIR_PATH: a string with a browse button
 
     @property
     def label(self) -> str:
-        return self.option.name.replace("_", " ").capitalize()
+        return label(self.option.name)
 
     @property
     def description(self) -> str:
@@ -81,15 +156,19 @@ def _prop_spec(option: Option) -> PropSpec:
     if option.type in (int, float) and not option.multiple:
         kind: Kind = "int" if option.type is int else "float"
         return PropSpec(name, option, kind, option.type(option.default or 0))
-    return PropSpec(name, option, "str", "" if option.default is None else str(option.default))
+    return PropSpec(name, option, "str", "" if option.default is None else str(option.default),
+                    subtype=_PATHS.get(option.name, "NONE"))
 
 
-def prop_specs(specs: Iterable[FormatSpec] | None = None) -> list[PropSpec]:
-    """One property per option name (several formats share ``texture_dir``)."""
+def prop_specs(specs: Iterable[FormatSpec] | None = None,
+               direction: Direction | None = None) -> list[PropSpec]:
+    """One property per option name (several formats share ``texture_dir``), only those
+    working in ``direction`` when given."""
     seen: dict[str, PropSpec] = {}
     for spec in formats() if specs is None else specs:
         for opt in spec.options:
-            seen.setdefault(opt.name, _prop_spec(opt))
+            if direction is None or applies(opt, direction):
+                seen.setdefault(opt.name, _prop_spec(opt))
     return list(seen.values())
 
 

@@ -3,7 +3,8 @@
 The SPLASHPACK reader marks its navmesh nodes with ``extras = {"splashpack": {"navmesh": k}}``
 (``k`` the navmesh's index, so 0 is a valid mark); a top-level ``"navmesh"`` key, or a
 ``kind``/``role``/``type`` of ``"navmesh"``, is accepted too so other formats can join. The page
-draws flagged nodes as a translucent overlay; thumbnails and camera framing leave them out.
+draws flagged nodes (and what hangs below them) as a translucent overlay, hidden until its
+toggle is ticked; thumbnails and camera framing leave them out.
 The same rule is implemented in ``static/viewer.js`` (on glTF ``extras``, which three.js puts
 in ``userData``).
 """
@@ -35,4 +36,11 @@ def is_navmesh(extras: Mapping[str, Any]) -> bool:
 
 
 def navmesh_nodes(scene: Scene) -> list[int]:
-    return [i for i, n in enumerate(scene.nodes) if is_navmesh(n.extras)]
+    """The flagged nodes and the nodes below them (a Papa helper model is flagged on its
+    model node, its mesh hangs below), as the page's rule walks up the parents."""
+    flagged = {i for i, n in enumerate(scene.nodes) if is_navmesh(n.extras)}
+    parents = scene.parents()
+    for i in scene.walk():  # parents come first
+        if parents[i] in flagged:
+            flagged.add(i)
+    return sorted(flagged)

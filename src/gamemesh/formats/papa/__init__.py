@@ -15,6 +15,7 @@ A unit is several files (model, ``_diffuse``/``_mask``/``_material`` textures,
 from __future__ import annotations
 
 from ...registry import FormatSpec, Option
+from .csg import CSG_SHADERS, DEFAULT_TEXTURE_DIR
 from .document import PapaDocument
 from .files import siblings
 from .from_scene import from_scene, save
@@ -63,6 +64,11 @@ SPEC = FormatSpec(
         Option("texture_format", "papa: when writing, the format of every texture file "
                "(default DXT5 for the diffuse, DXT1 for mask and material)", str,
                choices=("DXT1", "DXT5", "RGBA8")),
+        Option("csg", "papa: when writing, a CSG model (terrain feature) with this shader: "
+               "vertex format 10 (tangents, a second UV set for the shadow map) and textures "
+               "linked by media path", str, choices=CSG_SHADERS),
+        Option("csg_texture_dir", "papa: when writing CSG, the media folder of linked textures "
+               f"a material names by image only (default {DEFAULT_TEXTURE_DIR})", str),
     ),
     exports={".png": export_png, ".dds": export_dds},
     notes="A unit is several files: converting the model finds its textures and animations.",

@@ -31,6 +31,7 @@ from ...scene import Primitive, Scene
 from ...scene.math import vertex_normals, world_matrices
 from ...scene.skinning import limit_influences, safe_inverse
 from . import layout as lay
+from .csg import csg_material, tangent_frames
 from .document import (
     NONE16,
     IndexBuffer,
@@ -101,6 +102,13 @@ def save(scene: Scene, ctx: Context) -> dict[str, bytes]:
         ctx.note("papa.animations_not_written", f"--no-animations: {len(scene.animations)} "
                  "clips not written", covers=("clips", "channels"))
     textures: dict[str, PapaDocument] = {}
+    if ctx.opt("csg"):
+        # A CSG model links its textures by media path: there are no unit texture files.
+        if scene.images:
+            ctx.note("papa.csg_textures_linked", f"CSG: {len(scene.images)} images are linked "
+                     "by media path, not written (make their texture .papa files apart)",
+                     "info", covers=("images",))
+        return files
     if not ctx.opt("no_textures", False):
         textures = TextureWriter(scene, ctx, has_model=True).docs(stem)
         for suffix, doc in textures.items():
@@ -176,6 +184,12 @@ class _Exporter:
                 self.model_nodes[k] = i
         self.plan = self._plan()
         self.rig.set_base(self._skeleton_base())
+        self.csg = bool(ctx.opt("csg"))
+        self.linked: dict[str, int] = {}  # CSG: texture entry of each linked media path
+        if self.csg and self.rig.joints:
+            msg = "a CSG model is static: it has no skeleton"
+            raise LimitError(lay.FMT, msg, field="--csg", expected="no bones or skinned meshes",
+                             actual=f"{len(self.rig.joints)} bones")
 
     def note(self, code: str, message: str, level: str = "warning",
              covers: tuple[str, ...] = ()) -> None:
@@ -309,6 +323,8 @@ class _Exporter:
         return out
 
     def _material(self, doc: PapaDocument, src: Any) -> Material:
+        if self.csg:
+            return csg_material(doc, src, self.scene, self.ctx, self.linked)
         shader = "solid"
         color = [1.0, 1.0, 1.0, 1.0]
         extra_vec: dict[str, list[float]] = {}
@@ -385,7 +401,7 @@ class _Exporter:
              "TEXCOORD_1 (the skinned format 8 has one UV set)", "texcoords"),
             (any(len(p.texcoords) > 2 for p in prims), "TEXCOORD_2 and later UV sets",
              "texcoords"),
-            (any(p.tangents is not None for p in prims),
+            (not self.csg and any(p.tangents is not None for p in prims),
              "TANGENT (unit formats have none; PA derives them)", "tangents"),
             (any(p.targets for p in prims), "morph targets (Papa has none)", "targets"))
         lost = [(what, prop) for hit, what, prop in checks if hit]
@@ -507,11 +523,13 @@ class _Exporter:
     def _emit(self, doc: PapaDocument, model: Model, part: _Part,
               bone_map: npt.NDArray[np.int64]) -> None:
         n = len(part.positions)
-        fmt = _vertex_format(part)
+        fmt = 10 if self.csg else _vertex_format(part)
         v = np.zeros(n, dtype=lay.VERTEX_FORMATS[fmt][1])
         v["position"] = part.positions
         v["normal"] = _settled_normals(part.normals)
         v["texcoord0"] = part.uv0
+        if fmt == 10:
+            self._csg_vertices(v, part)
         if fmt in (6, 7):
             v["color"] = part.colors if part.colors is not None else 255
         if fmt == 7:
@@ -540,6 +558,18 @@ class _Exporter:
                                           part.mesh2model,
                                           bone_map.astype("<u2") if fmt == 8
                                           else np.zeros(0, "<u2")))
+
+    def _csg_vertices(self, v: npt.NDArray[Any], part: _Part) -> None:
+        """Format 10's tangent frame (from UV0) and its second UV set, the shadow map's; the
+        first is used for it when the mesh has one set only."""
+        tris = np.concatenate([g.indices for g in part.groups]).reshape(-1, 3) if \
+            part.groups else np.zeros((0, 3), np.int64)
+        normals = np.asarray(v["normal"], dtype=np.float64)
+        v["tangent"], v["binormal"] = tangent_frames(part.positions, normals, part.uv0, tris)
+        v["texcoord1"] = part.uv1 if part.uv1 is not None else part.uv0
+        if part.uv1 is None:
+            self.note("csg_shadow_uv", f"mesh {part.name!r} has one UV set: the CSG shadow-map "
+                      "UVs (the second set) are a copy of it", "info")
 
     # -- animations --------------------------------------------------------------------------
     def animation_doc(self, clips: list[int]) -> PapaDocument:

@@ -337,6 +337,10 @@ class _Builder:
         name = doc.string(model.name, f"model{i}")
         node = Node(name=name, extras={"papa_model": i, **_exact("papa_model2scene",
                                                                  model.model2scene)})
+        if name.lower().endswith("_nav"):
+            # A unit's navigation/build helper (stock air_factory_nav): flagged for the
+            # viewer, thumbnails and Blender to keep it out of sight (viewer/flags.py).
+            node.extras["role"] = "navmesh"
         self._set_transform(node, mat_to_gl(model.model2scene), f"{field}.model2scene")
         mnode = scene.add_node(node)
         bones: list[int] = []

@@ -130,9 +130,11 @@ function setupNavmesh(root) {
     obj.material = new THREE.MeshBasicMaterial({ color: 0x34d058, transparent: true, opacity: 0.45,
       side: THREE.DoubleSide, depthWrite: false, polygonOffset: true, polygonOffsetFactor: -2 });
     obj.renderOrder = 10;
+    obj.visible = false; // overlays and helper models start hidden; the toggle shows them
     navObjects.push(obj);
   });
   if (navObjects.length) {
+    $('navmesh').checked = false;
     $('navmesh-toggle').hidden = false;
     $('navmesh').addEventListener('change', (e) => {
       navObjects.forEach((o) => { o.visible = e.target.checked; });
