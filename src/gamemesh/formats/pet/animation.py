@@ -16,7 +16,6 @@ from ...scene import (
     Channel,
     Scene,
 )
-from .corners import _norms
 from .document import MotiSection
 from .extras import text_value
 from .layout import FPS
@@ -117,7 +116,7 @@ def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
 
 
 def _unit_rotations(v: F64) -> F64:
-    length = _norms(v)[:, None]
+    length = np.linalg.norm(v, axis=1)[:, None]
     if (length > 1e-12).all():  # the usual case: the where below picks every quotient
         out: F64 = v / length
         return out
@@ -278,7 +277,7 @@ def _interp_at(t: F64, v: F64, starts: I64, ends: I64, xrow: F64, x: F64) -> F64
     return out
 
 
-def _add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) -> None:
+def add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) -> None:
     anim = unit.doc.anim
     if anim is None or sk is None:
         if anim is not None and anim.tracks:

@@ -23,7 +23,7 @@ from ...scene.math import (
     trs_to_matrices,
 )
 from ...scene.skinning import safe_inverse
-from .corners import _finite32 as finite32
+from .corners import finite32
 from .document import BoneSection, PetDocument
 
 F64 = npt.NDArray[np.float64]
