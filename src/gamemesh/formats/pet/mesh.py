@@ -20,12 +20,9 @@ from .document import MeshSection, Texture
 from .extras import texture_record
 from .files import TextureFinder
 from .influences import (
-    COLUMN_SLOTS,
     Influences,
-    bone_in_range,
     clean_influences,
     fake_body_substitute,
-    influences_by_column,
 )
 from .layout import MASK_FLAGS
 from .read import check_corner_range
@@ -69,10 +66,7 @@ class MeshBuilder:
             wm = own.world if own is not None else np.zeros((0, 4, 4))
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
-        if isinstance(joints, Influences):
-            inf: Influences | None = joints
-        else:
-            inf = clean_influences(joints, weights, self.ctx) if joints is not None else None
+        inf = clean_influences(joints, weights, self.ctx) if joints is not None else None
         prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
         self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
@@ -145,15 +139,6 @@ class MeshBuilder:
         n = m.vertex_count
         bones = np.asarray(m.inf_bone)
         p = bones.shape[1] if bones.ndim == 2 else 0
-        if (self.sk is not None and self.sk.world is wm and nb > 0 and 0 < p <= COLUMN_SLOTS
-                and n):
-            # The usual case (the file's own skeleton, a few slots): column by column.
-            first = bones[:, 0]
-            main = np.where(bone_in_range(first, nb) & (np.asarray(m.inf_count) > 0), first,
-                            -1).astype(np.int64)
-            self.used_skin = True
-            return (self._bind_positions(m, nb, wm, main),
-                    influences_by_column(m, nb, main, self.ctx), None, main)
         bones = bones.astype(np.int64)
         rank = np.arange(p)[None, :]
         valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
