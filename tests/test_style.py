@@ -134,8 +134,8 @@ def test_every_format_package_has_one_shape() -> None:
     allowed = required | {"files", "textures", "conventions", "extras", "vram", "skeleton",
                           "texture_files",
                           # PET's scene conversion split along what it does (animation clips,
-                          # corner dedup, skin influences)
-                          "animation", "corners", "influences",
+                          # corner fields, the vertex search, meshes, skin influences)
+                          "animation", "corners", "dedup", "mesh", "influences",
                           # SPLASHPACK's second generation (versions 20..24) beside the v1 roles
                           "modern_layout", "modern_document", "modern_read", "modern_write",
                           "modern_to_scene", "modern_from_scene", "bvh"}
