@@ -22,18 +22,6 @@ from gamemesh.registry import Context
 
 ts = importlib.import_module("gamemesh.formats.pet.to_scene")
 mesh_mod = importlib.import_module("gamemesh.formats.pet.mesh")
-dedup = importlib.import_module("gamemesh.formats.pet.dedup")
-corner_mod = importlib.import_module("gamemesh.formats.pet.corners")
-anim = importlib.import_module("gamemesh.formats.pet.animation")
-infl = importlib.import_module("gamemesh.formats.pet.influences")
-skel = importlib.import_module("gamemesh.formats.pet.skeleton")
-FIXTURES = Path(__file__).parent / "fixtures" / "pet"
-KINDS = ("pet", "apet", "bpet", "mpet")
-VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
-
-
-def ctx(path: str | Path | None = None, **opts: Any) -> Context:
-    return Context(Path(path) if path else None, opts)
 
 
 def fixture(kind: str, version: tuple[int, int], escape: bool = False) -> bytes:

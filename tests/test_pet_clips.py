@@ -4,35 +4,15 @@ as clips, against np.interp per channel."""
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from gamemesh.formats.pet.document import Track
-from gamemesh.formats.pet.sample import build
-from gamemesh.formats.pet.write import write
 from gamemesh.registry import Context
 
-ts = importlib.import_module("gamemesh.formats.pet.to_scene")
-mesh_mod = importlib.import_module("gamemesh.formats.pet.mesh")
-dedup = importlib.import_module("gamemesh.formats.pet.dedup")
-corner_mod = importlib.import_module("gamemesh.formats.pet.corners")
 anim = importlib.import_module("gamemesh.formats.pet.animation")
-infl = importlib.import_module("gamemesh.formats.pet.influences")
-skel = importlib.import_module("gamemesh.formats.pet.skeleton")
-FIXTURES = Path(__file__).parent / "fixtures" / "pet"
-KINDS = ("pet", "apet", "bpet", "mpet")
-VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
-
-
-def ctx(path: str | Path | None = None, **opts: Any) -> Context:
-    return Context(Path(path) if path else None, opts)
-
-
-def fixture(kind: str, version: tuple[int, int], escape: bool = False) -> bytes:
-    return write(build(kind, version, escape=escape))
 
 
 def _reference_cut(ch: Any, t0: float, t1: float) -> tuple[bytes, bytes]:

@@ -25,14 +25,7 @@ from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
 
-ts = importlib.import_module("gamemesh.formats.pet.to_scene")
-mesh_mod = importlib.import_module("gamemesh.formats.pet.mesh")
-dedup = importlib.import_module("gamemesh.formats.pet.dedup")
-corner_mod = importlib.import_module("gamemesh.formats.pet.corners")
 anim = importlib.import_module("gamemesh.formats.pet.animation")
-infl = importlib.import_module("gamemesh.formats.pet.influences")
-skel = importlib.import_module("gamemesh.formats.pet.skeleton")
-FIXTURES = Path(__file__).parent / "fixtures" / "pet"
 KINDS = ("pet", "apet", "bpet", "mpet")
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 
