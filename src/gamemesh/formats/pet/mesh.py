@@ -254,7 +254,12 @@ class MeshBuilder:
         normal, uv_all, varying = _corner_fields(m, len(cv))
         nsets = uv_all.shape[1]
         # Each corner's first corner with the same record, as rows.
-        parts: list[npt.NDArray[Any]] = [normal.view(np.uint32), uv_all.view(np.uint64)[..., 0]]
+        # Compared as 64-bit words: (vertex, normal) and the UV sets (numpy compares narrow
+        # rows of 32-bit words several times slower).
+        head = np.empty((len(cv), 4), np.uint32)
+        head[:, 0] = cv
+        head[:, 1:] = normal.view(np.uint32)
+        parts: list[npt.NDArray[Any]] = [head.view(np.uint64), uv_all.view(np.uint64)[..., 0]]
         if varying:
             parts.append(np.asarray(m.corner_nuv, np.uint32)[:, None])
         row, first = numbered(first_equal(cv, parts))
@@ -418,7 +423,8 @@ def _corner_fields(m: MeshSection, nc: int
     nsets = cuv.shape[1] if cuv.ndim == 3 else 1
     nuv = m.corner_nuv
     varying = nuv is not None and len(nuv) > 0 and bool(np.any(np.asarray(nuv) != nsets))
-    return dense(m.corner_normal).reshape(nc, 3), cuv.reshape(nc, nsets, 2), varying
+    normal = np.ascontiguousarray(dense(m.corner_normal), np.float32)  # f32 in the file
+    return normal.reshape(nc, 3), cuv.reshape(nc, nsets, 2), varying
 
 
 def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]:
