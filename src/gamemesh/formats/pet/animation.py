@@ -182,7 +182,7 @@ class Clipper:
 
     def _cut_group(self, g: _Group, bounds: Sequence[tuple[float, float]]
                    ) -> list[list[Channel]]:
-        """:meth:`cut` of one group for a few motions: the keys repeated once per motion,
+        """One group cut for a chunk of motions: the keys repeated once per motion,
         segment ``m * nch + c`` being channel ``c`` in motion ``m``."""
         nm, nk, nch = len(bounds), len(g.times), len(g.index)
         t0s = np.array([b[0] for b in bounds], np.float64)
