@@ -17,6 +17,7 @@ from gamemesh.errors import FormatError
 from gamemesh.formats.pet.sample import build
 from gamemesh.formats.pet.write import write
 from gamemesh.registry import Context, FormatSpec
+from gamemesh.scene.math import face_normals
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASHES = Path(__file__).resolve().parent / "crashes"
@@ -189,3 +190,17 @@ def cut_pet_tracks(cases: list[tuple[list[Any], list[tuple[float, float]]]]) -> 
         out.append((channel_bits(chs), [channel_bits(c) for c in clips],
                     [(n.code, n.message) for n in ctx.notes]))
     return out
+
+
+def mean_winding_dot(scene: Any) -> float:
+    """The mean dot product of each face's normal (from its winding) with its corners' mean
+    normal: near 1 when the winding and the normals agree."""
+    dots = []
+    for m in scene.meshes:
+        for p in m.primitives:
+            tri = p.triangles()
+            fn = face_normals(p.positions, tri)
+            fn /= np.linalg.norm(fn, axis=1, keepdims=True)
+            assert p.normals is not None
+            dots.append(np.sum(fn * p.normals[tri].mean(axis=1), axis=1))
+    return float(np.concatenate(dots).mean())

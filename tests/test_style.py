@@ -136,8 +136,8 @@ def test_every_format_package_has_one_shape() -> None:
                           # Papa's CSG models (terrain: format 10, linked textures) beside units
                           "csg",
                           # PET's scene conversion split along what it does (animation clips,
-                          # corner dedup, skin influences)
-                          "animation", "corners", "influences",
+                          # corner fields, the vertex search, meshes, skin influences)
+                          "animation", "corners", "dedup", "mesh", "influences",
                           # SPLASHPACK: what its two generations share
                           "common"}
     for name in ("papa", "pba", "ptx", "pet", "pmf", "splashpack"):

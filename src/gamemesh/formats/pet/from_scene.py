@@ -403,7 +403,6 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     inverse = np.asarray(inverse).reshape(-1)
     tris = np.concatenate(tris_l)[:, [0, 2, 1]]  # back to D3D (clockwise) order
     corners = tris.reshape(-1)
-    p_count = q.shape[1]
     spec = np.concatenate([np.full(len(p["tris"]), p["spec"], np.uint8) for p in parts])
     mesh = MeshSection(
         positions=local[first].astype(np.float32), inf_count=count[first],
@@ -414,18 +413,24 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
         corner_uv=uvs[corners].astype(np.float32), texture=np.concatenate(tex_l),
         corner_nuv=np.full(len(corners), nsets, np.uint8) if version >= (1, 2) else None,
         specular=spec if version >= (1, 2) else None)
-    del p_count
     if kind == "mpet":
-        skins = np.zeros(1, SKIN_DT)
-        target = nb - 1
-        for i, node in enumerate(bones.nodes):
-            if node is None:
-                target = i
-        skins[0] = (min(target, 255), b"\0\0\0", 0, len(first), 0, len(tris))
-        mesh.skins = skins
-        gw = next((p["global_weight"] for p in parts if p.get("global_weight") is not None), 0.0)
-        mesh.global_weight = np.full(len(first), gw, np.float32)
+        _mpet_skin(mesh, parts, bones)
     return mesh
+
+
+def _mpet_skin(mesh: MeshSection, parts: list[dict[str, Any]], bones: _Bones) -> None:
+    """An .mpet's one skin record (its target bone: the last bone without a node, else the
+    last bone) and its global weight per vertex."""
+    nv, nf = len(mesh.positions), len(mesh.texture)
+    skins = np.zeros(1, SKIN_DT)
+    target = len(bones.names) - 1
+    for i, node in enumerate(bones.nodes):
+        if node is None:
+            target = i
+    skins[0] = (min(target, 255), b"\0\0\0", 0, nv, 0, nf)
+    mesh.skins = skins
+    gw = next((p["global_weight"] for p in parts if p.get("global_weight") is not None), 0.0)
+    mesh.global_weight = np.full(nv, gw, np.float32)
 
 
 def _texture_for(scene: Scene, mi: int | None, texts: list[Texture], ctx: Context,

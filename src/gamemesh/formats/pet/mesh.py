@@ -1,0 +1,513 @@
+"""PET meshes to glTF primitives (spec §B.8): vertices from their main bone's space into bind
+space, skin influences, normals per corner (zero ones from their face), and one glTF vertex
+per distinct corner record (:mod:`.dedup`), grouped into one primitive per (texture,
+specular) pair with its material."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...registry import Context
+from ...scene import Material, Mesh, Node, Primitive, Scene, TextureRef
+from ...scene.skinning import safe_inverse
+from .corners import dense, finite32, single_value
+from .dedup import first_equal, first_occurrences, numbered
+from .document import MeshSection, Texture
+from .extras import texture_record
+from .files import TextureFinder
+from .influences import (
+    Influences,
+    clean_influences,
+    fake_body_substitute,
+)
+from .layout import MASK_FLAGS
+from .read import check_corner_range
+from .skeleton import Skeleton, Unit, make_skeleton
+from .textures import flags_of, load_image
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+class MeshBuilder:
+    """Adds the meshes of a file or of a character's parts to the scene."""
+
+    def __init__(self, scene: Scene, sk: Skeleton | None, ctx: Context) -> None:
+        self.scene, self.sk, self.ctx = scene, sk, ctx
+        self.used_skin = False
+        self.mesh_nodes: list[int] = []
+        self.finders: dict[Path | None, TextureFinder] = {}
+        self._unit_finders: dict[int, TextureFinder] = {}
+        self.images: dict[tuple[Path | None, str, str | None], int] = {}
+        self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
+        self._fake: tuple[Any, F64] | None = None
+        self._bind: tuple[F64, F64] | None = None
+        # A character's parts mostly carry the same bones: their own skeletons and bind
+        # transforms are made once per distinct bone list (pure functions of it).
+        self._owns: dict[tuple[Any, ...], Skeleton | None] = {}
+        self._binds: dict[tuple[int, bytes], tuple[F64, F64]] = {}
+        dirs = ctx.opt("texture_dir", []) or []
+        self.extra_dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs)]
+
+    def add(self, unit: Unit) -> None:
+        m = unit.doc.mesh
+        assert m is not None
+        sk = self.sk
+        bs = unit.doc.bones
+        nb = bs.count if bs is not None else 0
+        if sk is not None and sk.unit is unit:
+            wm, bone_map = sk.world, np.arange(nb)
+        else:
+            own = self._own_skeleton(unit) if bs is not None else None
+            wm = own.world if own is not None else np.zeros((0, 4, 4))
+            bone_map = self._map_bones(unit, own)
+        pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
+        inf = clean_influences(joints, weights, self.ctx) if joints is not None else None
+        prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
+        self._cv = self._fake = self._bind = None  # per mesh
+        if not prims:
+            self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
+            return
+        mesh = self.scene.add_mesh(Mesh(name=unit.stem, primitives=prims))
+        node = Node(name=unit.stem, mesh=mesh)
+        if m.global_weight is not None and len(m.global_weight):
+            node.extras["pet_global_weight"] = single_value(np.asarray(m.global_weight))
+        self.mesh_nodes.append(self.scene.add_node(node))
+
+    def _rebind(self, wm: F64, bone_map: npt.NDArray[np.int64]) -> F64:
+        """Another file's bind pose onto the skeleton, per bone of the file (once per mesh:
+        the skinning and both normal passes use it)."""
+        assert self.sk is not None
+        if self._bind is None or self._bind[0] is not wm:
+            key = (id(wm), bone_map.tobytes())
+            hit = self._binds.get(key)  # the entry keeps ``wm`` alive: its id stays its own
+            if hit is None:
+                hit = self._binds[key] = (wm, self.sk.world[bone_map] @ safe_inverse(wm))
+            self._bind = hit
+        return self._bind[1]
+
+    def _own_skeleton(self, unit: Unit) -> Skeleton | None:
+        """A part's own skeleton (its bind pose), shared by the parts with the same bones."""
+        bs = unit.doc.bones
+        assert bs is not None
+        mats = bs.matrices
+        key = (tuple(bs.names), tuple(bs.parents),
+               None if mats is None else (mats.dtype.str, mats.shape, mats.tobytes()))
+        if key not in self._owns:
+            self._owns[key] = make_skeleton(unit, Context(None, {}, []))
+        return self._owns[key]
+
+    def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
+        """The corners' vertex indices as int64, range-checked and converted once per mesh."""
+        if self._cv is None or self._cv[0] is not m:
+            cv = dense(m.corner_vertex)
+            check_corner_range(m, cv)
+            self._cv = (m, cv.astype(np.int64))
+        return self._cv[1]
+
+    def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
+        """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
+        matched ancestor (or the skeleton's first bone)."""
+        if own is None or self.sk is None:
+            return np.zeros(0, np.int64)
+        found: list[int] = []
+        missing: list[str] = []
+        for name in own.names:
+            j = self.sk.find(name)
+            found.append(-1 if j is None else j)
+            if j is None:
+                missing.append(name)
+        out = np.array(found, np.int64)
+        for i in range(len(out)):
+            p, steps = i, 0
+            while out[i] < 0 and own.parents[p] >= 0 and steps < len(out):
+                p = own.parents[p]
+                out[i] = found[p]
+                steps += 1
+        out[out < 0] = 0
+        if missing:
+            self.ctx.note("pet.bone_unmatched", f"{unit.stem}: {len(missing)} bone(s) not in "
+                          f"the skeleton ({', '.join(missing[:5])}); skinned to an ancestor")
+        return out
+
+    def _skin(self, m: MeshSection, nb: int, wm: F64,
+              bone_map: npt.NDArray[np.int64]) -> tuple[F64, Any, Any, Any]:
+        n = m.vertex_count
+        bones = np.asarray(m.inf_bone)
+        p = bones.shape[1] if bones.ndim == 2 else 0
+        bones = bones.astype(np.int64)
+        rank = np.arange(p)[None, :]
+        valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
+        w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
+        main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
+        pos = self._bind_positions(m, nb, wm, main)
+        total = w.sum(axis=1)
+        empty = total <= 0
+        if np.any(empty):
+            self.ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                          "influence: bound to their main bone (or bone 0) with weight 1")
+        w = np.where(empty[:, None], 0.0, w / np.where(empty, 1.0, total)[:, None])
+        joints = np.where(valid, bones, 0)
+        if p:
+            w[empty, 0] = 1.0
+            joints[empty, 0] = np.maximum(main[empty], 0)
+        if self.sk is None or nb == 0 or p == 0:
+            return pos, None, None, main
+        if self.sk.world is not wm and len(bone_map) == nb:
+            # Another file's bind pose onto the skeleton: p = sum w_i Wb(b_i) Wm(b_i)^-1 p.
+            a = self._rebind(wm, bone_map)
+            acc = np.zeros_like(pos)
+            for k in range(p):  # per influence rank
+                ak = a[joints[:, k]]
+                acc += w[:, k, None] * (np.einsum("nij,nj->ni", ak[:, :3, :3], pos)
+                                        + ak[:, :3, 3])
+            pos = acc
+            joints = bone_map[joints]
+        self.used_skin = True
+        return pos, joints, w, main
+
+    @staticmethod
+    def _bind_positions(m: MeshSection, nb: int, wm: F64, main: Any) -> F64:
+        """The vertices from their main bone's space into bind space (f64); ``main``: each
+        vertex's main bone, -1 for none."""
+        pos = np.asarray(m.positions, np.float64)
+        if not np.isfinite(pos).all():
+            pos = np.nan_to_num(pos, nan=0.0, posinf=0.0, neginf=0.0)
+        if nb:
+            # Each vertex's main bone matrix, the 3x4 part only: the identity is the last row,
+            # which main bone -1 (none) takes.
+            ext = np.concatenate([np.asarray(wm, np.float64)[:, :3, :], _EYE34])
+            wmain = ext.take(main, axis=0)
+            pos = np.einsum("nij,nj->ni", wmain[:, :, :3], pos) + wmain[:, :, 3]
+        return pos
+
+    def _normals(self, unit: Unit, m: MeshSection, pos: F64, wm: F64, main: Any,
+                 bone_map: npt.NDArray[np.int64], sel: npt.NDArray[np.int64],
+                 rows: npt.NDArray[Any], owned: bool = False) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """The normals of corners ``sel`` (``rows``: their stored normals; ``owned``: a float64
+        array this may change), in bind space, z not yet flipped, and which were zero (each
+        corner's normal depends only on its own record, its vertex and, for a zero normal,
+        its face)."""
+        nrm = rows if owned else np.asarray(rows).astype(np.float64)
+        cv_all = self._corner_vertex(m)
+        nb = len(wm)
+        v10 = unit.doc.version < (1, 1) and nb
+        rebind = self.sk is not None and self.sk.world is not wm and len(bone_map) == nb and nb
+        if not (v10 or rebind):  # no rotation: the lengths tell whether all is finite
+            nrm, length = _finite_lengths(nrm)
+            return self._unit_normals(pos, cv_all, sel, nrm, length)
+        # The rotations' einsum on the contiguous rows (as they always were: same bits).
+        nrm = np.ascontiguousarray(nrm)
+        if not np.isfinite(nrm).all():
+            nrm = np.nan_to_num(nrm, nan=0.0, posinf=0.0, neginf=0.0)
+        if v10 or rebind:  # the corners' main bones (only these rotations need them)
+            cmain = main[cv_all[sel]] if len(sel) else np.zeros(0, np.int64)
+        if v10:
+            # v1.0 normals are in the main bone's space (the game's vertex build, #1/#2).
+            if self._fake is None or self._fake[0] is not main:  # once per mesh
+                self._fake = (main, _rotation_table(wm, _fake_bones(unit, main, nb)))
+            # Each corner's rotation: its main bone's row, the identity (last row) for none.
+            nrm = np.einsum("nij,nj->ni", self._fake[1].take(cmain, axis=0), nrm)
+        if rebind:
+            a = self._rebind(wm, bone_map)
+            r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
+            nrm = np.einsum("nij,nj->ni", r, nrm)
+        # np.linalg.norm(nrm, axis=1) by columns: the same sums, ~3x faster on narrow rows.
+        x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
+        return self._unit_normals(pos, cv_all, sel, nrm, np.sqrt(x * x + y * y + z * z))
+
+    @staticmethod
+    def _unit_normals(pos: F64, cv_all: I64, sel: I64, nrm: F64,
+                      length: F64) -> tuple[F64, npt.NDArray[np.bool_]]:
+        """:meth:`_normals` from the (rotated) rows and their lengths: zero ones replaced by
+        their face's normal, then all made unit length."""
+        zero = length < 1e-12
+        if zero.any():
+            # A zero normal means "compute it" (§B.8): (p1 - p0) x (p2 - p0) in file order.
+            corners = pos.take(cv_all.reshape(-1, 3)[sel[zero] // 3], axis=0)  # (k, 3, 3)
+            p0 = corners[:, 0]
+            nrm[zero] = np.cross(corners[:, 1] - p0, corners[:, 2] - p0)
+            length[zero] = np.linalg.norm(nrm[zero], axis=1)  # per row: the others unchanged
+        ok = length > 1e-20
+        if ok.all():
+            return _divide_rows(nrm, length), zero
+        out = np.where(ok[:, None], nrm / np.where(ok, length, 1.0)[:, None], [0.0, 1.0, 0.0])
+        return np.asarray(out), zero
+
+    def _corner_rows(self, unit: Unit, m: MeshSection, pos: F64,
+                     skin: tuple[F64, Any, npt.NDArray[np.int64]]
+                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                npt.NDArray[np.float32], npt.NDArray[np.float32],
+                                npt.NDArray[np.int64]]:
+        """The distinct corners: (``row`` of each corner, the first corner of each row, the
+        rows' glTF normals and UV sets, each row's processed class).
+
+        Corners with equal records (vertex, normal, UV sets) convert to equal glTF vertices,
+        so only one of each is converted; rows whose conversions come out equal share a
+        class (the first such row). A zero normal takes its face's normal, so each corner
+        that has one is a row of its own."""
+        cv = self._corner_vertex(m)
+        normal, uv_all, varying = _corner_fields(m, len(cv))
+        nsets = uv_all.shape[1]
+        # Each corner's first corner with the same record, as rows.
+        # Compared as 64-bit words: (vertex, normal) and the UV sets (numpy compares narrow
+        # rows of 32-bit words several times slower).
+        head = np.empty((len(cv), 4), np.uint32)
+        head[:, 0] = cv
+        head[:, 1:] = normal.view(np.uint32)
+        parts: list[npt.NDArray[Any]] = [head.view(np.uint64), uv_all.view(np.uint64)[..., 0]]
+        if varying:
+            parts.append(np.asarray(m.corner_nuv, np.uint32)[:, None])
+        row, first = numbered(first_equal(cv, parts))
+        wm, main, bone_map = skin
+        nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
+                                    normal.take(first, axis=0).astype(np.float64), owned=True)
+        if zero.any():
+            # The other corners of a row with a zero normal: rows of their own, appended
+            # (the rows' order is free: classes only group them).
+            is_zero = np.zeros(len(first), bool)
+            is_zero[zero] = True
+            own = np.flatnonzero(is_zero.take(row))
+            own = own[first.take(row.take(own)) != own]
+            if len(own):
+                row = row.copy()
+                row[own] = np.arange(len(first), len(first) + len(own))
+                first = np.concatenate([first, own])
+                nrm64 = np.concatenate([nrm64, self._normals(
+                    unit, m, pos, wm, main, bone_map, own,
+                    normal.take(own, axis=0).astype(np.float64), owned=True)[0]])
+        nrm = finite32(_flip_z(nrm64))
+        uv = finite32(uv_all.take(first, axis=0))
+        if varying:
+            self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
+                          "missing sets copied from set 0")
+            nuv_r = np.asarray(m.corner_nuv)[first]
+            for k in range(1, nsets):
+                short = nuv_r <= k
+                uv[short, k] = uv[short, 0]
+        # Rows whose conversions come out equal share a class.
+        cls = first_equal(cv.take(first), [(nrm + np.float32(0.0)).view(np.uint32),
+                                           (uv.reshape(len(first), 2 * nsets)
+                                            + np.float32(0.0)).view(np.uint32)])
+        return row, first, nrm, uv, cls
+
+    def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: Influences | None,
+                    skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
+        npoly = m.poly_count
+        spec = m.specular if m.specular is not None else np.full(npoly, 0xFF, np.uint8)
+        ntex = len(unit.doc.textures)
+        tex = np.asarray(m.texture, np.int64)
+        tex = np.where(tex < ntex, tex, -1)
+        key = (tex + 1) * 256 + np.asarray(spec, np.int64)
+        if not npoly:
+            return []
+        row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
+        cv = self._corner_vertex(m)
+        # All primitives at once (one per (texture, specular) key, ascending): their faces
+        # grouped by key (file order within), their corners in glTF order (0, 2, 1: the
+        # winding reversed), and each corner's class made distinct per primitive, so that the
+        # first occurrences over all corners are each primitive's glTF vertices in order.
+        keys, faces, bounds = _faces_by_key(key)
+        gl = _gl_corners(faces)
+        row_gl = row.take(gl)
+        ids = cls.take(row_gl)
+        ncls = len(first)
+        for k in range(1, len(keys)):
+            ids[3 * bounds[k]:3 * bounds[k + 1]] += k * ncls
+        firsts, inverse = first_occurrences(ids, len(keys) * ncls)
+        del ids
+        # Each primitive's first vertex: the glTF vertices are grouped as the corners are.
+        starts = np.searchsorted(firsts, 3 * np.asarray(bounds)).tolist()
+        indices = inverse.astype(np.uint32)
+        del inverse
+        for k in range(1, len(keys)):
+            indices[3 * bounds[k]:3 * bounds[k + 1]] -= np.uint32(starts[k])
+        verts = cv.take(gl.take(firsts))
+        r = row_gl.take(firsts)
+        del gl, row_gl
+        # Each attribute gathered once for all primitives (theirs are slices of it).
+        gpos = finite32(_flip_z(pos)).take(verts, axis=0)
+        gnrm = nrm.take(r, axis=0)
+        sets = _uv_sets(uv, r)
+        prims: list[Primitive] = []
+        for k, (v0, v1, f0, f1) in enumerate(zip(starts, starts[1:], bounds, bounds[1:],
+                                                 strict=False)):
+            key_k = keys[k]
+            prims.append(Primitive(positions=gpos[v0:v1], normals=gnrm[v0:v1],
+                                   texcoords=[u[v0:v1] for u in sets],
+                                   indices=indices[3 * f0:3 * f1],
+                                   material=self._material(unit, key_k // 256 - 1, key_k % 256)))
+        if inf is not None:
+            _add_influences(prims, inf, verts, starts[:-1])
+        return prims
+
+    def _material(self, unit: Unit, tex_index: int, spec: int) -> int:
+        key = (id(unit), tex_index, spec)
+        cache: dict[tuple[int, int, int], int] = getattr(self, "_mats", {})
+        self._mats = cache
+        if key in cache:
+            return cache[key]
+        mat = Material(name="untextured", extras={"pet_smtl": spec if spec != 0xFF else -1})
+        if tex_index >= 0:
+            t = unit.doc.textures[tex_index]
+            self._fill_material(unit, mat, t)
+        idx = self.scene.add_material(mat)
+        cache[key] = idx
+        return idx
+
+    def _fill_material(self, unit: Unit, mat: Material, t: Texture) -> None:
+        name = t.name
+        mat.name = name
+        mat.extras["pet_texture"] = texture_record(t)
+        d = t.diffuse
+        if d not in (0, 0xFFFFFFFF):
+            # D3DCOLOR ARGB ([VERIFY] in the spec); alpha is left opaque.
+            mat.base_color_factor = (((d >> 16) & 255) / 255.0, ((d >> 8) & 255) / 255.0,
+                                     (d & 255) / 255.0, 1.0)
+        flags = flags_of(name)
+        if "!" in flags:
+            mat.extras["pet_specular_map"] = name
+            return
+        if name.lower() == "null" or not name:
+            return
+        chroma = "{" if "{" in flags else ("~" if "~" in flags else None)
+        finder = self._finder(unit)
+        key = (finder.model_dir, name.lower(), chroma)
+        if key not in self.images:  # parts of a character share textures: load each once
+            notes: list[tuple[str, str]] = []
+            self.images[key] = self.scene.add_image(load_image(name, finder, chroma, notes))
+            for code, msg in notes:
+                self.ctx.note(code, msg)
+        img = self.scene.images[self.images[key]]
+        mat.base_color_texture = TextureRef(self.images[key])
+        if "]" in flags:
+            mat.alpha_mode = "BLEND"
+        elif any(c in MASK_FLAGS for c in flags) or chroma is not None or (
+                img.pixels is not None and bool(np.any(img.pixels[..., 3] < 255))):
+            mat.alpha_mode = "MASK"
+            mat.alpha_cutoff = 0.4
+
+    def _finder(self, unit: Unit) -> TextureFinder:
+        hit = self._unit_finders.get(id(unit))  # the units live as long as the builder
+        if hit is not None:
+            return hit
+        d = unit.path.parent if unit.path is not None else None
+        if d not in self.finders:
+            self.finders[d] = TextureFinder(d, self.extra_dirs)
+        self._unit_finders[id(unit)] = self.finders[d]
+        return self.finders[d]
+
+
+_EYE3 = np.eye(3)
+_EYE34 = np.eye(4)[None, :3, :]
+
+
+def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
+    """Per bone, the rotation its corners' v1.0 normals use (the 3x3 part of the matrix of
+    ``rot_bone``'s bone), plus the identity as the last row: the row of main bone -1 (none)
+    when taken by the main bone."""
+    return np.concatenate([wm.take(rot_bone, axis=0)[:, :3, :3], _EYE3[None]])
+
+
+def _corner_fields(m: MeshSection, nc: int
+                   ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float32], bool]:
+    """The corners' stored normals and UV sets ((C, 3) and (C, sets, 2) float32) as
+    contiguous copies (the reader leaves them as views of the input's records: strided,
+    unaligned and several times slower to compare and gather), and whether the corners'
+    UV-set counts differ from the sets stored."""
+    cuv = np.ascontiguousarray(dense(m.corner_uv), np.float32)
+    nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+    nuv = m.corner_nuv
+    varying = nuv is not None and len(nuv) > 0 and bool(np.any(np.asarray(nuv) != nsets))
+    normal = np.ascontiguousarray(dense(m.corner_normal), np.float32)  # f32 in the file
+    return normal.reshape(nc, 3), cuv.reshape(nc, nsets, 2), varying
+
+
+def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]:
+    """The faces' distinct keys (ascending), the faces grouped by key (ascending, file order
+    within a key) and where each key's faces start (plus the end)."""
+    counts = np.bincount(key)
+    keys = np.flatnonzero(counts)
+    bounds = [0, *np.cumsum(counts.take(keys)).tolist()]
+    return keys.tolist(), np.argsort(key, kind="stable"), bounds
+
+
+def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """The corners of ``faces`` in glTF order (each face's corners 0, 2, 1), written column by
+    column (a broadcast over rows of 3 is several times slower)."""
+    out = np.empty((len(faces), 3), np.intp)
+    np.multiply(faces, 3, out=out[:, 0])
+    np.add(out[:, 0], 2, out=out[:, 1])
+    np.add(out[:, 0], 1, out=out[:, 2])
+    return out.reshape(-1)
+
+
+def _flip_z(a: F64) -> F64:
+    """``a * FLIP`` for rows of 3 (the same products: x and y times 1.0, z times -1.0), as a
+    copy and one pass over the z column instead of a broadcast over rows of 3."""
+    out = np.multiply(a, 1.0)
+    np.multiply(out[:, 2], -1.0, out=out[:, 2])
+    return out
+
+
+def _finite_lengths(a: F64) -> tuple[F64, F64]:
+    """Rows of 3 with NaN and infinities made 0 (where there are any) and their lengths, by
+    columns (``np.linalg.norm``'s sums). A row's length is finite only where its values
+    are: the values are checked only when some length is not (non-finite or huge values)."""
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    length: F64 = np.sqrt(x * x + y * y + z * z)
+    if np.isfinite(length).all() or np.isfinite(a).all():
+        return a, length
+    a = np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    length = np.sqrt(x * x + y * y + z * z)
+    return a, length
+
+
+def _divide_rows(a: F64, d: F64) -> F64:
+    """``a / d[:, None]`` for rows of 3 (the same quotients), column by column into a new
+    array instead of a broadcast over rows of 3."""
+    out = np.empty(a.shape)
+    for c in range(3):
+        np.divide(a[:, c], d, out=out[:, c])
+    return out
+
+
+def _uv_sets(uv: npt.NDArray[np.float32], rows: npt.NDArray[Any]
+             ) -> list[npt.NDArray[np.float32]]:
+    """UV sets ``uv[rows, s]`` as contiguous (k, 2) arrays: the (u, v) pairs gathered and
+    transposed as 64-bit words (a copy of a (k, 2) float column is several times slower)."""
+    n, nsets = uv.shape[0], uv.shape[1]
+    words = np.ascontiguousarray(uv).view(np.uint64).reshape(n, nsets)
+    by_set = words.take(rows, axis=0).T.copy()
+    return [by_set[s].view(np.float32).reshape(-1, 2) for s in range(nsets)]
+
+
+def _add_influences(prims: list[Primitive], inf: Influences, verts: npt.NDArray[np.int64],
+                    starts: list[int]) -> None:
+    """The joints and weights of primitives whose vertices are ``verts`` (consecutive, the
+    primitives' first at ``starts``): as many sets of 4 as each primitive's vertices use."""
+    joints = inf.joints.take(verts, axis=0)
+    weights = inf.weights.take(verts, axis=0)
+    used = np.maximum.reduceat(inf.used.take(verts), starts).tolist()
+    ends = [*starts[1:], len(verts)]
+    cols = joints.shape[1]
+    for prim, a, b, u in zip(prims, starts, ends, used, strict=True):
+        width = max(4, -(-int(u) // 4) * 4)
+        if width >= cols:
+            prim.joints, prim.weights = joints[a:b], weights[a:b]
+        else:
+            prim.joints = np.ascontiguousarray(joints[a:b, :width])
+            prim.weights = np.ascontiguousarray(weights[a:b, :width])
+
+
+def _fake_bones(unit: Unit, main: Any, nb: int) -> npt.NDArray[np.int64]:
+    """:func:`fake_body_substitute` of a unit's bones (none: each bone its own)."""
+    bs = unit.doc.bones
+    if bs is None:
+        return np.arange(nb)
+    return fake_body_substitute(bs.names, bs.parents, main, nb)
