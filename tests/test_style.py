@@ -133,6 +133,9 @@ def test_every_format_package_has_one_shape() -> None:
                 "sample", "info"}
     allowed = required | {"files", "textures", "conventions", "extras", "vram", "skeleton",
                           "texture_files",
+                          # what the SPEC names (option choices), without numpy: the registry
+                          # lists every format's options for `gamemesh --help`
+                          "options",
                           # PET's scene conversion split along what it does (animation clips,
                           # corner dedup, skin influences)
                           "animation", "corners", "influences",

@@ -79,6 +79,14 @@ def build_parser(all_options_shown: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:
+        # Answered before the parser is built (every verb's module and every format's options):
+        # the commonest "is it installed?" call costs the interpreter's start and nothing more.
+        from .. import __version__
+
+        print(f"gamemesh {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "verb", None):

@@ -14,7 +14,6 @@ from typing import IO, Any
 
 from ..errors import FormatError
 from ..registry import FormatSpec, Option, by_extension, by_name, formats
-from ..scene import InvalidSceneError
 
 FORMAT_OPTIONS_LINE = "format options: see `gamemesh formats NAME` (they parse here too)"
 STDIO = "-"
@@ -174,13 +173,20 @@ def error_fields(exc: BaseException, src: str) -> dict[str, Any] | None:
             if v is not None:
                 out[k] = v
         return out
-    if isinstance(exc, InvalidSceneError):
+    if _invalid_scene(exc):
         return {"file": src, "message": str(exc), "type": type(exc).__name__}
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         # Missing, unreadable, a full disk: the file it hit, and why.
         return {"file": exc.filename or src, "message": exc.strerror or str(exc),
                 "type": type(exc).__name__}
     return None
+
+
+def _invalid_scene(exc: BaseException) -> bool:
+    """A scene breaking the model's invariants. Only a loaded scene can raise one, so when the
+    scene package was never imported (a usage error before any work) it is not imported now."""
+    validate = sys.modules.get("gamemesh.scene.validate")
+    return validate is not None and isinstance(exc, validate.InvalidSceneError)
 
 
 def print_error(fields: dict[str, Any]) -> None:
@@ -195,7 +201,7 @@ def each_input(inputs: list[str], work: Callable[[str], None],
     for src in inputs:
         try:
             work(src)
-        except (FormatError, InvalidSceneError, OSError) as e:
+        except (FormatError, OSError, ValueError) as e:
             fields = error_fields(e, src)
             if fields is None:
                 raise

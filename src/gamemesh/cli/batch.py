@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..batch import BatchConfig, format_report, run_batch, summarize
-from ..batch.run import BatchResult
 from ._common import emit_json, format_options
+
+if TYPE_CHECKING:
+    from ..batch.run import BatchResult
 
 HELP = "convert every model in a folder tree, in parallel and resumably (or --report DST)"
 FORMAT_OPTIONS = True
@@ -58,6 +60,8 @@ THUMBNAIL_STEP = "gamemesh.viewer.thumbnail:batch_thumbnail"
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..batch import BatchConfig, run_batch
+
     if args.report is not None:
         if args.src or args.dst:
             print("gamemesh: usage error: --report takes only DST", file=sys.stderr)
@@ -96,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(dst: Path, as_json: bool) -> int:
+    from ..batch import format_report, summarize
+
     summary = summarize(dst)
     if as_json:
         emit_json(summary)

@@ -7,10 +7,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from ..api import Report, convert
-from ..fileio import write_files
 from ._common import (
     STDIO,
     UsageError,
@@ -23,6 +21,9 @@ from ._common import (
     source_spec,
     target_spec,
 )
+
+if TYPE_CHECKING:
+    from ..api import Report
 
 HELP = "convert files (glTF, Papa, PMF, SPLASHPACK, PBA/PTX, PET) to another format"
 FORMAT_OPTIONS = True
@@ -69,6 +70,9 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..api import convert
+    from ..fileio import write_files
+
     pairs = _pairs(args)
     if args.report and len(pairs) != 1:
         msg = "--report takes one input (use `gamemesh batch` for a folder's report)"

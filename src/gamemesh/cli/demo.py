@@ -12,10 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..api import convert, save
 from ..errors import FormatError
 from ..registry import formats
-from ..sample import sample_scene
 from ._common import emit_json
 
 HELP = "write the bundled sample model in every format and convert each back to GLB"
@@ -30,6 +28,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..api import convert, save
+    from ..sample import sample_scene
+
     out = Path(args.out)
     scene = sample_scene()
     rows: list[dict[str, Any]] = []

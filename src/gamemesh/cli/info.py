@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..api import info as describe
 from ._common import (
     check_involved,
     each_input,
@@ -42,6 +41,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..api import info as describe
+
     inputs = expand_inputs(args.src)
     options = format_options(args)
     results: list[dict[str, Any]] = []

@@ -7,10 +7,6 @@ import argparse
 import math
 from pathlib import Path
 
-from ..api import load
-from ..fileio import write_files
-from ..textures import encode_png
-from ..viewer.thumbnail import render_thumbnail
 from ._common import (
     UsageError,
     check_involved,
@@ -64,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
     if args.time is not None and not math.isfinite(args.time):
         msg = f"--time must be a finite number of seconds, got {args.time}"
         raise UsageError(msg)
+    from ..api import load
+    from ..fileio import write_files
+    from ..textures import encode_png
+    from ..viewer.thumbnail import render_thumbnail
+
     pairs = dict(_pairs(args))
     options = format_options(args)
 
