@@ -99,8 +99,7 @@ def _spec_for(data: bytes, path: Path | None, format: str | None) -> FormatSpec:
         return registry.by_name(format)
     spec = registry.sniff(data[: registry.SNIFF_BYTES], path)
     if spec is None:
-        msg = "unknown file format (no format recognises its content or extension)"
-        raise FormatError(format="gamemesh", message=msg, path=str(path) if path else "<bytes>")
+        raise registry.unknown_format(path)
     return spec
 
 

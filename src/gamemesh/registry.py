@@ -143,6 +143,9 @@ class FormatSpec:
     # Outputs made straight from the native document, by destination extension
     # (".png" -> the SPLASHPACK VRAM sheet); convert uses them before the scene path.
     exports: Mapping[str, Callable[[Any, Context], Files]] = field(default_factory=dict)
+    # Files that belong to a main file of this format and are not read alone, by extension,
+    # with what they hold (".vram": "VRAM sidecar"): given alone, the error says so.
+    sidecars: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
 
     @property
@@ -328,6 +331,31 @@ def sniff(prefix: bytes, path: str | Path | None = None) -> FormatSpec | None:
         # Several formats accept the bytes (PET kinds share one layout): the extension decides.
         return by_ext if by_ext in hits else hits[0]
     return by_ext
+
+
+def unknown_format(path: Path | None) -> FormatError:
+    """The error for a file no format recognises; a sidecar of some format's main file (a
+    SPLASHPACK ``.vram``) is named as one, with the main file to open instead."""
+    name = str(path) if path is not None else "<bytes>"
+    lower = name.lower()
+    for spec in _discover():
+        for ext, what in spec.sidecars.items():
+            if lower.endswith(ext):
+                main = _main_of(Path(name[: -len(ext)]), spec)
+                msg = (f"a {spec.name.upper()} {what}, not a file of its own: open its "
+                       f"{main or spec.extensions[0]} (which reads it)")
+                return FormatError(format="gamemesh", message=msg, path=name)
+    msg = "unknown file format (no format recognises its content or extension)"
+    return FormatError(format="gamemesh", message=msg, path=name)
+
+
+def _main_of(stem: Path, spec: FormatSpec) -> str | None:
+    """The main file beside a sidecar: ``scene.vram`` -> ``scene.splashpack`` (or a fork's
+    ``scene.splashpack.vram`` -> ``scene.splashpack``), when it exists."""
+    for candidate in (stem, *(stem.with_name(stem.name + e) for e in spec.extensions)):
+        if candidate.suffix.lower() in spec.extensions and candidate.is_file():
+            return candidate.name
+    return None
 
 
 def _safe_sniff(spec: FormatSpec, prefix: bytes) -> bool:

@@ -121,5 +121,7 @@ def _fail(args: argparse.Namespace, fields: dict[str, object], code: int) -> int
         # A script reading --json output gets the failure in the same shape, on stdout.
         emit_json({"error": {**fields, "exit_status": code}})
     where = f"{fields['file']}: " if "file" in fields else ""
-    print(f"gamemesh: error: {where}{fields['message']}", file=sys.stderr)
+    # The call's words (exit 2) read as argparse's own usage errors do.
+    kind = "usage error" if code == 2 else "error"
+    print(f"gamemesh: {kind}: {where}{fields['message']}", file=sys.stderr)
     return code

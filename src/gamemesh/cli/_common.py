@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import FormatError
-from ..registry import FormatSpec, Option, by_extension, by_name, formats
+from ..registry import FormatSpec, Option, by_extension, by_name, formats, unknown_format
 
+# The ``format`` of errors that belong to no format (a directory given, an unknown file).
+GENERAL = "gamemesh"
 FORMAT_OPTIONS_LINE = "format options: see `gamemesh formats NAME` (they parse here too)"
 STDIO = "-"
 
@@ -116,8 +118,7 @@ def source_spec(src: str, from_format: str | None) -> FormatSpec:
 
     name = sniff(src)
     if name is None:
-        msg = "unknown file format (no format recognises its content or extension)"
-        raise FormatError(format="gamemesh", message=msg, path=src)
+        raise unknown_format(Path(src))
     return by_name(name)
 
 
@@ -146,6 +147,33 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
     return out
 
 
+def group_units(inputs: list[str], from_format: str | None,
+                options: dict[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
+    """The inputs that are units (converted), and for each the other inputs its load reads (a
+    Papa unit's textures and animations, a character's parts): grouped as ``batch`` groups
+    them, so ``convert units/*.papa -o out/`` writes one file per unit. Inputs whose format is
+    unknown stay as they are (they fail, by name, when converted)."""
+    if options.get("no_siblings") or options.get("no_parts") or len(inputs) < 2:
+        return inputs, {}
+    from ..batch.discover import Candidate
+    from ..batch.group import group
+
+    found: list[Candidate] = []
+    alone: list[str] = []
+    for src in inputs:
+        try:
+            spec = source_spec(src, from_format)
+            st = Path(src).stat()
+        except (OSError, ValueError):
+            alone.append(src)
+            continue
+        found.append(Candidate(Path(src).resolve(), src, st.st_size, st.st_mtime_ns, spec.name))
+    units = group(found)
+    members = {u.primary.rel: [m.rel for m in u.members] for u in units}
+    keep = set(members) | set(alone)
+    return [s for s in inputs if s in keep], {k: v for k, v in members.items() if v}
+
+
 def output_paths(inputs: list[str], folder: str, ext: str) -> list[Path]:
     """``OUT/<input stem><ext>`` for each input; two inputs landing on one name is a usage
     error found before anything is written."""
@@ -166,8 +194,15 @@ def error_fields(exc: BaseException, src: str) -> dict[str, Any] | None:
     """The error of one input as data (the text line and the JSON object share it); None when
     the exception is not an input's fault."""
     if isinstance(exc, FormatError):
-        out: dict[str, Any] = {"file": exc.path or src, "message": str(exc),
-                               "format": exc.format, "type": type(exc).__name__}
+        # An error of no format (a directory, an unknown file) names none: its message has no
+        # "gamemesh: " head (the line has one) and its JSON no "format".
+        message = str(exc)
+        own = exc.format != GENERAL
+        if not own and message.startswith(f"{GENERAL}: "):
+            message = message[len(GENERAL) + 2:]
+        out: dict[str, Any] = {"file": exc.path or src, "message": message,
+                               **({"format": exc.format} if own else {}),
+                               "type": type(exc).__name__}
         for k in ("offset", "field", "expected", "actual"):
             v = getattr(exc, k)
             if v is not None:

@@ -16,6 +16,7 @@ from ._common import (
     each_input,
     expand_inputs,
     format_options,
+    group_units,
     open_input,
     output_paths,
     source_spec,
@@ -56,7 +57,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     paths = list(args.paths)
     if args.out_dir is not None:
-        inputs = expand_inputs(paths)
+        inputs = units_only(expand_inputs(paths), args)
         to = args.to_format = args.to_format or "glb"
         # glTF has two extensions; the name given picks one (.gltf writes .bin and images too).
         ext = f".{to}" if to in ("glb", "gltf") else target_spec("x", to).extensions[0]
@@ -67,6 +68,21 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
                f"(got {len(paths)} path{'s' if len(paths) != 1 else ''})")
         raise UsageError(msg)
     return [(paths[0], paths[1])]
+
+
+def units_only(inputs: list[str], args: argparse.Namespace) -> list[str]:
+    """The inputs that are units: a unit's textures and animations given beside it (``units/*``)
+    are read with it, not converted as models of their own; said once on stderr (each with
+    ``-v``)."""
+    units, members = group_units(inputs, args.from_format, format_options(args))
+    parts = sum(len(m) for m in members.values())
+    if parts and not args.quiet:
+        print(f"gamemesh: {parts} input{'s' if parts != 1 else ''} read as part of "
+              f"{len(members)} unit{'s' if len(members) != 1 else ''}, not converted alone"
+              f"{'' if args.verbose else ' (-v lists them)'}", file=sys.stderr)
+        for unit, names in members.items() if args.verbose else ():
+            print(f"gamemesh: {unit}: reads {', '.join(names)}", file=sys.stderr)
+    return units
 
 
 def run(args: argparse.Namespace) -> int:

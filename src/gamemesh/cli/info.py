@@ -17,6 +17,7 @@ from ._common import (
     print_error,
     source_spec,
 )
+from ._text import fields, table, words
 
 HELP = "describe files: format, version or variant, counts, animations, siblings, notes"
 FORMAT_OPTIONS = True
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = expand_inputs(args.src)
     options = format_options(args)
     results: list[dict[str, Any]] = []
+    printed: list[str] = []
 
     def one(src: str) -> None:
         check_involved(options, [source_spec(src, args.from_format)])
@@ -55,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             results.append(data)
         else:
-            print_info(data, several=len(inputs) > 1)
+            print_info(data, several=bool(printed))
+            printed.append(src)
 
     def failed(fields: dict[str, Any]) -> None:
         if args.json:
@@ -71,32 +74,36 @@ def run(args: argparse.Namespace) -> int:
 def print_info(info: dict[str, Any], several: bool = False) -> None:
     if several:
         print()
-    print(f"{info['file']}: {info['format']}, {info['size']} bytes")
+    print("\n".join(info_lines(info)))
+
+
+def info_lines(info: dict[str, Any]) -> list[str]:
+    """What ``info`` prints: words and aligned tables in sections."""
+    lines = [f"{info['file']}: {info['format']}, {info['size']:,} bytes"]
     native = info.get("native", {})
     if native:
-        print(f"file ({info['format']}'s own records):")
-        for k, v in native.items():
-            print(f"  {k}: {v}")
-    _print_scene(info)
+        lines.append(f"file ({info['format']}'s own records):")
+        lines += fields(list(native.items()))
+    lines += _scene_lines(info)
     if info.get("siblings"):
-        print("siblings attached (read with it):")
-        for s in info["siblings"]:
-            print(f"  {s}")
+        lines.append("siblings attached (read with it):")
+        lines += [f"  {s}" for s in info["siblings"]]
     if info.get("notes"):
-        print("notes:")
-        for n in info["notes"]:
-            print(f"  {n['level']}: {n['code']}: {n['message']}")
+        lines.append("notes:")
+        lines += table([{"level": n["level"], "code": n["code"], "message": n["message"]}
+                        for n in info["notes"]], "  ")[1:]
+    return lines
 
 
-def _print_scene(info: dict[str, Any]) -> None:
+def _scene_lines(info: dict[str, Any]) -> list[str]:
     if not any(k in info for k in _SCENE_COUNTS):
-        return
-    print("scene (as converted, siblings included):")
-    for k in _SCENE_COUNTS:
-        if k in info:
-            print(f"  {k}: {info[k]}")
+        return []
+    items: list[tuple[str, Any]] = [(k, info[k]) for k in _SCENE_COUNTS if k in info]
     if info.get("bounds"):
-        print(f"  bounds: {info['bounds']['min']} .. {info['bounds']['max']}")
-    for a in info.get("animations", []):
-        print(f"  animation {a['name']!r}: {a['keys']} keys, {a['duration']:.3f} s, "
-              f"{a['channels']} channels")
+        b = info["bounds"]
+        items.append(("bounds", f"{words(b['min'])} .. {words(b['max'])}"))
+    clips = [{"animation": a["name"], "keys": a["keys"], "duration": f"{a['duration']:.3f} s",
+              "channels": a["channels"]} for a in info.get("animations", [])]
+    if clips:
+        items.append(("animations", clips))
+    return ["scene (as converted, siblings included):", *fields(items)]

@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..api import info as describe
 from ..api import load
+from ..cli._text import label, words
 from ..errors import FormatError
 from ..registry import Context, by_name
 from ..safeio import read_regular
@@ -75,7 +76,10 @@ def prepare(path: str | os.PathLike[str], from_format: str | None = None,
     exports = _exports(src, info["format"], options, model)
     info["viewer"] = {"file": src.name, "textures": textures, "exports": exports,
                       "navmesh_nodes": [scene.nodes[i].name for i in navmesh_nodes(scene)],
-                      "glb_bytes": len(glb)}
+                      "glb_bytes": len(glb),
+                      # The file's own records as `gamemesh info` words them (no JSON).
+                      "native_words": [[label(k), words(v)]
+                                       for k, v in info.get("native", {}).items()]}
     return model
 
 

@@ -57,5 +57,7 @@ SPEC = FormatSpec(
                multiple=True),
     ),
     exports={".png": lazy(__name__, "to_scene:vram_png")},
+    sidecars={".vram": "VRAM sidecar (the scene's textures)",
+              ".spu": "SPU sidecar (the scene's audio)"},
     notes="The whole VRAM converts to PNG: gamemesh convert scene.bin vram.png",
 )

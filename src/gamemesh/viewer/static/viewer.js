@@ -266,7 +266,7 @@ function showInfo(info) {
   document.title = `${info.viewer?.file ?? info.file} – gamemesh viewer`;
   const table = $('info');
   const rows = [['format', info.format], ['size', `${info.size} bytes`]];
-  for (const [k, v] of Object.entries(info.native ?? {})) rows.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  for (const [k, v] of info.viewer?.native_words ?? []) rows.push([k, v]);
   for (const k of ['nodes', 'meshes', 'primitives', 'vertices', 'triangles', 'materials', 'textures', 'skins', 'bones', 'morph_targets']) {
     if (k in info) rows.push([k, String(info[k])]);
   }
