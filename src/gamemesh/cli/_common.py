@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..errors import FormatError
 from ..registry import FormatSpec, Option, by_extension, by_name, formats, unknown_format
@@ -107,13 +107,19 @@ def check_involved(options: dict[str, Any], specs: Iterable[FormatSpec]) -> None
         raise UsageError(msg)
 
 
-def source_spec(src: str, from_format: str | None) -> FormatSpec:
-    """The format of an input as the API will see it (``--from``, else content, else name)."""
+def source_spec(src: str, from_format: str | None, data: str | bytes | None = None
+                ) -> FormatSpec:
+    """The format of an input as the API will see it (``--from``, else content, else name);
+    stdin's from its bytes (``data``, as :func:`open_input` read them)."""
     if from_format:
         return by_name(from_format)
     if src == STDIO:
-        msg = "reading stdin ('-') needs --from FORMAT"
-        raise UsageError(msg)
+        from .. import registry
+
+        found = registry.sniff(data[:registry.SNIFF_BYTES]) if isinstance(data, bytes) else None
+        if found is None:
+            raise unknown_format(Path(STDIO))
+        return found
     from ..api import sniff
 
     name = sniff(src)
@@ -247,8 +253,15 @@ def each_input(inputs: list[str], work: Callable[[str], None],
     return 1 if failed else 0
 
 
-def open_input(src: str) -> str | IO[bytes]:
-    return sys.stdin.buffer if src == STDIO else src
+def open_input(src: str, options: dict[str, Any]) -> str | bytes:
+    """A path as given; stdin (``-``) read whole now, at most ``--max-input-size`` bytes, so
+    its format is sniffed from its content and it is read once."""
+    if src != STDIO:
+        return src
+    from ..api import read_stream
+    from ..safeio import MAX_INPUT_BYTES
+
+    return read_stream(sys.stdin.buffer, options.get("max_input_size") or MAX_INPUT_BYTES)
 
 
 def emit_json(data: Any) -> None:

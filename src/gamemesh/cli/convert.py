@@ -1,5 +1,6 @@
 """``gamemesh convert SRC DST`` (or ``SRC... -o OUT/``): any supported format to any other,
-through the scene. ``-`` is stdin or stdout (with ``--from`` / ``--to``)."""
+through the scene. ``-`` is stdin (its format sniffed from the content, or ``--from``) or stdout
+(with ``--to``: ``glb``, or ``gltf`` for one .gltf with its data embedded)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ EXAMPLES = (
     "gamemesh convert unit.papa unit.glb",
     "gamemesh convert maps/*.pba -o out/ --to glb",
     "gamemesh convert unit.papa - --to glb | gltf-transform inspect /dev/stdin",
+    "cat unit.pmf | gamemesh convert - - --to gltf > unit.gltf   # data embedded",
 )
 
 
@@ -43,9 +45,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--out-dir", metavar="OUT/",
                    help="write each input to OUT/<name>.<ext of --to> (default --to glb)")
     p.add_argument("--from", dest="from_format", metavar="FORMAT",
-                   help="input format (default: from content; needed for '-')")
+                   help="input format (default: from content, stdin's too)")
     p.add_argument("--to", dest="to_format", metavar="FORMAT",
-                   help="output format (default: from DST's extension; needed for '-')")
+                   help="output format (default: from DST's extension; needed for '-': glb, or "
+                   "gltf for one .gltf with its data embedded)")
     p.add_argument("--report", metavar="R.json",
                    help="write what was lost or approximated as JSON (one input)")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -101,10 +104,11 @@ def run(args: argparse.Namespace) -> int:
 
     def one(src: str) -> None:
         dst = dict(pairs)[src]
-        check_involved(options, [source_spec(src, args.from_format), target[dst]])
-        report = convert(open_input(src), _destination(dst), from_format=args.from_format,
+        source = open_input(src, options)
+        check_involved(options, [source_spec(src, args.from_format, source), target[dst]])
+        report = convert(source, _destination(dst), from_format=args.from_format,
                          to_format=args.to_format, **options)
-        _say(report, args)
+        _say(report, args, src)
         if args.report:
             out = Path(args.report)
             write_files(out.parent, {out.name: json.dumps(report.to_dict(), indent=2).encode()})
@@ -116,7 +120,7 @@ def _destination(dst: str) -> str | IO[bytes]:
     return sys.stdout.buffer if dst == STDIO else dst
 
 
-def _say(report: Report, args: argparse.Namespace) -> None:
+def _say(report: Report, args: argparse.Namespace, src: str) -> None:
     """One line per file written (stdout, unless stdout carries the data), then the notes on
     stderr: warnings always, info with -v; -q silences both."""
     if args.quiet:
@@ -126,4 +130,4 @@ def _say(report: Report, args: argparse.Namespace) -> None:
             print(path, flush=True)
     for n in report.notes:
         if n.level != "info" or args.verbose:
-            print(f"gamemesh: {report.source}: {n}", file=sys.stderr)
+            print(f"gamemesh: {src}: {n}", file=sys.stderr)

@@ -24,7 +24,7 @@ FORMAT_OPTIONS = True
 EXAMPLES = (
     "gamemesh info unit.papa",
     "gamemesh info models/*.pmf --json > facts.json",
-    "cat unit.glb | gamemesh info - --from glb",
+    "cat unit.glb | gamemesh info -",
 )
 
 _SCENE_COUNTS = ("nodes", "meshes", "primitives", "vertices", "triangles", "materials",
@@ -33,7 +33,7 @@ _SCENE_COUNTS = ("nodes", "meshes", "primitives", "vertices", "triangles", "mate
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", nargs="+", metavar="FILE",
-                   help="the files to describe (globs work; '-' is stdin, with --from)")
+                   help="the files to describe (globs work; '-' is stdin)")
     p.add_argument("--from", dest="from_format", metavar="FORMAT",
                    help="the format, when sniffing is not enough")
     p.add_argument("--json", action="store_true",
@@ -50,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
     printed: list[str] = []
 
     def one(src: str) -> None:
-        check_involved(options, [source_spec(src, args.from_format)])
-        data = describe(open_input(src), args.from_format, **options)
+        source = open_input(src, options)
+        check_involved(options, [source_spec(src, args.from_format, source)])
+        data = describe(source, args.from_format, **options)
         if src == "-":
             data["file"] = "-"
         if args.json:
