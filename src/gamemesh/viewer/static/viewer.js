@@ -262,6 +262,8 @@ function cell(row, text) {
 }
 
 function showInfo(info) {
+  // A model of a folder browser (/m/N/) links back to the list.
+  if (/^\/m\/\d+\/$/.test(location.pathname)) $('back').hidden = false;
   $('title').textContent = info.viewer?.file ?? info.file;
   document.title = `${info.viewer?.file ?? info.file} – gamemesh viewer`;
   const table = $('info');
