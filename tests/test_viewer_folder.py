@@ -162,3 +162,32 @@ def test_idle_connections_time_out_and_their_number_is_capped(tree: Path, tmp_pa
             s.close()
         time.sleep(0.2)
         assert _get(srv.url + "api/models.json")[0] == 200  # the slots came back
+
+
+# -- the folder page in Chromium ---------------------------------------------------------------
+
+def test_folder_page_in_chromium_thumbnails_filter_and_back_link(tree: Path,
+                                                                  tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    chromium = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    if shutil.which("node") is None or not (root / "node_modules" / "playwright-core").is_dir():
+        pytest.skip("node or node_modules/playwright-core is missing (run `npm ci`)")
+    if not chromium.exists():
+        pytest.skip(f"Chromium not found at {chromium} (apt-get install chromium)")
+    with FolderServer(tree, cache_dir=tmp_path / "cache") as srv:
+        run = subprocess.run(["node", str(root / "tests" / "js" / "browse_check.mjs"), srv.url,
+                              "rock"], cwd=root, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout)
+    assert not out.get("error") and not out["logs"], out
+    assert out["cards"] == ["rock.pmf", "col.papa"]
+    assert out["groups"] == ["props (1)", "units/col (1)"]
+    assert out["thumbs_loaded"] == 2
+    assert out["groups_by_format"] == ["papa (1)", "pmf (1)"]
+    assert out["filtered"] == ["rock.pmf"] and out["shown"] == "1 of 2 models"
+    assert out["model_url"] == srv.url + "m/1/"  # grouped by format: papa's card comes first
+    assert out["back_visible"] and out["back_url"] == srv.url
