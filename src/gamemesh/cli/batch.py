@@ -48,8 +48,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="S",
                    help="seconds between progress lines when stderr is not a terminal")
     p.add_argument("--thumbnails", action="store_true",
-                   help="write a thumbnail beside each output (x.glb.thumb.png) and a contact "
-                   "sheet (PNG and HTML) in each output folder")
+                   help="write a thumbnail beside each output (x.glb.thumb.png), a contact "
+                   "sheet (PNG and HTML) in each output folder and an index of the whole tree "
+                   "in DST (contact_sheet_index.html)")
     p.add_argument("--post-step", action="append", default=[], metavar="MODULE:FUNC",
                    help="call FUNC(main_output, source) after each conversion; it returns the "
                    "extra files it wrote (thumbnails)")
