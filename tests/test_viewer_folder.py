@@ -8,8 +8,6 @@ import json
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,14 +16,9 @@ import gamemesh
 from gamemesh.sample import sample_scene
 from gamemesh.viewer import browser
 from gamemesh.viewer.browser import FolderServer, find_models
+from viewer_support import http_get
 
-
-def _get(url: str) -> tuple[int, bytes, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=20) as r:
-            return r.status, r.read(), r.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read(), e.headers.get("Content-Type", "")
+_get = http_get
 
 
 @pytest.fixture
