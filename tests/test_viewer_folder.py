@@ -184,3 +184,13 @@ def test_folder_page_in_chromium_thumbnails_filter_and_back_link(tree: Path,
     assert out["filtered"] == ["rock.pmf"] and out["shown"] == "1 of 2 models"
     assert out["model_url"] == srv.url + "m/1/"  # grouped by format: papa's card comes first
     assert out["back_visible"] and out["back_url"] == srv.url
+
+
+def test_info_panel_gets_the_native_records_in_words(tree: Path) -> None:
+    from gamemesh.viewer.server import prepare
+
+    info = prepare(tree / "units" / "col" / "col.papa").info
+    rows = dict(info["viewer"]["native_words"])
+    assert rows["vertex formats"] == "8 Position3Weights4bBones4bNormal3TexCoord2"
+    assert rows["model list"].startswith("name col_mesh, skeleton 0, mesh bindings 1")
+    assert not any(c in v for v in rows.values() for c in "[]{}")

@@ -193,7 +193,8 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
             scene = spec.load_scene(data, ctx)
     for folder, files in ctx.extracted:
         write_files(folder, files)
-    if path is None and spec.siblings is not None and not (
+    # glTF names its other files inside itself and its reader reports each it cannot reach.
+    if path is None and spec.siblings is not None and spec.name not in _HUB_FORMATS and not (
             options.get("no_siblings") or options.get("no_parts")):
         ctx.note(f"{spec.name}.siblings_not_read", "read from bytes or a stream, which have no "
                  "folder: the files a load reads beside this one (textures, animations, parts, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..words import fields, table, words
 from ._common import (
     check_involved,
     each_input,
@@ -17,7 +18,6 @@ from ._common import (
     print_error,
     source_spec,
 )
-from ._text import fields, table, words
 
 HELP = "describe files: format, version or variant, counts, animations, siblings, notes"
 FORMAT_OPTIONS = True

@@ -25,12 +25,12 @@ from urllib.parse import unquote, urlsplit
 
 from ..api import info as describe
 from ..api import load
-from ..cli._text import label, words
 from ..errors import FormatError
 from ..registry import Context, by_name
 from ..safeio import read_regular
 from ..scene import Image
 from ..textures import decode_image, encode_png
+from ..words import label, words
 from .flags import navmesh_nodes
 
 __all__ = ["HOST", "ViewModel", "ViewerServer", "prepare"]

@@ -1,6 +1,6 @@
 """Values as words and aligned tables, for people (``--json`` keeps the data as it is): a list
-reads ``a, b``, a mapping ``8bpp 1``, a list of records a table with a header row. The viewer's
-Info panel shows the same words."""
+reads ``a, b``, a mapping ``8bpp 1``, a list of records a table with a header row. Shared by
+``gamemesh info`` and the viewer's Info panel (both front ends; it imports nothing)."""
 
 from __future__ import annotations
 
