@@ -29,3 +29,17 @@ def test_batch_thumbnails_and_contact_sheets(tmp_path: Path) -> None:
         html = (dst / folder / "contact_sheet.html").read_text()
         assert ".thumb.png" in html
     assert "two.glb.thumb.png" in (dst / "a" / "contact_sheet.html").read_text()
+
+
+def test_batch_thumbnails_index_the_whole_tree(tmp_path: Path) -> None:
+    """One unit per folder (Planetary Annihilation's layout) still gets one sheet to browse."""
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    for name in ("tank", "bot", "air"):
+        gamemesh.save(sample_scene(), src / "units" / name / f"{name}.glb")
+    assert main(["batch", str(src), str(dst), "--jobs", "1", "--quiet", "--thumbnails"]) == 0
+    index = (dst / "contact_sheet_index.html").read_text()
+    for name in ("air", "bot", "tank"):
+        assert f'src="units/{name}/{name}.glb.thumb.png"' in index
+        assert f"<figcaption>units/{name}/{name}.glb</figcaption>" in index
+    sheet = np.asarray(PILImage.open(dst / "contact_sheet_index.png").convert("RGBA"))
+    assert sheet.shape[1] > 2 * 128  # two columns of 128-pixel cells at least

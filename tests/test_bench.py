@@ -111,3 +111,13 @@ def test_bench_cpu_clock(capsys: pytest.CaptureFixture[str]) -> None:
                        "--markdown"]) == 0
     text = capsys.readouterr().out
     assert "cpu time" in text and "| pmf |" in text
+
+
+def test_startup_rows_time_each_command_against_numpy(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--startup", "--repeat", "1", "--json"]) == 0
+    rows = {r["command"]: r for r in json.loads(capsys.readouterr().out)["startup"]}
+    assert set(rows) == {'python -c "import numpy"', "gamemesh --version", "gamemesh --help",
+                         "gamemesh info", "gamemesh convert"}
+    assert rows['python -c "import numpy"']["x_numpy"] == 1.0
+    assert all(r["cpu_s"] > 0 for r in rows.values())
+    assert rows["gamemesh convert"]["goal_x_numpy"] == 3.0

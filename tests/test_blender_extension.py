@@ -78,6 +78,8 @@ def test_extension_zip_has_manifest_addon_and_wheels(extension_zip: Path) -> Non
     assert (manifest["id"], manifest["type"]) == ("gamemesh", "add-on")
     assert manifest["version"] == gamemesh.__version__
     assert manifest["blender_version_min"] == "4.2.0"
+    # Exclusive: every Blender the manifest admits embeds Python 3.11, the bundled Pillow's.
+    assert manifest["blender_version_max"] == "5.1.0"
     assert manifest["platforms"] == ["linux-x64"]
     wheels = [w.removeprefix("./") for w in manifest["wheels"]]
     assert set(wheels) <= names and len(wheels) == 2

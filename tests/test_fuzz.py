@@ -23,6 +23,9 @@ from helpers import mutations
 
 COUNT = int(os.environ.get("GAMEMESH_FUZZ_COUNT", "200"))
 
+ATHERIS_MISSING = ("atheris is not installed (the fuzz extra: pip install -e '.[fuzz]'; "
+                   "Linux wheels only)")
+
 
 def _ends_cleanly(fmt: str, data: bytes, label: str) -> None:
     t0 = time.process_time()  # CPU time: a loaded machine must not fail a quick parse
@@ -66,7 +69,7 @@ def test_mutations(fmt: str) -> None:
 
 def test_campaign_command_runs_and_reports(tmp_path: Path) -> None:
     """The documented command: a short coverage-guided run writes its figures."""
-    pytest.importorskip("atheris")
+    pytest.importorskip("atheris", reason=ATHERIS_MISSING)
     stats = tmp_path / "stats.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     r = subprocess.run([sys.executable, "-m", "tests.fuzz.run", "ptx", "--runs", "100",
@@ -104,7 +107,7 @@ def test_compare_hook_leak(tmp_path: Path, mode: str) -> None:
     """atheris's comparison hook keeps every NumPy comparison result alive (the campaigns' RSS
     grew by ~6 KB per pmf input); the campaign's wrapper gives the reference back. The bare run
     shows the leak is real, so the plugged run's flat figure means something."""
-    pytest.importorskip("atheris")
+    pytest.importorskip("atheris", reason=ATHERIS_MISSING)
     (tmp_path / "probe_mod.py").write_text(
         "import numpy as np\n\ndef f(a):\n    return bool(np.any(a == 0))\n")
     r = subprocess.run([sys.executable, "-c", _LEAK_PROBE, str(tmp_path), mode], cwd=ROOT,

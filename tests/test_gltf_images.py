@@ -15,7 +15,7 @@ from PIL import Image as PILImage
 
 import gamemesh
 from gamemesh.errors import FormatError
-from gamemesh.formats.image import _quad_scene
+from gamemesh.formats.image.codec import _quad_scene
 from gamemesh.formats.ptx.read import read as read_ptx
 from gamemesh.registry import Context, by_name
 from gamemesh.scene import Image, Scene

@@ -135,6 +135,9 @@ def test_every_format_package_has_one_shape() -> None:
                           "texture_files",
                           # Papa's CSG models (terrain: format 10, linked textures) beside units
                           "csg",
+                          # what the SPEC names (option choices), without numpy: the registry
+                          # lists every format's options for `gamemesh --help`
+                          "options",
                           # PET's scene conversion split along what it does (animation clips,
                           # corner fields, the vertex search, meshes, skin influences)
                           "animation", "corners", "dedup", "mesh", "influences",

@@ -12,8 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from viewer_support import (
     Mask,
     Sample,
     check_against_reference,
+    http_get,
     make_sample,
     read_png,
     viewable_formats,
@@ -55,11 +54,7 @@ def _browser_missing() -> str | None:
 
 
 def _get(url: str) -> tuple[int, bytes, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read(), r.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read(), e.headers.get("Content-Type", "")
+    return http_get(url, timeout=10)
 
 
 @pytest.fixture(scope="module")

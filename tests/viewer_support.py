@@ -9,6 +9,8 @@ sample's picture by silhouette only, so a newly landed format is checked from it
 from __future__ import annotations
 
 import os
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,3 +117,12 @@ class Mask:
             return np.asarray(img[:, :, 3] > 0)
         bg = np.asarray(self.background, dtype=np.int16)
         return np.asarray(np.abs(img[:, :, :3].astype(np.int16) - bg).max(axis=2) > 12)
+
+
+def http_get(url: str, timeout: float = 20) -> tuple[int, bytes, str]:
+    """Status, body and content type of a GET (an HTTP error is an answer, not an exception)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read(), r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), e.headers.get("Content-Type", "")

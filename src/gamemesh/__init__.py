@@ -6,7 +6,8 @@ Papa (Planetary Annihilation), PMF (Piece Model Editor), SPLASHPACK (psxsplash),
 
 from __future__ import annotations
 
-from .api import Report, convert, formats, info, load, read_native, save, sniff, write_native
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     BadMagicError,
     CorruptDataError,
@@ -16,10 +17,29 @@ from .errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from .registry import FormatSpec
-from .scene import Scene
+
+if TYPE_CHECKING:
+    from .api import Report, convert, formats, info, load, read_native, save, sniff, write_native
+    from .registry import FormatSpec
+    from .scene import Scene
 
 __version__ = "0.1.0"
+
+# The API and the scene model import numpy: they load on first use (PEP 562), so
+# `gamemesh --version` and `import gamemesh.errors` stay cheap.
+_LAZY = {"Report": "api", "convert": "api", "formats": "api", "info": "api", "load": "api",
+         "read_native": "api", "save": "api", "sniff": "api", "write_native": "api",
+         "FormatSpec": "registry", "Scene": "scene"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 __all__ = [
     "BadMagicError",

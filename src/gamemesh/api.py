@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import functools
+import json
+import mimetypes
 import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ParamSpec, TypeVar
+from urllib.parse import unquote
 
 from . import registry
 from .errors import FormatError, Note, add_new_notes
@@ -86,7 +90,7 @@ def _is_stream(obj: object) -> bool:
     return not isinstance(obj, str | os.PathLike | bytes | bytearray | memoryview)
 
 
-def _read_stream(stream: IO[bytes], limit: int = MAX_INPUT_BYTES) -> bytes:
+def read_stream(stream: IO[bytes], limit: int = MAX_INPUT_BYTES) -> bytes:
     """A file object read whole, refusing more than ``limit`` bytes without holding them."""
     data = stream.read(limit + 1)
     if not isinstance(data, bytes | bytearray):
@@ -112,7 +116,7 @@ def _read_source(src: Source, max_size: int | None = None) -> tuple[bytes, Path 
                               actual=f"{len(src)} bytes", path="<bytes>")
         return bytes(src), None
     if not isinstance(src, str | os.PathLike):
-        return _read_stream(src, limit), None
+        return read_stream(src, limit), None
     path = Path(src)
     return read_regular(path, limit), path
 
@@ -122,8 +126,7 @@ def _spec_for(data: bytes, path: Path | None, format: str | None) -> FormatSpec:
         return registry.by_name(format)
     spec = registry.sniff(data[: registry.SNIFF_BYTES], path)
     if spec is None:
-        msg = "unknown file format (no format recognises its content or extension)"
-        raise FormatError(format="gamemesh", message=msg, path=str(path) if path else "<bytes>")
+        raise registry.unknown_format(path)
     return spec
 
 
@@ -215,6 +218,12 @@ def _load(data: bytes, path: Path | None, spec: FormatSpec, options: dict[str, A
             scene = spec.load_scene(data, ctx)
     for folder, files in ctx.extracted:
         write_files(folder, files)
+    # glTF names its other files inside itself and its reader reports each it cannot reach.
+    if path is None and spec.siblings is not None and spec.name not in _HUB_FORMATS and not (
+            options.get("no_siblings") or options.get("no_parts")):
+        ctx.note(f"{spec.name}.siblings_not_read", "read from bytes or a stream, which have no "
+                 "folder: the files a load reads beside this one (textures, animations, parts, "
+                 "sidecars) were not looked for; give the file's path to include them")
     add_new_notes(scene.notes, ctx.notes)
     scene.extras.setdefault("source_format", spec.name)
     if path is not None:
@@ -226,7 +235,8 @@ def save(scene: Scene, dst: Destination, format: str | None = None, *,
          check_loss: bool = True, **options: Any) -> list[Note]:
     """Write a scene in the format of ``format`` or of the destination's extension; returns the
     notes on what the target format could not hold. ``dst`` may be a binary file object (then
-    ``format`` is required, and the format must write a single file: GLB, not .gltf).
+    ``format`` is required, and the format must write a single file: ``glb`` is GLB, ``gltf``
+    one .gltf with its buffer and images embedded as ``data:`` URIs).
     ``check_loss`` reads the written files back and warns about every property they lost that
     no writer note names (see :func:`gamemesh.scene.loss.compare`); turn it off only to time
     the writer alone."""
@@ -246,10 +256,35 @@ def _target_spec(dst: Destination, format: str | None) -> FormatSpec:
     return spec
 
 
-def _stream_name(spec: FormatSpec) -> Path:
-    # glTF to a stream is GLB: a .gltf is several files.
-    ext = ".glb" if spec.name == "gltf" else spec.extensions[0]
-    return Path(f"stream{ext}")
+def _stream_name(spec: FormatSpec, format: str | None) -> Path:
+    """The name a stream's output is made under. glTF is GLB unless ``gltf`` was asked for by
+    name: then one .gltf whose buffer and images are ``data:`` URIs (see :func:`_embedded`)."""
+    if spec.name == "gltf":
+        wanted = (format or "").lower().lstrip(".")
+        return Path("stream.gltf" if wanted == "gltf" else "stream.glb")
+    return Path(f"stream{spec.extensions[0]}")
+
+
+def _embedded(files: dict[str, bytes]) -> dict[str, bytes]:
+    """A .gltf and the files it names (``.bin``, images) as one .gltf holding them as base64
+    ``data:`` URIs: what a stream, which holds one file, can carry."""
+    name, *_ = files
+    doc = json.loads(files[name])
+    used = {name}
+    for kind, default in (("buffers", "application/octet-stream"), ("images", "image/png")):
+        for entry in doc.get(kind, []):
+            uri = entry.get("uri")
+            key = uri if uri in files else unquote(uri or "")
+            if key not in files:
+                continue
+            mime = entry.get("mimeType") or mimetypes.guess_type(key)[0] or default
+            entry["uri"] = f"data:{mime};base64,{base64.b64encode(files[key]).decode('ascii')}"
+            used.add(key)
+    left = sorted(set(files) - used)
+    if left:
+        msg = f"the .gltf does not name {', '.join(left)}; a stream holds one file"
+        raise ValueError(msg)
+    return {name: json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")}
 
 
 def _write_stream(stream: IO[bytes], files: dict[str, bytes]) -> list[str]:
@@ -271,7 +306,7 @@ def _save(scene: Scene, dst: Destination, format: str | None, options: dict[str,
     # turns it into a file real tools choke on.
     scene.validate()
     stream = _is_stream(dst)
-    path = _stream_name(spec) if stream else Path(dst)  # type: ignore[arg-type]
+    path = _stream_name(spec, format) if stream else Path(dst)  # type: ignore[arg-type]
     ctx = Context(path, options)
     # Images kept encoded (PNG/JPEG from an image file or a glTF) are decoded here when the
     # target needs pixels: under the caller's pixel limit, as a load would be.
@@ -282,6 +317,8 @@ def _save(scene: Scene, dst: Destination, format: str | None, options: dict[str,
         if check_loss:
             ctx.notes.extend(_lost(scene, spec, files, ctx.notes))
     if stream:
+        if path.suffix == ".gltf":
+            files = _embedded(files)
         return _write_stream(dst, files), ctx.notes  # type: ignore[arg-type]
     return write_files(path.parent, files), ctx.notes
 

@@ -129,6 +129,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --corpus: also time the generated files (one run for every figure)")
     p.add_argument("--markdown", action="store_true",
                    help="print the tables the README and docs quote, with the machine and load")
+    p.add_argument("--startup", action="store_true",
+                   help="time the command's start-up instead (process CPU of --version, --help, "
+                   "info and a small convert against `python -c 'import numpy'`)")
     p.add_argument("--json", action="store_true")
     return p
 
@@ -164,9 +167,28 @@ def _corpus_main(args: argparse.Namespace) -> None:
         print(f"refused: {f['file']}: {f['error']}", file=sys.stderr)
 
 
+def _startup_main(args: argparse.Namespace) -> int:
+    from . import benchstartup as bs
+    from .benchcorpus import machine
+
+    rows = bs.startup_rows(args.repeat)
+    if args.json:
+        json.dump({"machine": machine(), "startup": rows}, sys.stdout, indent=2)
+        print()
+    elif args.markdown:
+        print(f"Start-up, process CPU time (user + system), best of {args.repeat} fresh "
+              f"processes; {machine()}\n")
+        print(bs.markdown(rows))
+    else:
+        print(bs.text(rows))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     allocator.tune()  # measure what the command line does
+    if args.startup:
+        return _startup_main(args)
     if args.corpus:
         _corpus_main(args)
         if not args.generated:

@@ -4,6 +4,10 @@ A format is a package under ``gamemesh.formats`` whose ``__init__`` defines ``SP
 discovers them, so adding a format adds one folder and nothing else. Content sniffing comes
 first (``sniff(prefix)`` on the first :data:`SNIFF_BYTES` bytes), the extension second.
 
+A ``SPEC`` names its functions with :func:`lazy` (``lazy(__name__, "read:read")``): a format's
+readers and writers, and numpy under them, are imported when a call first needs that format, so
+``gamemesh --version``, ``--help`` and a conversion between two formats load only what they use.
+
 This module is also the one exception boundary: whatever slips out of a reader as
 ``struct.error``, ``IndexError`` and the like becomes a :class:`CorruptDataError`.
 """
@@ -18,15 +22,48 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import CorruptDataError, FormatError, Note
-from .scene import Scene
+
+if TYPE_CHECKING:
+    from .scene import Scene
 
 SNIFF_BYTES = 64
 
-__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "Option", "by_name", "for_document",
-           "formats", "sniff"]
+__all__ = ["SNIFF_BYTES", "Context", "FormatSpec", "Lazy", "Option", "by_name", "for_document",
+           "formats", "lazy", "sniff"]
+
+
+@cache
+def _resolve(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A function (or a class) of a format's module, named ``"package.module:attribute"`` and
+    imported on its first use: calling it calls the function, and ``isinstance(x, lazy)``
+    checks against the class."""
+
+    target: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _resolve(self.target)(*args, **kwargs)
+
+    def __instancecheck__(self, obj: object) -> bool:
+        return isinstance(obj, _resolve(self.target))
+
+    @property
+    def resolved(self) -> Any:
+        return _resolve(self.target)
+
+
+def lazy(package: str, name: str) -> Lazy:
+    """``lazy(__name__, "read:read")`` in a format's ``__init__``: ``read`` of its ``read``
+    module, imported when first called."""
+    return Lazy(f"{package}.{name}")
 
 
 Files = dict[str, bytes]
@@ -99,13 +136,16 @@ class FormatSpec:
     # The other files a load of this path reads (a Papa unit's textures and animations, a
     # Pangya character's parts); batch converts such a group once, as a whole.
     siblings: Callable[[Path], list[Path]] | None = None
-    document_type: type | tuple[type, ...] | None = None
+    document_type: type | Lazy | tuple[type | Lazy, ...] | None = None
     # For the benchmark and the demo: a native file of about ``size`` bytes.
     make_sample: Callable[[int], bytes] | None = None
     options: tuple[Option, ...] = ()
     # Outputs made straight from the native document, by destination extension
     # (".png" -> the SPLASHPACK VRAM sheet); convert uses them before the scene path.
     exports: Mapping[str, Callable[[Any, Context], Files]] = field(default_factory=dict)
+    # Files that belong to a main file of this format and are not read alone, by extension,
+    # with what they hold (".vram": "VRAM sidecar"): given alone, the error says so.
+    sidecars: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
 
     @property
@@ -293,6 +333,31 @@ def sniff(prefix: bytes, path: str | Path | None = None) -> FormatSpec | None:
     return by_ext
 
 
+def unknown_format(path: Path | None) -> FormatError:
+    """The error for a file no format recognises; a sidecar of some format's main file (a
+    SPLASHPACK ``.vram``) is named as one, with the main file to open instead."""
+    name = str(path) if path is not None else "<bytes>"
+    lower = name.lower()
+    for spec in _discover():
+        for ext, what in spec.sidecars.items():
+            if lower.endswith(ext):
+                main = _main_of(Path(name[: -len(ext)]), spec)
+                msg = (f"a {spec.name.upper()} {what}, not a file of its own: open its "
+                       f"{main or spec.extensions[0]} (which reads it)")
+                return FormatError(format="gamemesh", message=msg, path=name)
+    msg = "unknown file format (no format recognises its content or extension)"
+    return FormatError(format="gamemesh", message=msg, path=name)
+
+
+def _main_of(stem: Path, spec: FormatSpec) -> str | None:
+    """The main file beside a sidecar: ``scene.vram`` -> ``scene.splashpack`` (or a fork's
+    ``scene.splashpack.vram`` -> ``scene.splashpack``), when it exists."""
+    for candidate in (stem, *(stem.with_name(stem.name + e) for e in spec.extensions)):
+        if candidate.suffix.lower() in spec.extensions and candidate.is_file():
+            return candidate.name
+    return None
+
+
 def _safe_sniff(spec: FormatSpec, prefix: bytes) -> bool:
     try:
         return bool(spec.sniff(prefix))
@@ -302,7 +367,7 @@ def _safe_sniff(spec: FormatSpec, prefix: bytes) -> bool:
 
 def for_document(doc: Any) -> FormatSpec:
     for spec in _discover():
-        if spec.document_type is not None and isinstance(doc, spec.document_type):
+        if spec.document_type is not None and isinstance(doc, spec.document_type):  # type: ignore[arg-type]
             return spec
     msg = f"no format writes a {type(doc).__name__}"
     raise TypeError(msg)

@@ -27,6 +27,10 @@ __all__ = ["BLENDER_PYTHON", "PLATFORMS", "BuildError", "Built", "build_extensio
            "gamemesh_wheel", "host_platform", "manifest"]
 
 BLENDER_PYTHON = "311"  # Blender 4.2 to 5.0 embed Python 3.11
+# The first Blender the extension does not claim (the manifest's maximum is exclusive): the
+# newest one tested is 5.0 (bpy 5.0.1), and the bundled Pillow is built for 3.11 alone, which
+# a later Blender embedding another Python could not load.
+BLENDER_VERSION_MAX = "5.1.0"
 EXTENSION_ID = "gamemesh"
 PILLOW = "Pillow>=10.1"
 
@@ -86,6 +90,7 @@ def manifest(wheels: Sequence[str], platforms: Sequence[str]) -> str:
         'maintainer = "gamemesh developers"',
         'type = "add-on"',
         'blender_version_min = "4.2.0"',
+        f'blender_version_max = "{BLENDER_VERSION_MAX}"',
         'license = ["SPDX:MIT"]',
         'tags = ["Import-Export"]',
         f"platforms = {toml_list(platforms)}",

@@ -79,6 +79,14 @@ def build_parser(all_options_shown: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:
+        # Answered before the parser is built (every verb's module and every format's options):
+        # the commonest "is it installed?" call costs the interpreter's start and nothing more.
+        from .. import __version__
+
+        print(f"gamemesh {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "verb", None):
@@ -113,5 +121,7 @@ def _fail(args: argparse.Namespace, fields: dict[str, object], code: int) -> int
         # A script reading --json output gets the failure in the same shape, on stdout.
         emit_json({"error": {**fields, "exit_status": code}})
     where = f"{fields['file']}: " if "file" in fields else ""
-    print(f"gamemesh: error: {where}{fields['message']}", file=sys.stderr)
+    # The call's words (exit 2) read as argparse's own usage errors do.
+    kind = "usage error" if code == 2 else "error"
+    print(f"gamemesh: {kind}: {where}{fields['message']}", file=sys.stderr)
     return code

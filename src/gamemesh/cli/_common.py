@@ -10,12 +10,13 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..errors import FormatError
-from ..registry import FormatSpec, Option, by_extension, by_name, formats
-from ..scene import InvalidSceneError
+from ..registry import FormatSpec, Option, by_extension, by_name, formats, unknown_format
 
+# The ``format`` of errors that belong to no format (a directory given, an unknown file).
+GENERAL = "gamemesh"
 FORMAT_OPTIONS_LINE = "format options: see `gamemesh formats NAME` (they parse here too)"
 STDIO = "-"
 
@@ -106,19 +107,24 @@ def check_involved(options: dict[str, Any], specs: Iterable[FormatSpec]) -> None
         raise UsageError(msg)
 
 
-def source_spec(src: str, from_format: str | None) -> FormatSpec:
-    """The format of an input as the API will see it (``--from``, else content, else name)."""
+def source_spec(src: str, from_format: str | None, data: str | bytes | None = None
+                ) -> FormatSpec:
+    """The format of an input as the API will see it (``--from``, else content, else name);
+    stdin's from its bytes (``data``, as :func:`open_input` read them)."""
     if from_format:
         return by_name(from_format)
     if src == STDIO:
-        msg = "reading stdin ('-') needs --from FORMAT"
-        raise UsageError(msg)
+        from .. import registry
+
+        found = registry.sniff(data[:registry.SNIFF_BYTES]) if isinstance(data, bytes) else None
+        if found is None:
+            raise unknown_format(Path(STDIO))
+        return found
     from ..api import sniff
 
     name = sniff(src)
     if name is None:
-        msg = "unknown file format (no format recognises its content or extension)"
-        raise FormatError(format="gamemesh", message=msg, path=src)
+        raise unknown_format(Path(src))
     return by_name(name)
 
 
@@ -147,6 +153,33 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
     return out
 
 
+def group_units(inputs: list[str], from_format: str | None,
+                options: dict[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
+    """The inputs that are units (converted), and for each the other inputs its load reads (a
+    Papa unit's textures and animations, a character's parts): grouped as ``batch`` groups
+    them, so ``convert units/*.papa -o out/`` writes one file per unit. Inputs whose format is
+    unknown stay as they are (they fail, by name, when converted)."""
+    if options.get("no_siblings") or options.get("no_parts") or len(inputs) < 2:
+        return inputs, {}
+    from ..batch.discover import Candidate
+    from ..batch.group import group
+
+    found: list[Candidate] = []
+    alone: list[str] = []
+    for src in inputs:
+        try:
+            spec = source_spec(src, from_format)
+            st = Path(src).stat()
+        except (OSError, ValueError):
+            alone.append(src)
+            continue
+        found.append(Candidate(Path(src).resolve(), src, st.st_size, st.st_mtime_ns, spec.name))
+    units = group(found)
+    members = {u.primary.rel: [m.rel for m in u.members] for u in units}
+    keep = set(members) | set(alone)
+    return [s for s in inputs if s in keep], {k: v for k, v in members.items() if v}
+
+
 def output_paths(inputs: list[str], folder: str, ext: str) -> list[Path]:
     """``OUT/<input stem><ext>`` for each input; two inputs landing on one name is a usage
     error found before anything is written."""
@@ -167,20 +200,34 @@ def error_fields(exc: BaseException, src: str) -> dict[str, Any] | None:
     """The error of one input as data (the text line and the JSON object share it); None when
     the exception is not an input's fault."""
     if isinstance(exc, FormatError):
-        out: dict[str, Any] = {"file": exc.path or src, "message": str(exc),
-                               "format": exc.format, "type": type(exc).__name__}
+        # An error of no format (a directory, an unknown file) names none: its message has no
+        # "gamemesh: " head (the line has one) and its JSON no "format".
+        message = str(exc)
+        own = exc.format != GENERAL
+        if not own and message.startswith(f"{GENERAL}: "):
+            message = message[len(GENERAL) + 2:]
+        out: dict[str, Any] = {"file": exc.path or src, "message": message,
+                               **({"format": exc.format} if own else {}),
+                               "type": type(exc).__name__}
         for k in ("offset", "field", "expected", "actual"):
             v = getattr(exc, k)
             if v is not None:
                 out[k] = v
         return out
-    if isinstance(exc, InvalidSceneError):
+    if _invalid_scene(exc):
         return {"file": src, "message": str(exc), "type": type(exc).__name__}
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         # Missing, unreadable, a full disk: the file it hit, and why.
         return {"file": exc.filename or src, "message": exc.strerror or str(exc),
                 "type": type(exc).__name__}
     return None
+
+
+def _invalid_scene(exc: BaseException) -> bool:
+    """A scene breaking the model's invariants. Only a loaded scene can raise one, so when the
+    scene package was never imported (a usage error before any work) it is not imported now."""
+    validate = sys.modules.get("gamemesh.scene.validate")
+    return validate is not None and isinstance(exc, validate.InvalidSceneError)
 
 
 def print_error(fields: dict[str, Any]) -> None:
@@ -195,7 +242,7 @@ def each_input(inputs: list[str], work: Callable[[str], None],
     for src in inputs:
         try:
             work(src)
-        except (FormatError, InvalidSceneError, OSError) as e:
+        except (FormatError, OSError, ValueError) as e:
             fields = error_fields(e, src)
             if fields is None:
                 raise
@@ -206,8 +253,15 @@ def each_input(inputs: list[str], work: Callable[[str], None],
     return 1 if failed else 0
 
 
-def open_input(src: str) -> str | IO[bytes]:
-    return sys.stdin.buffer if src == STDIO else src
+def open_input(src: str, options: dict[str, Any]) -> str | bytes:
+    """A path as given; stdin (``-``) read whole now, at most ``--max-input-size`` bytes, so
+    its format is sniffed from its content and it is read once."""
+    if src != STDIO:
+        return src
+    from ..api import read_stream
+    from ..safeio import MAX_INPUT_BYTES
+
+    return read_stream(sys.stdin.buffer, options.get("max_input_size") or MAX_INPUT_BYTES)
 
 
 def emit_json(data: Any) -> None:

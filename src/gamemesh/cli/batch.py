@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..batch import BatchConfig, format_report, run_batch, summarize
-from ..batch.run import BatchResult
 from ._common import emit_json, format_options
+
+if TYPE_CHECKING:
+    from ..batch.run import BatchResult
 
 HELP = "convert every model in a folder tree, in parallel and resumably (or --report DST)"
 FORMAT_OPTIONS = True
@@ -46,8 +48,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="S",
                    help="seconds between progress lines when stderr is not a terminal")
     p.add_argument("--thumbnails", action="store_true",
-                   help="write a thumbnail beside each output (x.glb.thumb.png) and a contact "
-                   "sheet (PNG and HTML) in each output folder")
+                   help="write a thumbnail beside each output (x.glb.thumb.png), a contact "
+                   "sheet (PNG and HTML) in each output folder and an index of the whole tree "
+                   "in DST (contact_sheet_index.html)")
     p.add_argument("--post-step", action="append", default=[], metavar="MODULE:FUNC",
                    help="call FUNC(main_output, source) after each conversion; it returns the "
                    "extra files it wrote (thumbnails)")
@@ -58,6 +61,8 @@ THUMBNAIL_STEP = "gamemesh.viewer.thumbnail:batch_thumbnail"
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..batch import BatchConfig, run_batch
+
     if args.report is not None:
         if args.src or args.dst:
             print("gamemesh: usage error: --report takes only DST", file=sys.stderr)
@@ -96,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(dst: Path, as_json: bool) -> int:
+    from ..batch import format_report, summarize
+
     summary = summarize(dst)
     if as_json:
         emit_json(summary)

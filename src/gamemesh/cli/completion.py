@@ -26,8 +26,28 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from . import build_parser
 
-    print(script(build_parser(all_options_shown=True), args.shell))
+    parser = build_parser(all_options_shown=True)
+    offer_formats(parser)
+    print(script(parser, args.shell))
     return 0
+
+
+# Flags whose value is a format: `--to`/`--from` of every verb (batch's `--to` too).
+_FORMAT_DESTS = ("to_format", "from_format", "to", "only")
+
+
+def offer_formats(parser: argparse.ArgumentParser) -> None:
+    """Give the format flags the values the command accepts (names and extensions) as their
+    choices, so every shell offers them; only in the completion script's parser, so a value
+    is still checked, and named in the error, by the registry."""
+    from ..registry import formats
+
+    values = sorted({s.name for s in formats()}
+                    | {e.lstrip(".") for s in formats() for e in s.extensions if e.count(".") == 1})
+    for sub in _subparsers(parser).values():
+        for action in sub._actions:
+            if action.dest in _FORMAT_DESTS and action.option_strings and action.nargs != 0:
+                action.choices = values
 
 
 def script(parser: argparse.ArgumentParser, shell: str) -> str:

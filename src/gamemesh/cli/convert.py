@@ -1,5 +1,6 @@
 """``gamemesh convert SRC DST`` (or ``SRC... -o OUT/``): any supported format to any other,
-through the scene. ``-`` is stdin or stdout (with ``--from`` / ``--to``)."""
+through the scene. ``-`` is stdin (its format sniffed from the content, or ``--from``) or stdout
+(with ``--to``: ``glb``, or ``gltf`` for one .gltf with its data embedded)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from ..api import Report, convert
-from ..fileio import write_files
 from ._common import (
     STDIO,
     UsageError,
@@ -18,11 +17,15 @@ from ._common import (
     each_input,
     expand_inputs,
     format_options,
+    group_units,
     open_input,
     output_paths,
     source_spec,
     target_spec,
 )
+
+if TYPE_CHECKING:
+    from ..api import Report
 
 HELP = "convert files (glTF, Papa, PMF, SPLASHPACK, PBA/PTX, PET) to another format"
 FORMAT_OPTIONS = True
@@ -30,6 +33,7 @@ EXAMPLES = (
     "gamemesh convert unit.papa unit.glb",
     "gamemesh convert maps/*.pba -o out/ --to glb",
     "gamemesh convert unit.papa - --to glb | gltf-transform inspect /dev/stdin",
+    "cat unit.pmf | gamemesh convert - - --to gltf > unit.gltf   # data embedded",
 )
 
 
@@ -41,9 +45,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--out-dir", metavar="OUT/",
                    help="write each input to OUT/<name>.<ext of --to> (default --to glb)")
     p.add_argument("--from", dest="from_format", metavar="FORMAT",
-                   help="input format (default: from content; needed for '-')")
+                   help="input format (default: from content, stdin's too)")
     p.add_argument("--to", dest="to_format", metavar="FORMAT",
-                   help="output format (default: from DST's extension; needed for '-')")
+                   help="output format (default: from DST's extension; needed for '-': glb, or "
+                   "gltf for one .gltf with its data embedded)")
     p.add_argument("--report", metavar="R.json",
                    help="write what was lost or approximated as JSON (one input)")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -55,7 +60,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     paths = list(args.paths)
     if args.out_dir is not None:
-        inputs = expand_inputs(paths)
+        inputs = units_only(expand_inputs(paths), args)
         to = args.to_format = args.to_format or "glb"
         # glTF has two extensions; the name given picks one (.gltf writes .bin and images too).
         ext = f".{to}" if to in ("glb", "gltf") else target_spec("x", to).extensions[0]
@@ -68,7 +73,25 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [(paths[0], paths[1])]
 
 
+def units_only(inputs: list[str], args: argparse.Namespace) -> list[str]:
+    """The inputs that are units: a unit's textures and animations given beside it (``units/*``)
+    are read with it, not converted as models of their own; said once on stderr (each with
+    ``-v``)."""
+    units, members = group_units(inputs, args.from_format, format_options(args))
+    parts = sum(len(m) for m in members.values())
+    if parts and not args.quiet:
+        print(f"gamemesh: {parts} input{'s' if parts != 1 else ''} read as part of "
+              f"{len(members)} unit{'s' if len(members) != 1 else ''}, not converted alone"
+              f"{'' if args.verbose else ' (-v lists them)'}", file=sys.stderr)
+        for unit, names in members.items() if args.verbose else ():
+            print(f"gamemesh: {unit}: reads {', '.join(names)}", file=sys.stderr)
+    return units
+
+
 def run(args: argparse.Namespace) -> int:
+    from ..api import convert
+    from ..fileio import write_files
+
     pairs = _pairs(args)
     if args.report and len(pairs) != 1:
         msg = "--report takes one input (use `gamemesh batch` for a folder's report)"
@@ -81,10 +104,11 @@ def run(args: argparse.Namespace) -> int:
 
     def one(src: str) -> None:
         dst = dict(pairs)[src]
-        check_involved(options, [source_spec(src, args.from_format), target[dst]])
-        report = convert(open_input(src), _destination(dst), from_format=args.from_format,
+        source = open_input(src, options)
+        check_involved(options, [source_spec(src, args.from_format, source), target[dst]])
+        report = convert(source, _destination(dst), from_format=args.from_format,
                          to_format=args.to_format, **options)
-        _say(report, args)
+        _say(report, args, src)
         if args.report:
             out = Path(args.report)
             write_files(out.parent, {out.name: json.dumps(report.to_dict(), indent=2).encode()})
@@ -96,7 +120,7 @@ def _destination(dst: str) -> str | IO[bytes]:
     return sys.stdout.buffer if dst == STDIO else dst
 
 
-def _say(report: Report, args: argparse.Namespace) -> None:
+def _say(report: Report, args: argparse.Namespace, src: str) -> None:
     """One line per file written (stdout, unless stdout carries the data), then the notes on
     stderr: warnings always, info with -v; -q silences both."""
     if args.quiet:
@@ -106,4 +130,4 @@ def _say(report: Report, args: argparse.Namespace) -> None:
             print(path, flush=True)
     for n in report.notes:
         if n.level != "info" or args.verbose:
-            print(f"gamemesh: {report.source}: {n}", file=sys.stderr)
+            print(f"gamemesh: {src}: {n}", file=sys.stderr)

@@ -17,6 +17,10 @@ EXAMPLES = (
 )
 
 
+# The capabilities in the words of the formats table (the JSON keeps the API's names).
+_CAN = {"read": "read", "write": "write", "to_scene": "to glTF", "from_scene": "from glTF"}
+
+
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?", metavar="NAME",
                    help="a format (or an extension: glb, papa, pmf) to show in full")
@@ -68,7 +72,7 @@ def _one(spec: FormatSpec, as_json: bool) -> int:
 
 def describe(spec: FormatSpec) -> str:
     """A format in full: what it can do, and its options as flags (and API keywords)."""
-    caps = [k for k, v in spec.capabilities().items() if v]
+    caps = [_CAN[k] for k, v in spec.capabilities().items() if v]
     lines = [f"{spec.name}: {spec.title}", f"  extensions: {' '.join(spec.extensions)}",
              f"  can: {', '.join(caps) or 'nothing'}"]
     if spec.notes:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..api import info as describe
+from ..words import fields, table, words
 from ._common import (
     check_involved,
     each_input,
@@ -24,7 +24,7 @@ FORMAT_OPTIONS = True
 EXAMPLES = (
     "gamemesh info unit.papa",
     "gamemesh info models/*.pmf --json > facts.json",
-    "cat unit.glb | gamemesh info - --from glb",
+    "cat unit.glb | gamemesh info -",
 )
 
 _SCENE_COUNTS = ("nodes", "meshes", "primitives", "vertices", "triangles", "materials",
@@ -33,7 +33,7 @@ _SCENE_COUNTS = ("nodes", "meshes", "primitives", "vertices", "triangles", "mate
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", nargs="+", metavar="FILE",
-                   help="the files to describe (globs work; '-' is stdin, with --from)")
+                   help="the files to describe (globs work; '-' is stdin)")
     p.add_argument("--from", dest="from_format", metavar="FORMAT",
                    help="the format, when sniffing is not enough")
     p.add_argument("--json", action="store_true",
@@ -42,19 +42,24 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..api import info as describe
+
     inputs = expand_inputs(args.src)
     options = format_options(args)
     results: list[dict[str, Any]] = []
+    printed: list[str] = []
 
     def one(src: str) -> None:
-        check_involved(options, [source_spec(src, args.from_format)])
-        data = describe(open_input(src), args.from_format, **options)
+        source = open_input(src, options)
+        check_involved(options, [source_spec(src, args.from_format, source)])
+        data = describe(source, args.from_format, **options)
         if src == "-":
             data["file"] = "-"
         if args.json:
             results.append(data)
         else:
-            print_info(data, several=len(inputs) > 1)
+            print_info(data, several=bool(printed))
+            printed.append(src)
 
     def failed(fields: dict[str, Any]) -> None:
         if args.json:
@@ -70,32 +75,36 @@ def run(args: argparse.Namespace) -> int:
 def print_info(info: dict[str, Any], several: bool = False) -> None:
     if several:
         print()
-    print(f"{info['file']}: {info['format']}, {info['size']} bytes")
+    print("\n".join(info_lines(info)))
+
+
+def info_lines(info: dict[str, Any]) -> list[str]:
+    """What ``info`` prints: words and aligned tables in sections."""
+    lines = [f"{info['file']}: {info['format']}, {info['size']:,} bytes"]
     native = info.get("native", {})
     if native:
-        print(f"file ({info['format']}'s own records):")
-        for k, v in native.items():
-            print(f"  {k}: {v}")
-    _print_scene(info)
+        lines.append(f"file ({info['format']}'s own records):")
+        lines += fields(list(native.items()))
+    lines += _scene_lines(info)
     if info.get("siblings"):
-        print("siblings attached (read with it):")
-        for s in info["siblings"]:
-            print(f"  {s}")
+        lines.append("siblings attached (read with it):")
+        lines += [f"  {s}" for s in info["siblings"]]
     if info.get("notes"):
-        print("notes:")
-        for n in info["notes"]:
-            print(f"  {n['level']}: {n['code']}: {n['message']}")
+        lines.append("notes:")
+        lines += table([{"level": n["level"], "code": n["code"], "message": n["message"]}
+                        for n in info["notes"]], "  ")[1:]
+    return lines
 
 
-def _print_scene(info: dict[str, Any]) -> None:
+def _scene_lines(info: dict[str, Any]) -> list[str]:
     if not any(k in info for k in _SCENE_COUNTS):
-        return
-    print("scene (as converted, siblings included):")
-    for k in _SCENE_COUNTS:
-        if k in info:
-            print(f"  {k}: {info[k]}")
+        return []
+    items: list[tuple[str, Any]] = [(k, info[k]) for k in _SCENE_COUNTS if k in info]
     if info.get("bounds"):
-        print(f"  bounds: {info['bounds']['min']} .. {info['bounds']['max']}")
-    for a in info.get("animations", []):
-        print(f"  animation {a['name']!r}: {a['keys']} keys, {a['duration']:.3f} s, "
-              f"{a['channels']} channels")
+        b = info["bounds"]
+        items.append(("bounds", f"{words(b['min'])} .. {words(b['max'])}"))
+    clips = [{"animation": a["name"], "keys": a["keys"], "duration": f"{a['duration']:.3f} s",
+              "channels": a["channels"]} for a in info.get("animations", [])]
+    if clips:
+        items.append(("animations", clips))
+    return ["scene (as converted, siblings included):", *fields(items)]

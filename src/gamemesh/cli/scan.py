@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..batch import ScanConfig, format_scan, scan_tree
 from ._common import emit_json, format_options
 
 HELP = "report what a folder holds: formats, versions, variants, unreadable files (no output)"
@@ -27,6 +26,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..batch import ScanConfig, format_scan, scan_tree
+
     if args.jobs is not None and args.jobs < 1:
         msg = "--jobs must be at least 1"
         raise ValueError(msg)

@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..api import convert, load
 from ..errors import FormatError, Note
-from ..fileio import safe_name, write_files
 from ..registry import FormatSpec
-from ..scene import Image
-from ..textures import encode_png, image_rgba
-from ..textures.dds import encode_dds_rgba
 from ._common import UsageError, check_involved, format_options, source_spec
+
+if TYPE_CHECKING:
+    from ..scene import Image
 
 HELP = "write every texture of a model, unit or character as PNG or DDS files"
 FORMAT_OPTIONS = True
@@ -64,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _exported(spec: FormatSpec, src: Path, out: Path, ext: str,
               args: argparse.Namespace) -> list[str]:
+    from ..api import convert
+
     files = [src]
     if spec.siblings is not None and not getattr(args, "no_siblings", None):
         files += spec.siblings(src)
@@ -83,6 +84,9 @@ def _exported(spec: FormatSpec, src: Path, out: Path, ext: str,
 
 def _from_scene(args: argparse.Namespace, out: Path, ext: str,
                 options: dict[str, object]) -> list[str]:
+    from ..api import load
+    from ..fileio import safe_name, write_files
+
     scene = load(args.src, args.from_format, **options)
     _notes(scene.notes, args.src, args)
     files: dict[str, bytes] = {}
@@ -101,6 +105,9 @@ def _from_scene(args: argparse.Namespace, out: Path, ext: str,
 
 
 def _encoded(im: Image, ext: str) -> bytes | None:
+    from ..textures import encode_png, image_rgba
+    from ..textures.dds import encode_dds_rgba
+
     if ext == ".png" and im.data is not None and im.mime_type == "image/png":
         return im.data  # already a PNG: as it is
     pixels = image_rgba(im, "image")

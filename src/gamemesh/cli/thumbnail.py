@@ -7,10 +7,6 @@ import argparse
 import math
 from pathlib import Path
 
-from ..api import load
-from ..fileio import write_files
-from ..textures import encode_png
-from ..viewer.thumbnail import render_thumbnail
 from ._common import (
     UsageError,
     check_involved,
@@ -44,11 +40,16 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="smooth (stored normals), flat (normals from the winding) or unlit")
     p.add_argument("--from", dest="from_format", metavar="FORMAT",
                    help="the format, when sniffing is not enough")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not list the files written")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also list the inputs read as part of a unit")
 
 
 def _pairs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     if args.out_dir is not None:
-        inputs = expand_inputs(args.paths)
+        from .convert import units_only
+
+        inputs = units_only(expand_inputs(args.paths), args)
         return list(zip(inputs, output_paths(inputs, args.out_dir, ".png"), strict=True))
     if len(args.paths) != 2:
         msg = f"thumbnail needs FILE and OUT.png, or several FILE and -o OUT/ (got " \
@@ -64,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
     if args.time is not None and not math.isfinite(args.time):
         msg = f"--time must be a finite number of seconds, got {args.time}"
         raise UsageError(msg)
+    from ..api import load
+    from ..fileio import write_files
+    from ..textures import encode_png
+    from ..viewer.thumbnail import render_thumbnail
+
     pairs = dict(_pairs(args))
     options = format_options(args)
 
@@ -72,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         scene = load(src, args.from_format, **options)
         img = render_thumbnail(scene, args.size, args.clip, args.time, shading=args.shading)
         out = pairs[src]
-        write_files(out.parent, {out.name: encode_png(img)})
+        for path in write_files(out.parent, {out.name: encode_png(img)}):
+            if not args.quiet:
+                print(path, flush=True)
 
     return each_input(list(pairs), one)

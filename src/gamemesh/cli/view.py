@@ -7,10 +7,12 @@ import argparse
 import sys
 import webbrowser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..viewer.browser import FolderServer
-from ..viewer.server import ViewerServer, prepare
 from ._common import UsageError, check_involved, format_options, source_spec
+
+if TYPE_CHECKING:
+    from ..viewer.server import ViewerServer
 
 HELP = "show a file, or browse a folder's models, in a local web viewer (127.0.0.1 only)"
 FORMAT_OPTIONS = True
@@ -36,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         msg = f"--port must be 0..65535, got {args.port}"
         raise UsageError(msg)
+    from ..viewer.browser import FolderServer
+    from ..viewer.server import ViewerServer, prepare
+
     options = format_options(args)
     server: ViewerServer
     if Path(args.src).is_dir():

@@ -139,21 +139,45 @@ def _edge_coefficients(tris: I64, sx: F64, sy: F64) -> F64:
                      (y2 - y0), (x0 - x2), (x2 * y0 - x0 * y2)], axis=1) / area[:, None]
 
 
+def _row_spans(boxes: I64, k: F64) -> tuple[I64, I64, I64, I64]:
+    """Per box row, the pixel span that may hold centres inside the triangle: the box row cut
+    to where each edge plane is >= 0, widened by a pixel each side (the exact test follows,
+    so the spans only need to contain the covered pixels). Returns each row's triangle, y,
+    first x and span length: a thin or slanted triangle is tested over about its own area,
+    not its whole bounding box."""
+    h = boxes[:, 3] - boxes[:, 1]
+    tr = np.repeat(np.arange(len(boxes)), h)
+    y = boxes[:, 1][tr] + (np.arange(int(h.sum())) - np.repeat(np.cumsum(h) - h, h))
+    cy = y + 0.5
+    lo = boxes[:, 0][tr].astype(np.float64)
+    hi = boxes[:, 2][tr].astype(np.float64)
+    # b0 >= 0, b1 >= 0 and 1 - b0 - b1 >= 0, each a * x + c along the row.
+    planes = ((k[0], k[1], k[2]), (k[3], k[4], k[5]),
+              (-(k[0] + k[3]), -(k[1] + k[4]), 1 - (k[2] + k[5])))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for a_t, b_t, c_t in planes:
+            a = a_t[tr]
+            root = -(b_t[tr] * cy + c_t[tr]) / a - 0.5  # the pixel whose centre is on the edge
+            lo = np.where(a > 1e-12, np.maximum(lo, np.floor(root) - 1), lo)
+            hi = np.where(a < -1e-12, np.minimum(hi, np.ceil(root) + 2), hi)
+    first = lo.astype(np.int64)
+    return tr, y, first, np.maximum(hi.astype(np.int64) - first, 0)
+
+
 def _raster_batch(tris: I64, ids: I64, boxes: I64, areas: I64, sx: F64, sy: F64, sz: F64,
                   width: int, depth: F64, tri_of: I64) -> None:
-    total = int(areas.sum())
-    if total == 0:
+    if int(areas.sum()) == 0:
         return
-    t = np.repeat(np.arange(len(tris)), areas)
-    starts = np.cumsum(areas) - areas
-    off = np.arange(total) - np.repeat(starts, areas)
-    bw = (boxes[:, 2] - boxes[:, 0])[t]
-    px = boxes[t, 0] + off % bw
-    py = boxes[t, 1] + off // bw
+    # Each triangle's plane coefficients, gathered per column (a (candidates, 6) gather copies
+    # six times as much through strided memory).
+    k = _edge_coefficients(tris, sx, sy).T.copy()
+    tr, y, first, n = _row_spans(boxes, k)
+    t = np.repeat(tr, n)
+    px = np.repeat(first, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+    py = np.repeat(y, n)
     cx, cy = px + 0.5, py + 0.5
-    k = _edge_coefficients(tris, sx, sy)[t]
-    b0 = k[:, 0] * cx + k[:, 1] * cy + k[:, 2]
-    b1 = k[:, 3] * cx + k[:, 4] * cy + k[:, 5]
+    b0 = k[0][t] * cx + k[1][t] * cy + k[2][t]
+    b1 = k[3][t] * cx + k[4][t] * cy + k[5][t]
     inside = (b0 >= 0) & (b1 >= 0) & (b0 + b1 <= 1)
     t, b0, b1 = t[inside], b0[inside], b1[inside]
     v = tris[t]

@@ -9,6 +9,7 @@ whose Host header is not the loopback address get 404 too (DNS rebinding).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mimetypes
 import os
@@ -29,9 +30,14 @@ from ..registry import Context, by_name
 from ..safeio import read_regular
 from ..scene import Image
 from ..textures import decode_image, encode_png
+from ..words import label, words
 from .flags import navmesh_nodes
 
 __all__ = ["HOST", "ViewModel", "ViewerServer", "prepare"]
+
+# Connections served at once (a page loads a few dozen resources; thumbnails of a grid more).
+MAX_CONNECTIONS = 64
+IDLE_TIMEOUT = 10.0
 
 HOST = "127.0.0.1"
 STATIC = "static"
@@ -75,7 +81,10 @@ def prepare(path: str | os.PathLike[str], from_format: str | None = None,
     exports = _exports(src, info["format"], options, model)
     info["viewer"] = {"file": src.name, "textures": textures, "exports": exports,
                       "navmesh_nodes": [scene.nodes[i].name for i in navmesh_nodes(scene)],
-                      "glb_bytes": len(glb)}
+                      "glb_bytes": len(glb),
+                      # The file's own records as `gamemesh info` words them (no JSON).
+                      "native_words": [[label(k), words(v)]
+                                       for k, v in info.get("native", {}).items()]}
     return model
 
 
@@ -171,6 +180,23 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "gamemesh-viewer"
     table: dict[str, Resource] = {}
     quiet = True
+    # Seconds a connection may sit idle or half-sent before it is closed (the socket's
+    # timeout): an idle client cannot hold its thread for ever.
+    timeout = IDLE_TIMEOUT
+
+    def parse_request(self) -> bool:
+        """A request line without a version (HTTP/0.9 ``GET /``) gets an answer at once,
+        instead of waiting for headers such a client never sends."""
+        raw: bytes = getattr(self, "raw_requestline", b"")  # set by handle_one_request
+        if len(raw.split()) < 3:
+            self.request_version = "HTTP/1.0"  # so the error carries a status line
+            self.requestline = str(raw, "iso-8859-1").rstrip("\r\n")
+            self.command = ""
+            self.close_connection = True
+            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED,
+                            explain="send an HTTP/1.0 or HTTP/1.1 request")
+            return False
+        return super().parse_request()
 
     def do_GET(self) -> None:  # the name http.server dispatches to
         self._respond(send_body=True)
@@ -211,6 +237,28 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
+    """At most :data:`MAX_CONNECTIONS` connections served at once: one more is answered 503
+    and closed, so a flood of idle clients cannot take a thread each."""
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                b"Connection: close\r\nRetry-After: 1\r\n\r\n")
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A browser that closes or resets the connection mid-response (a reload, a closed tab)
         # is routine, not an error worth a traceback on the terminal.

@@ -394,9 +394,17 @@ def batch_thumbnail(output: Path, source: Path) -> list[Path]:
     return [target]
 
 
+INDEX_NAME = "contact_sheet_index"
+# The whole tree's sheet as one PNG up to this many models (a bigger one is HTML only: a PNG
+# of thousands of cells would take hundreds of MB to draw).
+INDEX_PNG_LIMIT = 1024
+
+
 def folder_contact_sheets(root: Path) -> list[Path]:
     """One contact sheet (PNG and HTML) in every folder under ``root`` that holds batch
-    thumbnails; returns the sheets written."""
+    thumbnails, and an index of the whole tree in ``root`` (every thumbnail, labelled by its
+    path: a game with one unit per folder gets one sheet to browse); returns the sheets
+    written."""
     by_folder: dict[Path, list[Path]] = {}
     for thumb in sorted(root.rglob("*" + THUMB_SUFFIX)):
         by_folder.setdefault(thumb.parent, []).append(thumb)
@@ -405,4 +413,18 @@ def folder_contact_sheets(root: Path) -> list[Path]:
         items = [(t, t.name[: -len(THUMB_SUFFIX)]) for t in thumbs]
         contact_sheet(items, folder / "contact_sheet.png", folder / "contact_sheet.html")
         written.append(folder / "contact_sheet.png")
+    if len(by_folder) > 1:
+        written.append(_index_sheet(root, [t for ts in by_folder.values() for t in ts]))
     return written
+
+
+def _index_sheet(root: Path, thumbs: list[Path]) -> Path:
+    items = [(t, t.relative_to(root).as_posix()[: -len(THUMB_SUFFIX)]) for t in sorted(thumbs)]
+    png, page = root / f"{INDEX_NAME}.png", root / f"{INDEX_NAME}.html"
+    if len(items) <= INDEX_PNG_LIMIT:
+        contact_sheet(items, png, page, cell=128)
+        return png
+    from ..fileio import write_files
+
+    write_files(root, {page.name: _sheet_html(items, root, png.name).encode("utf-8")})
+    return page

@@ -9,13 +9,25 @@ and KHR_materials_unlit on materials.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ...registry import Context, FormatSpec, Option
-from ...scene import Scene
-from .read import GltfDocument, parse, to_scene
-from .write import write_glb, write_gltf
+from ...registry import Context, FormatSpec, Option, lazy
+
+if TYPE_CHECKING:
+    from ...scene import Scene
+    from .read import GltfDocument
 
 __all__ = ["SPEC", "GltfDocument", "write_glb", "write_gltf"]
+
+# Names kept importable from the package, imported on first use (PEP 562).
+_LAZY = {"GltfDocument": "read", "write_glb": "write", "write_gltf": "write"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return lazy(__name__, f"{_LAZY[name]}:{name}").resolved
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def _sniff(prefix: bytes) -> bool:
@@ -26,6 +38,8 @@ def _sniff(prefix: bytes) -> bool:
 
 
 def _save(scene: Scene, ctx: Context) -> dict[str, bytes]:
+    from .write import write_glb, write_gltf
+
     name = ctx.path.name if ctx.path else "scene.glb"
     if Path(name).suffix.lower() == ".gltf":
         return write_gltf(scene, name, ctx.notes)
@@ -41,6 +55,8 @@ def _info(doc: GltfDocument) -> dict[str, object]:
 
 def _write(doc: GltfDocument, ctx: Context) -> bytes:
     """Re-emit a parsed glTF from the scene (glTF has no native layer beyond its JSON)."""
+    from .read import to_scene
+
     scene = to_scene(doc, ctx)
     files = _save(scene, ctx)
     return next(iter(files.values()))
@@ -71,6 +87,7 @@ def _siblings(path: Path) -> list[Path]:
 
 def _sample(size: int) -> bytes:
     from ...sample import sample_scene
+    from .write import write_glb
 
     rings = max(5, size // 600)
     return write_glb(sample_scene(rings=rings))
@@ -81,12 +98,12 @@ SPEC = FormatSpec(
     title="glTF 2.0 (Khronos)",
     extensions=(".glb", ".gltf"),
     sniff=_sniff,
-    read=parse,
+    read=lazy(__name__, "read:parse"),
     write=_write,
-    to_scene=to_scene,
+    to_scene=lazy(__name__, "read:to_scene"),
     save=_save,
     info=_info,
-    document_type=GltfDocument,
+    document_type=lazy(__name__, "read:GltfDocument"),
     make_sample=_sample,
     siblings=_siblings,
     options=(

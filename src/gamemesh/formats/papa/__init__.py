@@ -14,35 +14,27 @@ A unit is several files (model, ``_diffuse``/``_mask``/``_material`` textures,
 
 from __future__ import annotations
 
-from ...registry import FormatSpec, Option
-from .csg import CSG_SHADERS, DEFAULT_TEXTURE_DIR
-from .document import PapaDocument
-from .files import siblings
-from .from_scene import from_scene, save
-from .info import info
-from .read import read, sniff
-from .sample import make_sample
-from .to_scene import export_dds, export_png, load, to_scene
-from .write import write
+from ...registry import FormatSpec, Option, lazy
+from .options import CSG_SHADERS, DEFAULT_TEXTURE_DIR
 
-__all__ = ["SPEC", "PapaDocument", "info", "read", "write"]
+__all__ = ["SPEC"]
 
 
 SPEC = FormatSpec(
     name="papa",
     title="Planetary Annihilation Papa",
     extensions=(".papa",),
-    sniff=sniff,
-    read=read,
-    write=write,
-    to_scene=to_scene,
-    from_scene=from_scene,
-    load=load,
-    save=save,
-    info=info,
-    siblings=siblings,
-    document_type=PapaDocument,
-    make_sample=make_sample,
+    sniff=lazy(__name__, "read:sniff"),
+    read=lazy(__name__, "read:read"),
+    write=lazy(__name__, "write:write"),
+    to_scene=lazy(__name__, "to_scene:to_scene"),
+    from_scene=lazy(__name__, "from_scene:from_scene"),
+    load=lazy(__name__, "to_scene:load"),
+    save=lazy(__name__, "from_scene:save"),
+    info=lazy(__name__, "info:info"),
+    siblings=lazy(__name__, "files:siblings"),
+    document_type=lazy(__name__, "document:PapaDocument"),
+    make_sample=lazy(__name__, "sample:make_sample"),
     options=(
         Option("no_siblings", "papa: do not look for the unit's _diffuse/_mask/_material and "
                "_anim_ files next to the model", bool, False),
@@ -70,6 +62,7 @@ SPEC = FormatSpec(
         Option("csg_texture_dir", "papa: when writing CSG, the media folder of linked textures "
                f"a material names by image only (default {DEFAULT_TEXTURE_DIR})", str),
     ),
-    exports={".png": export_png, ".dds": export_dds},
+    exports={".png": lazy(__name__, "to_scene:export_png"),
+             ".dds": lazy(__name__, "to_scene:export_dds")},
     notes="A unit is several files: converting the model finds its textures and animations.",
 )

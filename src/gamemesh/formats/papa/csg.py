@@ -21,12 +21,11 @@ from ...registry import Context
 from ...scene import Scene
 from . import layout as lay
 from .document import Material, PapaDocument, Texture
+from .options import CSG_SHADERS, DEFAULT_TEXTURE_DIR
 
 __all__ = ["CSG_SHADERS", "DEFAULT_TEXTURE_DIR", "csg_material", "tangent_frames"]
 
 F64 = npt.NDArray[np.float64]
-CSG_SHADERS = ("textured", "textured_normal", "textured_normal_material")
-DEFAULT_TEXTURE_DIR = "/pa/terrain/textures"
 # The shader's texture parameters in order (each shader takes the first 1, 2 or 3) and the
 # role gamemesh gives the image behind each.
 _PARAMS = (("DiffuseTexture", "diffuse"), ("NormalTexture", "normal"),

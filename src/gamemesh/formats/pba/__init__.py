@@ -16,32 +16,24 @@ No public sample file exists: the fixtures come from this package's writer.
 
 from __future__ import annotations
 
-from ...registry import FormatSpec, Option
-from .document import PbaDocument
-from .files import siblings
-from .from_scene import from_scene, save
-from .info import info
-from .read import read, sniff
-from .sample import make_sample
-from .to_scene import to_scene
-from .write import write
+from ...registry import FormatSpec, Option, lazy
 
-__all__ = ["SPEC", "PbaDocument"]
+__all__ = ["SPEC"]
 
 SPEC = FormatSpec(
     name="pba",
     title="Praetorians model (PBA)",
     extensions=(".pba",),
-    sniff=sniff,
-    read=read,
-    write=write,
-    to_scene=to_scene,
-    from_scene=from_scene,
-    save=save,
-    info=info,
-    siblings=siblings,
-    document_type=PbaDocument,
-    make_sample=make_sample,
+    sniff=lazy(__name__, "read:sniff"),
+    read=lazy(__name__, "read:read"),
+    write=lazy(__name__, "write:write"),
+    to_scene=lazy(__name__, "to_scene:to_scene"),
+    from_scene=lazy(__name__, "from_scene:from_scene"),
+    save=lazy(__name__, "from_scene:save"),
+    info=lazy(__name__, "info:info"),
+    siblings=lazy(__name__, "files:siblings"),
+    document_type=lazy(__name__, "document:PbaDocument"),
+    make_sample=lazy(__name__, "sample:make_sample"),
     options=(
         Option("state", "export only the meshes of this damage state (BASE, DETERIORADO_1, "
                "DESTRUIDO, RUINA...)"),

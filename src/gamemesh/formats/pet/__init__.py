@@ -16,36 +16,27 @@ a load reads with no options.
 
 from __future__ import annotations
 
-from ...registry import FormatSpec, Option
-from .document import PetDocument
-from .files import siblings
-from .from_scene import from_scene, save
-from .info import info
-from .layout import EXTENSIONS, KINDS
-from .read import read, sniff
-from .sample import sample_bytes
-from .to_scene import load, to_scene
-from .write import write
+from ...registry import FormatSpec, Option, lazy
+from .options import EXTENSIONS, KINDS
 
-__all__ = ["SPEC", "PetDocument", "character_files", "info", "load", "read", "siblings", "sniff",
-           "write"]
+__all__ = ["SPEC"]
 
 
 SPEC = FormatSpec(
     name="pet",
     title="Pangya Puppet (.pet/.apet/.bpet/.mpet)",
     extensions=EXTENSIONS,
-    sniff=sniff,
-    read=read,
-    write=write,
-    to_scene=to_scene,
-    from_scene=from_scene,
-    load=load,
-    save=save,
-    info=info,
-    siblings=siblings,
-    document_type=PetDocument,
-    make_sample=sample_bytes,
+    sniff=lazy(__name__, "read:sniff"),
+    read=lazy(__name__, "read:read"),
+    write=lazy(__name__, "write:write"),
+    to_scene=lazy(__name__, "to_scene:to_scene"),
+    from_scene=lazy(__name__, "from_scene:from_scene"),
+    load=lazy(__name__, "to_scene:load"),
+    save=lazy(__name__, "from_scene:save"),
+    info=lazy(__name__, "info:info"),
+    siblings=lazy(__name__, "files:siblings"),
+    document_type=lazy(__name__, "document:PetDocument"),
+    make_sample=lazy(__name__, "sample:sample_bytes"),
     options=(
         Option("kind", "PET kind when the extension does not say (or to override it)",
                choices=KINDS),

@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .options import EXTENSIONS as EXTENSIONS  # re-exported: the readers import them here
+from .options import KINDS as KINDS
+
 FMT = "pet"
 ENCODING = "cp949"
 
-KINDS = ("pet", "apet", "bpet", "mpet")
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 
 FOURCCS = (b"VERS", b"TEXT", b"SMTL", b"BONE", b"ANIM", b"MESH", b"FANM", b"FRAM", b"MOTI",
@@ -83,9 +85,6 @@ def _text(raw: bytes) -> str:
     """CP949 bytes as text, bad bytes replaced; ASCII (which CP949 keeps as is) by the
     cheaper ASCII decoder."""
     return raw.decode("ascii") if raw.isascii() else raw.decode(ENCODING, errors="replace")
-
-
-EXTENSIONS = tuple(f".{k}" for k in KINDS)
 
 
 # Characters that flag a material in the first 5 characters of a texture name (§B.4).

@@ -11,35 +11,25 @@ root position, handedness, winding) are options; see :mod:`.conventions` and ``d
 
 from __future__ import annotations
 
-from ...registry import FormatSpec
-from .conventions import OPTIONS
-from .document import PmfDocument
-from .from_scene import from_scene
-from .info import info
-from .layout import MAGIC
-from .read import read, sniff
-from .sample import make_sample
-from .to_scene import to_scene
-from .write import write
+from ...registry import FormatSpec, lazy
+from .options import OPTIONS
 
-__all__ = ["SPEC", "PmfDocument"]
+__all__ = ["SPEC"]
 
 
 SPEC = FormatSpec(
     name="pmf",
     title="PMF Piece Model Format (Piece Model Editor / Post Apocalyptic Petra)",
     extensions=(".pmf",),
-    sniff=sniff,
-    read=read,
-    write=write,
-    to_scene=to_scene,
-    from_scene=from_scene,
-    info=info,
-    document_type=PmfDocument,
-    make_sample=make_sample,
+    sniff=lazy(__name__, "read:sniff"),
+    read=lazy(__name__, "read:read"),
+    write=lazy(__name__, "write:write"),
+    to_scene=lazy(__name__, "to_scene:to_scene"),
+    from_scene=lazy(__name__, "from_scene:from_scene"),
+    info=lazy(__name__, "info:info"),
+    document_type=lazy(__name__, "document:PmfDocument"),
+    make_sample=lazy(__name__, "sample:make_sample"),
     options=OPTIONS,
     notes="No public sample exists; the Euler order, angle unit, root-position mode, "
           "handedness and winding are assumptions (options).",
 )
-
-assert MAGIC == b"PMF1"

@@ -12,33 +12,26 @@ map viewers (dcooliave, ``parse-ptx.js``) and the Praetorians map editor (hyperi
 
 from __future__ import annotations
 
-from ...registry import FormatSpec, Option
-from .document import PtxDocument
-from .from_scene import from_scene
-from .info import info
-from .read import read, sniff
-from .sample import make_sample
-from .to_scene import export_png, to_scene
-from .write import write
+from ...registry import FormatSpec, Option, lazy
 
-__all__ = ["SPEC", "PtxDocument"]
+__all__ = ["SPEC"]
 
 SPEC = FormatSpec(
     name="ptx",
     title="Praetorians texture (PTX)",
     extensions=(".ptx",),
-    sniff=sniff,
-    read=read,
-    write=write,
-    to_scene=to_scene,
-    from_scene=from_scene,
-    info=info,
-    document_type=PtxDocument,
-    make_sample=make_sample,
+    sniff=lazy(__name__, "read:sniff"),
+    read=lazy(__name__, "read:read"),
+    write=lazy(__name__, "write:write"),
+    to_scene=lazy(__name__, "to_scene:to_scene"),
+    from_scene=lazy(__name__, "from_scene:from_scene"),
+    info=lazy(__name__, "info:info"),
+    document_type=lazy(__name__, "document:PtxDocument"),
+    make_sample=lazy(__name__, "sample:make_sample"),
     options=(
         Option("ptx_bpp", "PTX bits per pixel to write (24 BGR or 32 BGRA; default: 32 when "
                "the image has alpha below 255, else 24)", int, None, (24, 32)),
     ),
-    exports={".png": export_png},
+    exports={".png": lazy(__name__, "to_scene:export_png")},
     notes="24/32 bpp BGR(A); trailing bytes kept",
 )

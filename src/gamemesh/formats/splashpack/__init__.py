@@ -24,35 +24,27 @@ primitives, Lua, GTEScaling) and ``vram`` (textures in VRAM, both ways).
 
 from __future__ import annotations
 
-from ...registry import FormatSpec, Option
-from .document import ModernDocument, SplashpackDocument
-from .files import siblings
-from .from_scene import from_scene, save, write_files
-from .info import info
-from .read import read, sniff
-from .sample import make_sample
-from .to_scene import to_scene
-from .vram import vram_png
-from .write import write
+from ...registry import FormatSpec, Option, lazy
 
-__all__ = ["SPEC", "ModernDocument", "SplashpackDocument", "info", "make_sample"]
+__all__ = ["SPEC"]
 
 
 SPEC = FormatSpec(
     name="splashpack",
     title="SPLASHPACK (psxsplash PS1 scene: version 1 layouts B..H, versions 20..24)",
     extensions=(".splashpack", ".bin"),
-    sniff=sniff,
-    read=read,
-    write=write,
-    to_scene=to_scene,
-    from_scene=from_scene,
-    save=save,
-    write_files=write_files,
-    info=info,
-    siblings=siblings,
-    document_type=(SplashpackDocument, ModernDocument),
-    make_sample=make_sample,
+    sniff=lazy(__name__, "read:sniff"),
+    read=lazy(__name__, "read:read"),
+    write=lazy(__name__, "write:write"),
+    to_scene=lazy(__name__, "to_scene:to_scene"),
+    from_scene=lazy(__name__, "from_scene:from_scene"),
+    save=lazy(__name__, "from_scene:save"),
+    write_files=lazy(__name__, "from_scene:write_files"),
+    info=lazy(__name__, "info:info"),
+    siblings=lazy(__name__, "files:siblings"),
+    document_type=(lazy(__name__, "document:SplashpackDocument"),
+                   lazy(__name__, "document:ModernDocument")),
+    make_sample=lazy(__name__, "sample:make_sample"),
     options=(
         Option("gte_scaling", "scene units per GTE unit (not stored in the file; reading "
                "assumes 100, writing keeps the scene's or 100 when the meshes fit, else picks "
@@ -70,6 +62,8 @@ SPEC = FormatSpec(
         Option("lua", "a Lua source file to add to a written scene (repeatable)", str,
                multiple=True),
     ),
-    exports={".png": vram_png},
+    exports={".png": lazy(__name__, "vram:vram_png")},
+    sidecars={".vram": "VRAM sidecar (the scene's textures)",
+              ".spu": "SPU sidecar (the scene's audio)"},
     notes="The whole VRAM converts to PNG: gamemesh convert scene.bin vram.png",
 )

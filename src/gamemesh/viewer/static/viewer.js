@@ -264,11 +264,13 @@ function cell(row, text) {
 }
 
 function showInfo(info) {
+  // A model of a folder browser (/m/N/) links back to the list.
+  if (/^\/m\/\d+\/$/.test(location.pathname)) $('back').hidden = false;
   $('title').textContent = info.viewer?.file ?? info.file;
   document.title = `${info.viewer?.file ?? info.file} – gamemesh viewer`;
   const table = $('info');
   const rows = [['format', info.format], ['size', `${info.size} bytes`]];
-  for (const [k, v] of Object.entries(info.native ?? {})) rows.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  for (const [k, v] of info.viewer?.native_words ?? []) rows.push([k, v]);
   for (const k of ['nodes', 'meshes', 'primitives', 'vertices', 'triangles', 'materials', 'textures', 'skins', 'bones', 'morph_targets']) {
     if (k in info) rows.push([k, String(info[k])]);
   }
