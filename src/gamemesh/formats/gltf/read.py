@@ -17,7 +17,6 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, compress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -53,6 +52,7 @@ from ...scene import (
 from ...scene.numbers import require_finite, unit_quaternions
 from ...textures import check_pixels, decode_image
 from ...textures.encoded import probe_encoded
+from .extras import MAX_JSON_DEPTH, json_depth, unpack_extras
 from .uris import UriRefusedError, resolve_uri
 from .write import PROMOTED_EXTENSIONS
 
@@ -77,9 +77,6 @@ class GltfDocument:
     _cache: dict[int, npt.NDArray[Any]] = field(default_factory=dict, repr=False)
 
 
-# JSON nesting deeper than this is refused: no glTF needs it, and walking it (here, in json, in
-# the writer's json.dumps) would run out of stack.
-MAX_JSON_DEPTH = 64
 _UNIT_TOLERANCE = 1e-3  # scene.numbers.unit_quaternions': a longer or shorter one is noted
 
 
@@ -151,28 +148,10 @@ def _json(js: bytes) -> Any:
         raise _err(what=f"JSON does not parse ({e})", field="json") from None
     except RecursionError:
         doc = None
-    if doc is None or _depth(doc) > MAX_JSON_DEPTH:
+    if doc is None or json_depth(doc) > MAX_JSON_DEPTH:
         raise _err(what="JSON nested too deeply", field="json",
                    expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
     return doc
-
-
-_CONTAINER = frozenset((dict, list)).__contains__
-
-
-def _depth(doc: Any) -> int:
-    """The deepest nesting of arrays and objects, walked level by level without recursion.
-    Each level's values are gathered and filtered by C-level iteration (chain, map, compress):
-    a Python test per value cost more than ``json.loads`` itself (json only makes exact dicts
-    and lists, so their types are tested exactly)."""
-    if not _CONTAINER(type(doc)):
-        return 1  # a bare value is one level, as the walk below would count it
-    deepest, level = 0, [doc]
-    while level and deepest <= MAX_JSON_DEPTH:
-        deepest += 1
-        kids = list(chain.from_iterable([v.values() if type(v) is dict else v for v in level]))
-        level = list(compress(kids, map(_CONTAINER, map(type, kids))))
-    return deepest
 
 
 def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
@@ -464,7 +443,7 @@ def _roots(js: dict[str, Any], scene: Scene, n_nodes: int, ctx: Context) -> None
 def _asset_extras(js: dict[str, Any], scene: Scene) -> None:
     asset = js.get("asset", {})
     if isinstance(asset.get("extras"), dict):
-        scene.extras.update(asset["extras"])
+        scene.extras.update(unpack_extras(asset["extras"]))
     scene.extras["gltf_generator"] = asset.get("generator", "")
     for key in ("extensionsUsed", "extensionsRequired"):
         if js.get(key):
@@ -494,7 +473,7 @@ def _lights(block: Any, scene: Scene) -> None:
             color=_vec(lt.get("color"), 3, (1.0, 1.0, 1.0), f"lights[{i}]"),  # type: ignore[arg-type]
             intensity=float(lt.get("intensity", 1.0)),
             range=float(rng) if isinstance(rng, int | float) else None,
-            extras=dict(lt["extras"]) if isinstance(lt.get("extras"), dict) else {}))
+            extras=unpack_extras(lt.get("extras"))))
     for node in scene.nodes:
         ext = node.extras.get("gltf_extensions")
         got = ext.get("KHR_lights_punctual") if isinstance(ext, dict) else None
@@ -554,7 +533,7 @@ def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image
         except FormatError as e:
             ctx.note("gltf.image_undecodable", f"image {i}: {e.detail}; kept as bytes")
     if isinstance(im.get("extras"), dict):
-        img.extras = dict(im["extras"])
+        img.extras = unpack_extras(im["extras"])
     return img
 
 
@@ -641,7 +620,7 @@ def _material(m: dict[str, Any], i: int, textures: list[Any], samplers: list[Any
     if isinstance(es, dict):
         mat.emissive_strength = float(es.get("emissiveStrength", 1.0))
     if isinstance(m.get("extras"), dict):
-        mat.extras = dict(m["extras"])
+        mat.extras = unpack_extras(m["extras"])
     if ext:
         mat.extras["gltf_extensions"] = ext
         ctx.note("gltf.material_extensions", f"material {mat.name or i!r}: "
@@ -657,7 +636,7 @@ def _mesh(doc: GltfDocument, m: dict[str, Any], i: int, n_mats: int) -> Mesh:
     mesh.weights = [float(w) for w in m.get("weights", []) or []]
     extras = m.get("extras")
     if isinstance(extras, dict):
-        mesh.extras = dict(extras)
+        mesh.extras = unpack_extras(extras)
         names = mesh.extras.pop("targetNames", None)
         if isinstance(names, list):
             mesh.target_names = [str(x) for x in names]
@@ -701,7 +680,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     prim.targets = [_target(doc, t, n, f"{where}.targets[{ti}]")
                     for ti, t in enumerate(p.get("targets", []) or [])]
     if isinstance(p.get("extras"), dict):
-        prim.extras = dict(p["extras"])
+        prim.extras = unpack_extras(p["extras"])
     for name, value in (p.get("extensions") or {}).items():
         prim.extras[name if name in PROMOTED_EXTENSIONS else f"gltf_extension_{name}"] = value
     return prim
@@ -776,7 +755,7 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
     node.skin = _index(n, "skin", n_skins, where)
     node.children = [_int(c, f"{where}.children", 0, count) for c in n.get("children", [])]
     if isinstance(n.get("extras"), dict):
-        node.extras = dict(n["extras"])
+        node.extras = unpack_extras(n["extras"])
     for key in ("camera", "weights", "extensions"):
         if key in n:
             node.extras[f"gltf_{key}"] = n[key]
@@ -861,5 +840,5 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
                 vals = vals.reshape(len(times) * k, -1)
         anim.channels.append(Channel(node, path, times.copy(), vals, interp))
     if isinstance(a.get("extras"), dict):
-        anim.extras = dict(a["extras"])
+        anim.extras = unpack_extras(a["extras"])
     return anim
