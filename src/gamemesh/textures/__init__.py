@@ -243,7 +243,8 @@ def encode_bcn(pixels: npt.ArrayLike, n: int) -> bytes:
     if got != (fourcc.encode(), bcn_size(pw, ph, n)):
         msg = (f"Pillow {getattr(PILImage, '__version__', '?')}'s DDS writer did not compress "
                f"to {fourcc} (Pillow >= 11.2.1 does)")
-        raise LimitError("dds", msg, field="pixel_format",
+        fmt = "dds"
+        raise LimitError(fmt, msg, field="pixel_format",
                          expected=f"{fourcc}, {bcn_size(pw, ph, n)} bytes",
                          actual=f"{got[0]!r}, {got[1]} bytes")
     return raw[128:128 + bcn_size(w, h, n)]

@@ -276,8 +276,11 @@ def _vertices(prim: Primitive, m: F64) -> npt.NDArray[Any]:
     if prim.texcoords:
         v["uv"] = np.asarray(prim.texcoords[0], dtype=np.float32)[:, :2]
     rgba = np.ones((n, 4))
-    if prim.colors:
-        c = np.asarray(prim.colors[0], dtype=np.float64)
+    # PBA holds one colour per vertex: the first set that is not all white (Blender writes a
+    # white COLOR_0 before the user's layer); the loss check names any further set.
+    real = [c for c in prim.colors if len(c) and not np.all(np.asarray(c)[:, :4] == 1.0)]
+    if real:
+        c = np.asarray(real[0], dtype=np.float64)
         rgba[:, : c.shape[1]] = c[:, :4]
     v["color"] = np.clip(np.rint(rgba[:, [2, 1, 0, 3]] * 255), 0, 255).astype(np.uint8)
     return v
