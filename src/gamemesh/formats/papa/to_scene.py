@@ -167,7 +167,14 @@ class _Builder:
         for clip, adoc in self.unit.animations:
             anims.extend((clip if len(adoc.animations) == 1 else f"{clip}_{k}", adoc, k)
                          for k in range(len(adoc.animations)))
-        if anims and not self.bone_nodes:
+        if anims and not self.bone_nodes and doc.models:
+            # A static model beside clips (a folder holding another unit's animations): a
+            # skeleton made up from the tracks would drive nothing of this model.
+            self.note("animations_unattached", f"{len(anims)} clips "
+                      f"({', '.join(sorted({c for c, _, _ in anims})[:5])}) animate bones this "
+                      "model lacks (it has no skeleton); not attached")
+            anims = []
+        elif anims and not self.bone_nodes:
             self._track_skeleton(anims)
         for clip, adoc, k in anims:
             self._animation(clip, adoc, k)
