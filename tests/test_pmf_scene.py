@@ -588,3 +588,19 @@ def test_non_finite_angles_are_noted_per_clip_and_turn_as_zero() -> None:
                         Context()).animations[0]
     assert got.tobytes() == next(c for c in ref.channels if c.path == "rotation").values.tobytes()
     assert not np.array_equal(got, want)  # the NaN frame is not the clean clip's
+
+
+def test_pmf_to_gltf_writes_a_plain_material_and_the_trip_back_loses_none(
+        tmp_path: Path) -> None:
+    """glTF's default material is fully metallic (renders dark): every piece gets a plain
+    non-metallic one, which the trip back to PMF does not report lost."""
+    src = Path(__file__).parent / "fixtures" / "pmf" / "figure.pmf"
+    gamemesh.convert(src, tmp_path / "f.glb")
+    back = gamemesh.load(tmp_path / "f.glb")
+    assert len(back.materials) == 1
+    mat = back.materials[0]
+    assert (mat.metallic_factor, mat.roughness_factor) == (0.0, 1.0)
+    assert mat.base_color_factor == (0.8, 0.8, 0.8, 1.0)
+    assert all(p.material == 0 for m in back.meshes for p in m.primitives)
+    notes = gamemesh.save(back, tmp_path / "f.pmf")
+    assert not [n for n in notes if n.level == "warning" and "material" in n.message]

@@ -20,7 +20,7 @@ import numpy as np
 
 from .model import Channel, Material, Mesh, Scene
 
-__all__ = ["PROPERTIES", "Loss", "compare"]
+__all__ = ["PLACEHOLDER", "PROPERTIES", "Loss", "compare"]
 
 # The property names a loss (and a Note's ``covers``) can name.
 PROPERTIES = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords", "normals",
@@ -28,6 +28,8 @@ PROPERTIES = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords
               "targets", "names")
 
 _LIST = 4  # names listed in one message before "+N more"
+# A material's extras key marking it made up by a reader for a format without materials.
+PLACEHOLDER = "gamemesh_placeholder"
 
 
 @dataclass(frozen=True)
@@ -217,9 +219,11 @@ def _meshes(before: Scene, after: Scene) -> list[Loss]:
 # -- materials and textures -----------------------------------------------------------------
 
 def _used_materials(scene: Scene) -> list[Material]:
+    """The materials primitives use, leaving out placeholders a reader made up because its
+    format has none (extras ``PLACEHOLDER``)."""
     used = sorted({p.material for m in scene.meshes for p in m.primitives
                    if p.material is not None and 0 <= p.material < len(scene.materials)})
-    return [scene.materials[i] for i in used]
+    return [scene.materials[i] for i in used if not scene.materials[i].extras.get(PLACEHOLDER)]
 
 
 def _looks(mats: list[Material]) -> dict[str, bool]:
