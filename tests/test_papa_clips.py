@@ -57,3 +57,19 @@ def test_a_clip_starting_late_is_noted_when_shifted(tmp_path: Path) -> None:
     notes = gamemesh.save(scene, tmp_path / "late.papa")
     shifted = [n for n in notes if n.code == "papa.clip_shifted"]
     assert len(shifted) == 1 and "'bend' starts at 0.0416667 s" in shifted[0].message
+
+
+def test_a_string_length_counting_code_points_is_noted(tmp_path: Path) -> None:
+    """Blender-PAPA-IO stores a string's length in code points: read to the terminator, with
+    a note (the community importer cuts such names)."""
+    scene = sample_scene()
+    scene.meshes[0].name = scene.nodes[-1].name = "平面"
+    gamemesh.save(scene, tmp_path / "u.papa")
+    doc = gamemesh.read_native(tmp_path / "u.papa")
+    k = next(i for i, s in enumerate(doc.strings) if s.raw == "平面".encode())
+    doc.strings[k].length = 2
+    gamemesh.write_native(doc, tmp_path / "odd.papa")
+    report = gamemesh.convert(tmp_path / "odd.papa", tmp_path / "odd.glb")
+    noted = [n for n in report.notes if n.code == "papa.string_length_code_points"]
+    assert len(noted) == 1 and "(平面)" in noted[0].message
+    assert "平面" in {m.name for m in gamemesh.load(tmp_path / "odd.glb").meshes}

@@ -156,6 +156,13 @@ class _Builder:
     # -- driver ------------------------------------------------------------------------------
     def run(self) -> None:
         doc = self.doc
+        odd = [s.raw.decode("utf-8", "replace") for s in doc.strings
+               if s.terminated and s.length != len(s.raw)]
+        if odd:
+            self.note("string_length_code_points", f"{len(odd)} strings ({', '.join(odd[:3])}) "
+                      "have a length field counting code points, not bytes (as Blender-PAPA-IO "
+                      "writes them): read to their terminator; readers that trust the length "
+                      "cut them", "info")
         self._unit_textures()
         materials = [self._material(i) for i in range(len(doc.materials))]
         self.scene.materials.extend(materials)
