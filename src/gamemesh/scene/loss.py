@@ -20,7 +20,7 @@ import numpy as np
 
 from .model import Channel, Material, Mesh, Scene
 
-__all__ = ["PLACEHOLDER", "PROPERTIES", "Loss", "compare"]
+__all__ = ["PLACEHOLDER", "PROPERTIES", "Loss", "at_rest", "compare"]
 
 # The property names a loss (and a Note's ``covers``) can name.
 PROPERTIES = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords", "normals",
@@ -295,7 +295,7 @@ def _skins(before: Scene, after: Scene) -> list[Loss]:
 _REST_TOLERANCE = 1e-5
 
 
-def _at_rest(scene: Scene, c: Channel) -> bool:
+def at_rest(scene: Scene, c: Channel) -> bool:
     """Whether every key of ``c`` holds its node's rest value: such a channel moves nothing,
     and a file without it loses nothing."""
     node = scene.nodes[c.node]
@@ -317,7 +317,7 @@ def _animated(scene: Scene, index: int) -> dict[str, set[str]]:
     value move nothing and are left out)."""
     out: dict[str, set[str]] = {}
     for c in scene.animations[index].channels:
-        if not 0 <= c.node < len(scene.nodes) or _at_rest(scene, c):
+        if not 0 <= c.node < len(scene.nodes) or at_rest(scene, c):
             continue
         out.setdefault(c.path, set()).add(scene.nodes[c.node].name or f"#{c.node}")
     return out
