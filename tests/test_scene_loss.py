@@ -81,3 +81,21 @@ def test_lost_channels_are_one_loss_per_clip_naming_each_kind() -> None:
     losses = [loss.message for loss in compare(moving, after) if loss.prop == "channels"]
     assert losses == [f"clip {clip.name!r}: rotation channels ({turned} nodes), scale "
                       f"channels ({nodes} nodes)"]
+
+
+def test_meshes_merged_into_one_are_not_lost() -> None:
+    """PET writes one mesh: fewer meshes holding every triangle were merged, not lost."""
+    from gamemesh.sample import column
+    from gamemesh.scene import Mesh, Node
+
+    def scene_of(*prims_per_mesh: int) -> Scene:
+        s = Scene()
+        for k, count in enumerate(prims_per_mesh):
+            mesh = s.add_mesh(Mesh(name=f"m{k}", primitives=[column() for _ in range(count)]))
+            s.add_node(Node(name=f"n{k}", mesh=mesh))
+        return s
+
+    before = scene_of(1, 1, 1)
+    assert [x for x in compare(before, scene_of(3)) if x.prop == "meshes"] == []
+    assert [x.message for x in compare(before, scene_of(1, 1)) if x.prop == "meshes"] == [
+        "1 of 3 meshes"]
