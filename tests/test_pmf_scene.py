@@ -601,7 +601,7 @@ def test_pmf_to_gltf_writes_a_plain_material_and_the_trip_back_loses_none(
     assert len(back.materials) == 1
     mat = back.materials[0]
     assert (mat.metallic_factor, mat.roughness_factor) == (0.0, 1.0)
-    assert mat.base_color_factor == (0.8, 0.8, 0.8, 1.0)
+    assert mat.base_color_factor == (1.0, 1.0, 1.0, 1.0)
     assert all(p.material == 0 for m in back.meshes for p in m.primitives)
     notes = gamemesh.save(back, tmp_path / "f.pmf")
     assert not [n for n in notes if n.level == "warning" and "material" in n.message]

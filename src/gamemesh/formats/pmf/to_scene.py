@@ -211,7 +211,7 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
              "--root-position, --handedness", "info")
     if not scene.materials:
         _plain_material(scene)
-        ctx.note("pmf.no_material", "PMF stores no materials or textures: a plain grey, "
+        ctx.note("pmf.no_material", "PMF stores no materials or textures: a plain white, "
                  "non-metallic material is written (the glTF default is fully metallic and "
                  "renders dark; attach a texture with --texture)", "info")
     scene.extras.update({"format": FMT, "version": doc.magic.decode("latin-1"),
@@ -222,10 +222,10 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
 
 
 def _plain_material(scene: Scene) -> None:
-    """One plain material on every piece. Marked a placeholder (scene.loss leaves it out):
-    it is not content a writer could lose."""
-    mat = scene.add_material(Material(name="pmf_plain", base_color_factor=(0.8, 0.8, 0.8, 1.0),
-                                      extras={PLACEHOLDER: True}))
+    """One plain material on every piece: white, not metallic (Material's defaults; glTF's
+    own default material is fully metallic). Marked a placeholder (scene.loss leaves it out):
+    it is not content a writer could lose, and white changes no other writer's colours."""
+    mat = scene.add_material(Material(name="pmf_plain", extras={PLACEHOLDER: True}))
     for mesh in scene.meshes:
         for prim in mesh.primitives:
             prim.material = mat
