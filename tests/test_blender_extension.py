@@ -284,7 +284,7 @@ def test_bridge_export_errors_are_format_errors(tmp_path: Path) -> None:
     spec, notes, scene = bridge.export_glb(glb, tmp_path / "out.bin", "PBA", {})
     assert spec.name == "pba" and (tmp_path / "out.bin").is_file()
     # the writer's own note, then the save path's loss check (material names: issue 12 item 10)
-    assert [n.code for n in notes] == ["pba.skin_dropped", "pba.lost.names"]
+    assert [n.code for n in notes] == ["pba.skin_baked", "pba.lost.names"]
     assert "source_file" not in scene.extras
 
 
@@ -483,7 +483,7 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
         b = gamemesh.load(out / f"bot_{role}.papa").images[0].pixels
         assert a is not None and b is not None and a.shape == b.shape == (128, 128, 4), role
         assert np.abs(a.astype(int) - b.astype(int)).mean() < 4.0, role  # DXT1 again
-    assert "Warning: pba.skin_dropped" in log  # notes reach Blender's report
+    assert "Warning: pba.skin_baked" in log  # notes reach Blender's report
     assert log.count("Warning: pet.anim_step") == 2  # once per export, with its count
 
     # SPLASHPACK: every object, its texture page, and the GTE scaling option at work.

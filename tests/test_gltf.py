@@ -360,3 +360,33 @@ def test_repeated_joints_same_for_every_joint_type() -> None:
         assert np.array_equal(write._repeated_joints(j.astype(dtype), wt), want), dtype
     top = j.astype(np.uint16) + np.uint16(65530)  # ids near the top: no room for the marks
     assert np.array_equal(write._repeated_joints(top, wt), want)
+
+
+def test_structured_extras_are_written_as_json_text_and_read_back(tmp_path: Path) -> None:
+    """Every extras object holds only strings, numbers and booleans at its top (assimp 5.2
+    aborts copying a node whose extras hold an array, an object or null): a structured value
+    goes as JSON text under ``key.json``, and the reader gives the value back."""
+    scene = sample_scene()
+    node = scene.nodes[0]
+    node.extras = {"m": np.arange(4, dtype=np.float32), "nested": {"a": [1, None]},
+                   "none": None, "n": -3, "s": "x", "f": 0.5, "b": True}
+    scene.meshes[0].target_names = []
+    gamemesh.save(scene, tmp_path / "e.gltf")
+    js = json.loads((tmp_path / "e.gltf").read_text())
+    assert js["nodes"][0]["extras"] == {
+        "m.json": "[0.0,1.0,2.0,3.0]", "nested.json": '{"a":[1,null]}', "none.json": "null",
+        "n": -3, "s": "x", "f": 0.5, "b": True}
+    for where in ("nodes", "meshes", "materials", "images", "animations"):
+        for obj in js.get(where, []):
+            for value in obj.get("extras", {}).values():
+                assert type(value) in (str, int, float, bool), (where, value)
+    back = gamemesh.load(tmp_path / "e.gltf")
+    assert back.nodes[0].extras == {"m": [0.0, 1.0, 2.0, 3.0], "nested": {"a": [1, None]},
+                                    "none": None, "n": -3, "s": "x", "f": 0.5, "b": True}
+
+
+@pytest.mark.parametrize("text", ["not json", "[" * 100 + "]" * 100, "NaN"])
+def test_extras_text_that_is_not_ours_stays_text(text: str) -> None:
+    from gamemesh.formats.gltf.extras import unpack_extras
+
+    assert unpack_extras({"k.json": text}) == {"k.json": text}

@@ -357,3 +357,27 @@ def test_png_round_trips_through_pillow(shape: tuple[int, ...]) -> None:
     with PILImage.open(io.BytesIO(encode_png(px))) as im:
         back = np.asarray(im)
     assert np.array_equal(back.reshape(px.shape), px)
+
+
+def test_bcn_encoder_output_is_checked_before_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow before 11.2 accepts pixel_format and writes raw pixels under it: the blocks cut
+    from that would be noise, so encode_bcn refuses an output whose FourCC or size is wrong."""
+    from PIL import Image as PILImage
+
+    from gamemesh.errors import LimitError
+    from gamemesh.textures import decode_bcn, encode_bcn
+
+    px = np.zeros((8, 8, 4), np.uint8)
+    px[..., 0], px[..., 3] = 200, 255
+    blocks = encode_bcn(px, 3)
+    assert len(blocks) == 64
+    assert np.abs(decode_bcn(blocks, 8, 8, 3).astype(int) - px).max() <= 8  # 5-bit red
+    real_save = PILImage.Image.save
+
+    def old_pillow(self: Any, fp: Any, format: Any = None, **kw: Any) -> None:
+        kw.pop("pixel_format", None)  # what Pillow 11.1 did: uncompressed RGBA
+        real_save(self, fp, format, **kw)
+
+    monkeypatch.setattr(PILImage.Image, "save", old_pillow)
+    with pytest.raises(LimitError, match=r"did not compress to DXT5.*got b'\\x00"):
+        encode_bcn(px, 3)

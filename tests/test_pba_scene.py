@@ -342,11 +342,11 @@ def test_sample_scene_to_pba_and_back() -> None:
     src = sample_scene()
     c = ctx()
     doc = SPEC.from_scene(src, c)
-    assert any(n.code == "pba.skin_dropped" for n in c.notes)
+    assert any(n.code == "pba.skin_baked" for n in c.notes)  # the clips move the column
     data = write(doc)
     back = read(data, ctx())
     assert write(back) == data and back.version == 2 and back.civ_lists
-    assert [m.mesh_type for m in back.meshes] == [RIGID]
+    assert [m.mesh_type for m in back.meshes] == [ANIMATED]
     assert [s.label for s in back.sequences] == ["bend", "twist"]
     assert list(doc.ptx_files) == ["model_checker.ptx"]
     ptx = read_ptx(doc.ptx_files["model_checker.ptx"], ctx())
@@ -505,7 +505,8 @@ def test_long_names_cut_with_note() -> None:
     scene.animations[0].name = "a" * 50
     c = ctx()
     doc = SPEC.from_scene(scene, c)
-    assert doc.bones["name"][4] == b"x" * 31
+    # The column is skinned and moved by the clips: an animated mesh named after its node.
+    assert doc.meshes[0].name.rstrip(b"\0") == b"x" * 31
     assert doc.sequences[0].name == b"a" * 31 + b"\0"
     assert any(n.code == "pba.names_cut" for n in c.notes)
 
@@ -659,3 +660,28 @@ def test_to_local_row_parents_match_the_indexed_form() -> None:
         assert lq[keep].tobytes() == (quat_normalize(q) if moved else q)[keep].tobytes()
         assert lt[moved].tobytes() == want[0][moved].tobytes()
         assert lq[moved].tobytes() == want[1][moved].tobytes()
+
+
+def test_skinned_clips_are_baked_into_vertex_animation(tmp_path: Path) -> None:
+    """PBA has no skin: a skinned mesh a clip moves becomes an animated mesh whose vertex keys
+    hold the skinned poses, so the model moves in the game (within the keys' 1/255 of the
+    track's box)."""
+    from gamemesh.sample import sample_scene
+    from gamemesh.viewer.pose import pose_scene
+
+    src = sample_scene()
+    notes = gamemesh.save(src, tmp_path / "s.pba")
+    assert "pba.skin_baked" in {n.code for n in notes}
+    back = gamemesh.load(tmp_path / "s.pba")
+    assert [a.name for a in back.animations] == ["bend", "twist"]
+    for clip in ("bend", "twist"):
+        for t in (0.25, 0.5, 0.875):
+            want = np.concatenate([p.positions for p in pose_scene(src, clip, t)])
+            got = np.concatenate([p.positions for p in pose_scene(back, clip, t)])
+            span = np.ptp(want, axis=0).max()
+            assert got.shape == want.shape
+            assert np.abs(got - want).max() <= span / 255 + 1e-4, (clip, t)
+    # The bend clip moves the column's top away from its rest place: motion was kept.
+    rest = np.concatenate([p.positions for p in pose_scene(back)])
+    bent = np.concatenate([p.positions for p in pose_scene(back, "bend", 0.25)])
+    assert np.abs(bent - rest).max() > 0.3

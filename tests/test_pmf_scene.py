@@ -298,8 +298,9 @@ def test_rigid_hierarchy_round_trips_through_pmf() -> None:
     assert doc2.animations[0].fps == 4 and doc2.animations[0].frame_count == 5
     assert doc2.pieces[3].vertex_count == 6  # the strip's two triangles
     codes = {n.code for n in ctx.notes}
-    assert {"pmf.piece_names", "pmf.scale_baked", "pmf.dropped_channels",
-            "pmf.rest_rotation_baked"} <= codes
+    assert {"pmf.piece_names", "pmf.scale_baked", "pmf.rest_rotation_baked"} <= codes
+    # The hand's translation keys hold its rest translation: dropping them loses nothing.
+    assert "pmf.dropped_channels" not in codes
     back = SPEC.to_scene(doc2, Context())
     for t in (0.0, 0.25, 0.5, 1.0):  # the frame times (the clip is sampled at 4 fps)
         want = posed_world_vertices(src, t)
@@ -588,3 +589,19 @@ def test_non_finite_angles_are_noted_per_clip_and_turn_as_zero() -> None:
                         Context()).animations[0]
     assert got.tobytes() == next(c for c in ref.channels if c.path == "rotation").values.tobytes()
     assert not np.array_equal(got, want)  # the NaN frame is not the clean clip's
+
+
+def test_pmf_to_gltf_writes_a_plain_material_and_the_trip_back_loses_none(
+        tmp_path: Path) -> None:
+    """glTF's default material is fully metallic (renders dark): every piece gets a plain
+    non-metallic one, which the trip back to PMF does not report lost."""
+    src = Path(__file__).parent / "fixtures" / "pmf" / "figure.pmf"
+    gamemesh.convert(src, tmp_path / "f.glb")
+    back = gamemesh.load(tmp_path / "f.glb")
+    assert len(back.materials) == 1
+    mat = back.materials[0]
+    assert (mat.metallic_factor, mat.roughness_factor) == (0.0, 1.0)
+    assert mat.base_color_factor == (1.0, 1.0, 1.0, 1.0)
+    assert all(p.material == 0 for m in back.meshes for p in m.primitives)
+    notes = gamemesh.save(back, tmp_path / "f.pmf")
+    assert not [n for n in notes if n.level == "warning" and "material" in n.message]

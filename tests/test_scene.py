@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from gamemesh.sample import sample_scene
-from gamemesh.scene import Channel, InvalidSceneError, Node, Primitive, Scene, problems
+import gamemesh
+from gamemesh.sample import column, sample_scene
+from gamemesh.scene import Channel, InvalidSceneError, Mesh, Node, Primitive, Scene, problems
 from gamemesh.scene.math import (
     euler_to_quat,
     matrix_to_quat,
@@ -123,3 +126,18 @@ def test_sampling_interpolations() -> None:
                   np.array([[0, 0, 0, 1], [0, s, 0, s]], np.float32))
     q = sample_channel(rot, np.array([0.5]))[0]
     np.testing.assert_allclose(q, [0, np.sin(np.pi / 8), 0, np.cos(np.pi / 8)], atol=1e-6)
+
+
+def test_summary_counts_shared_vertices_once(tmp_path: Path) -> None:
+    """Primitives over one vertex array (a Papa vertex buffer's groups, glTF primitives sharing
+    accessors) hold its vertices once: `info` counts them once, also after a glTF trip."""
+    prim = column()
+    half = len(prim.indices) // 2
+    other = Primitive(positions=prim.positions, normals=prim.normals,
+                      texcoords=list(prim.texcoords), indices=prim.indices[half:])
+    prim.indices = prim.indices[:half]
+    scene = Scene()
+    scene.add_node(Node(mesh=scene.add_mesh(Mesh(name="two", primitives=[prim, other]))))
+    assert scene.summary()["vertices"] == prim.vertex_count == 20
+    gamemesh.save(scene, tmp_path / "s.glb")
+    assert gamemesh.load(tmp_path / "s.glb").summary()["vertices"] == 20

@@ -14,13 +14,13 @@ warning ``<format>.lost.<property>``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import Material, Mesh, Scene
+from .model import Channel, Material, Mesh, Scene
 
-__all__ = ["PROPERTIES", "Loss", "compare"]
+__all__ = ["PLACEHOLDER", "PROPERTIES", "Loss", "at_rest", "compare"]
 
 # The property names a loss (and a Note's ``covers``) can name.
 PROPERTIES = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords", "normals",
@@ -28,6 +28,8 @@ PROPERTIES = ("nodes", "hierarchy", "meshes", "primitives", "colors", "texcoords
               "targets", "names")
 
 _LIST = 4  # names listed in one message before "+N more"
+# A material's extras key marking it made up by a reader for a format without materials.
+PLACEHOLDER = "gamemesh_placeholder"
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ def _hierarchy(before: Scene, after: Scene) -> list[Loss]:
 class _Facts:
     triangles: int = 0
     other_modes: int = 0
-    colors: bool = False
+    # Per colour set (COLOR_k) that is not all white: its RGBA bounding box (min, max).
+    colors: dict[int, np.ndarray] = field(default_factory=dict)
     uv_sets: int = 0
     normals: bool = False
     tangents: bool = False
@@ -119,9 +122,32 @@ class _Facts:
     target_names: bool = False
 
 
-def _real_colors(colors: list[np.ndarray]) -> bool:
-    # An all-white colour set changes nothing on screen; dropping it loses nothing.
-    return any(len(c) and not np.all(np.asarray(c)[:, :4] == 1.0) for c in colors)
+# How far a colour set's bounds may move and still be the same set: a writer quantises
+# (8 bits, or 5 as the PS1 does), half a 5-bit step.
+_COLOR_TOLERANCE = 1.0 / 64
+
+
+def _color_boxes(colors: list[np.ndarray], boxes: dict[int, np.ndarray]) -> None:
+    """Widen ``boxes`` by each of a primitive's colour sets: (2, 4) RGBA min and max. A set is
+    recognised by its bounds, which survive reordering, splitting and merging vertices, so a
+    writer that keeps COLOR_1 as its only set (COLOR_0) has kept it."""
+    for k, c in enumerate(colors):
+        a = np.asarray(c, dtype=np.float64)
+        if not len(a):
+            continue
+        rgba = np.ones((2, 4))
+        rgba[0, :a.shape[1]], rgba[1, :a.shape[1]] = a[:, :4].min(axis=0), a[:, :4].max(axis=0)
+        old = boxes.get(k)
+        boxes[k] = rgba if old is None else np.stack([np.minimum(old[0], rgba[0]),
+                                                      np.maximum(old[1], rgba[1])])
+
+
+def _lost_color_sets(b: dict[int, np.ndarray], a: dict[int, np.ndarray]) -> list[int]:
+    """The sets of ``b`` that hold more than white (which changes nothing on screen, so
+    dropping it loses nothing) and match no set of ``a`` by their bounds."""
+    white = np.ones((2, 4))
+    return [k for k, box in sorted(b.items()) if not np.array_equal(box, white) and not any(
+        np.abs(box - other).max() <= _COLOR_TOLERANCE for other in a.values())]
 
 
 def _facts(meshes: Iterable[Mesh]) -> _Facts:
@@ -131,7 +157,7 @@ def _facts(meshes: Iterable[Mesh]) -> _Facts:
         for p in m.primitives:
             f.triangles += p.triangle_count
             f.other_modes += p.mode != 4
-            f.colors = f.colors or _real_colors(p.colors)
+            _color_boxes(p.colors, f.colors)
             f.uv_sets = max(f.uv_sets, len(p.texcoords))
             f.normals = f.normals or p.normals is not None
             f.tangents = f.tangents or p.tangents is not None
@@ -142,8 +168,10 @@ def _facts(meshes: Iterable[Mesh]) -> _Facts:
 
 def _attribute_losses(where: str, b: _Facts, a: _Facts) -> list[Loss]:
     out = []
-    if b.colors and not a.colors:
-        out.append(Loss("colors", f"{where}: vertex colours (COLOR_0)"))
+    lost = _lost_color_sets(b.colors, a.colors)
+    if lost:
+        out.append(Loss("colors", f"{where}: vertex colours "
+                                  f"({', '.join(f'COLOR_{k}' for k in lost)})"))
     if b.uv_sets > a.uv_sets:
         sets = ", ".join(f"TEXCOORD_{k}" for k in range(a.uv_sets, b.uv_sets))
         out.append(Loss("texcoords", f"{where}: UV sets {sets}"))
@@ -169,10 +197,12 @@ def _by_name(meshes: list[Mesh]) -> dict[str, list[Mesh]]:
 
 def _meshes(before: Scene, after: Scene) -> list[Loss]:
     out = []
-    if len(after.meshes) < len(before.meshes):
+    whole_b, whole_a = _facts(before.meshes), _facts(after.meshes)
+    # Fewer meshes holding every triangle were merged (PET writes one mesh), not lost; the
+    # names they had are checked below.
+    if len(after.meshes) < len(before.meshes) and whole_a.triangles < whole_b.triangles:
         out.append(Loss("meshes", f"{len(before.meshes) - len(after.meshes)} of "
                                   f"{len(before.meshes)} meshes"))
-    whole_b, whole_a = _facts(before.meshes), _facts(after.meshes)
     if whole_a.triangles < whole_b.triangles:
         out.append(Loss("primitives", f"{whole_b.triangles - whole_a.triangles} of "
                                       f"{whole_b.triangles} triangles"))
@@ -191,9 +221,11 @@ def _meshes(before: Scene, after: Scene) -> list[Loss]:
 # -- materials and textures -----------------------------------------------------------------
 
 def _used_materials(scene: Scene) -> list[Material]:
+    """The materials primitives use, leaving out placeholders a reader made up because its
+    format has none (extras ``PLACEHOLDER``)."""
     used = sorted({p.material for m in scene.meshes for p in m.primitives
                    if p.material is not None and 0 <= p.material < len(scene.materials)})
-    return [scene.materials[i] for i in used]
+    return [scene.materials[i] for i in used if not scene.materials[i].extras.get(PLACEHOLDER)]
 
 
 def _looks(mats: list[Material]) -> dict[str, bool]:
@@ -260,25 +292,49 @@ def _skins(before: Scene, after: Scene) -> list[Loss]:
     return out
 
 
+# A key this close to the node's rest value is the rest value (exporters write float noise:
+# Blender's scale keys are 1 +- 5e-7).
+_REST_TOLERANCE = 1e-5
+
+
+def at_rest(scene: Scene, c: Channel) -> bool:
+    """Whether every key of ``c`` holds its node's rest value: such a channel moves nothing,
+    and a file without it loses nothing."""
+    node = scene.nodes[c.node]
+    if c.path not in ("translation", "rotation", "scale") or node.matrix is not None:
+        return False
+    rest = np.asarray(getattr(node, c.path), dtype=np.float64)
+    v = np.asarray(c.values, dtype=np.float64)
+    if c.interpolation == "CUBICSPLINE":
+        v = v.reshape(-1, 3, len(rest))[:, 1]
+    if v.ndim != 2 or v.shape[1] != len(rest):
+        return False
+    if c.path == "rotation":  # q and -q are the same rotation
+        return bool((np.abs(np.abs(v @ rest) - 1.0) <= _REST_TOLERANCE).all())
+    return bool((np.abs(v - rest) <= _REST_TOLERANCE).all())
+
+
 def _animated(scene: Scene, index: int) -> dict[str, set[str]]:
-    """Per path, the names (or indices) of the nodes a clip animates."""
+    """Per path, the names (or indices) of the nodes a clip moves (channels holding the rest
+    value move nothing and are left out)."""
     out: dict[str, set[str]] = {}
     for c in scene.animations[index].channels:
-        name = scene.nodes[c.node].name if 0 <= c.node < len(scene.nodes) else ""
-        out.setdefault(c.path, set()).add(name or f"#{c.node}")
+        if not 0 <= c.node < len(scene.nodes) or at_rest(scene, c):
+            continue
+        out.setdefault(c.path, set()).add(scene.nodes[c.node].name or f"#{c.node}")
     return out
 
 
 def _clip_losses(label: str, b: dict[str, set[str]], a: dict[str, set[str]]) -> list[Loss]:
-    out = []
+    """One loss per clip naming every channel kind it lost."""
+    parts = []
     for path, nodes in sorted(b.items()):
         got = a.get(path, set())
         if not got:
-            out.append(Loss("channels", f"clip {label}: {path} channels ({len(nodes)} nodes)"))
+            parts.append(f"{path} channels ({len(nodes)} nodes)")
         elif len(got) < len(nodes):
-            out.append(Loss("channels", f"clip {label}: {path} channels of "
-                                        f"{len(nodes) - len(got)} of {len(nodes)} nodes"))
-    return out
+            parts.append(f"{path} channels of {len(nodes) - len(got)} of {len(nodes)} nodes")
+    return [Loss("channels", f"clip {label}: {', '.join(parts)}")] if parts else []
 
 
 def _clips(before: Scene, after: Scene) -> list[Loss]:

@@ -32,7 +32,9 @@ def summarize(scene: Scene) -> dict[str, Any]:
         "nodes": len(scene.nodes),
         "meshes": len(scene.meshes),
         "primitives": len(prims),
-        "vertices": sum(p.vertex_count for p in prims),
+        # Primitives sharing one vertex array (groups of one Papa vertex buffer, glTF
+        # primitives sharing accessors) count its vertices once.
+        "vertices": sum({id(p.positions): p.vertex_count for p in prims}.values()),
         "triangles": sum(p.triangle_count for p in prims),
         "materials": len(scene.materials),
         "textures": len(scene.images),

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .math import row_lengths
-from .model import Primitive, Scene
+from .model import Node, Primitive, Scene
 
 __all__ = ["InvalidSceneError", "problems", "validate"]
 
@@ -68,6 +68,13 @@ def _length(q: tuple[float, ...]) -> float:
     return math.sqrt(total)
 
 
+def _finite_transform(node: Node) -> bool:
+    """Every number of the node's transform is finite (plain floats: once per node)."""
+    if node.matrix is not None:
+        return bool(np.isfinite(np.asarray(node.matrix, dtype=np.float64)).all())
+    return all(map(math.isfinite, (*node.translation, *node.rotation, *node.scale)))
+
+
 def _graph_problems(scene: Scene) -> list[str]:
     out: list[str] = []
     n = len(scene.nodes)
@@ -86,7 +93,9 @@ def _graph_problems(scene: Scene) -> list[str]:
             out.append(f"nodes[{i}] ({node.name!r}): skin {node.skin} out of range")
         if node.light is not None and not 0 <= node.light < len(scene.lights):
             out.append(f"nodes[{i}] ({node.name!r}): light {node.light} out of range")
-        if node.matrix is None and abs(_length(node.rotation) - 1.0) > 1e-3:
+        if not _finite_transform(node):
+            out.append(f"nodes[{i}] ({node.name!r}): transform holds NaN or infinity")
+        elif node.matrix is None and abs(_length(node.rotation) - 1.0) > 1e-3:
             out.append(f"nodes[{i}] ({node.name!r}): rotation is not a unit quaternion")
     for r in scene.roots:
         if not 0 <= r < n:
@@ -144,6 +153,8 @@ def _skin_problems(scene: Scene, skin: object) -> list[str]:
     if ibm is not None and np.asarray(ibm).shape != (len(skin.joints), 4, 4):
         out.append(f"inverse_bind_matrices shape {np.asarray(ibm).shape} for "
                    f"{len(skin.joints)} joints")
+    elif ibm is not None and not np.isfinite(ibm).all():
+        out.append("inverse_bind_matrices hold NaN or infinity")
     used = [i for i, n in enumerate(scene.nodes) if n.skin is not None and
             scene.skins[n.skin] is skin] if skin in scene.skins else []
     for ni in used:
@@ -171,6 +182,8 @@ def _channel_problems(scene: Scene, ch: object) -> list[str]:
     k = 3 if ch.interpolation == "CUBICSPLINE" else 1
     if len(v) != len(t) * k:
         out.append(f"{len(v)} values for {len(t)} times ({ch.interpolation})")
+    if v.dtype.kind == "f" and not (np.isfinite(t).all() and np.isfinite(v).all()):
+        out.append("keys hold NaN or infinity")
     if len(t) == 0:
         out.append("no keys")
     elif (t[1:] <= t[:-1]).any():  # np.diff's test without its temporary

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image as PILImage
 
-from ..errors import CorruptDataError
+from ..errors import CorruptDataError, LimitError
 
 if TYPE_CHECKING:
     from ..scene.model import Image
@@ -234,9 +234,19 @@ def encode_bcn(pixels: npt.ArrayLike, n: int) -> bytes:
     if (pw, ph) != (w, h):
         arr = np.pad(arr, ((0, ph - h), (0, pw - w), (0, 0)), mode="edge")
     buf = io.BytesIO()
-    PILImage.fromarray(arr, "RGBA").save(buf, "DDS", pixel_format={1: "DXT1", 2: "DXT3",
-                                                                 3: "DXT5"}[n])
+    fourcc = {1: "DXT1", 2: "DXT3", 3: "DXT5"}[n]
+    PILImage.fromarray(arr, "RGBA").save(buf, "DDS", pixel_format=fourcc)
     raw = buf.getvalue()
+    # Pillow before 11.2 takes pixel_format and writes uncompressed pixels anyway: blocks read
+    # from that would be noise, so the header's FourCC and the size are checked first.
+    got = (raw[84:88], len(raw) - 128)
+    if got != (fourcc.encode(), bcn_size(pw, ph, n)):
+        msg = (f"Pillow {getattr(PILImage, '__version__', '?')}'s DDS writer did not compress "
+               f"to {fourcc} (Pillow >= 11.2.1 does)")
+        fmt = "dds"
+        raise LimitError(fmt, msg, field="pixel_format",
+                         expected=f"{fourcc}, {bcn_size(pw, ph, n)} bytes",
+                         actual=f"{got[0]!r}, {got[1]} bytes")
     return raw[128:128 + bcn_size(w, h, n)]
 
 

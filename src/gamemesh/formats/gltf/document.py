@@ -15,7 +15,6 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, compress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,6 +30,7 @@ from ...errors import (
 )
 from ...registry import Context
 from ...safeio import read_regular
+from .extras import MAX_JSON_DEPTH, json_depth
 from .uris import UriRefusedError, resolve_uri
 
 FMT = "gltf"
@@ -45,11 +45,6 @@ class GltfDocument:
     glb: bool
     path: Path | None = None
     _cache: dict[int, npt.NDArray[Any]] = field(default_factory=dict, repr=False)
-
-
-# JSON nesting deeper than this is refused: no glTF needs it, and walking it (here, in json, in
-# the writer's json.dumps) would run out of stack.
-MAX_JSON_DEPTH = 64
 
 
 @lru_cache(maxsize=4096)
@@ -123,7 +118,7 @@ def _json(js: bytes) -> Any:
         doc = None
     except ValueError:  # an integer of more digits than Python converts (sys.int_info)
         raise _long_integer(text) from None
-    if doc is None or _depth(doc) > MAX_JSON_DEPTH:
+    if doc is None or json_depth(doc) > MAX_JSON_DEPTH:
         raise _err(what="JSON nested too deeply", field="json",
                    expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
     # A lone surrogate can only come from a \uD800-\uDFFF escape (the text is UTF-8): look
@@ -188,24 +183,6 @@ def _token(key: str) -> str:
     """A key as a JSON pointer token (RFC 6901), surrogates escaped so the message prints."""
     key = key.replace("~", "~0").replace("/", "~1")
     return key.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-_CONTAINER = frozenset((dict, list)).__contains__
-
-
-def _depth(doc: Any) -> int:
-    """The deepest nesting of arrays and objects, walked level by level without recursion.
-    Each level's values are gathered and filtered by C-level iteration (chain, map, compress):
-    a Python test per value cost more than ``json.loads`` itself (json only makes exact dicts
-    and lists, so their types are tested exactly)."""
-    if not _CONTAINER(type(doc)):
-        return 1  # a bare value is one level, as the walk below would count it
-    deepest, level = 0, [doc]
-    while level and deepest <= MAX_JSON_DEPTH:
-        deepest += 1
-        kids = list(chain.from_iterable([v.values() if type(v) is dict else v for v in level]))
-        level = list(compress(kids, map(_CONTAINER, map(type, kids))))
-    return deepest
 
 
 def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:

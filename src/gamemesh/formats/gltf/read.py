@@ -54,6 +54,7 @@ from .document import (
     parse,
     pointer,
 )
+from .extras import unpack_extras
 from .uris import UriRefusedError
 from .write import PROMOTED_EXTENSIONS
 
@@ -138,7 +139,7 @@ def _roots(js: dict[str, Any], scene: Scene, n_nodes: int, ctx: Context) -> None
 def _asset_extras(js: dict[str, Any], scene: Scene) -> None:
     asset = js.get("asset", {})
     if isinstance(asset.get("extras"), dict):
-        scene.extras.update(asset["extras"])
+        scene.extras.update(unpack_extras(asset["extras"]))
     scene.extras["gltf_generator"] = asset.get("generator", "")
     for key in ("extensionsUsed", "extensionsRequired"):
         if js.get(key):
@@ -168,7 +169,7 @@ def _lights(block: Any, scene: Scene) -> None:
             color=_vec(lt.get("color"), 3, (1.0, 1.0, 1.0), f"lights[{i}]"),  # type: ignore[arg-type]
             intensity=float(lt.get("intensity", 1.0)),
             range=float(rng) if isinstance(rng, int | float) else None,
-            extras=dict(lt["extras"]) if isinstance(lt.get("extras"), dict) else {}))
+            extras=unpack_extras(lt.get("extras"))))
     for node in scene.nodes:
         ext = node.extras.get("gltf_extensions")
         got = ext.get("KHR_lights_punctual") if isinstance(ext, dict) else None
@@ -228,7 +229,7 @@ def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image
         except FormatError as e:
             ctx.note("gltf.image_undecodable", f"image {i}: {e.detail}; kept as bytes")
     if isinstance(im.get("extras"), dict):
-        img.extras = dict(im["extras"])
+        img.extras = unpack_extras(im["extras"])
     return img
 
 
@@ -315,7 +316,7 @@ def _material(m: dict[str, Any], i: int, textures: list[Any], samplers: list[Any
     if isinstance(es, dict):
         mat.emissive_strength = float(es.get("emissiveStrength", 1.0))
     if isinstance(m.get("extras"), dict):
-        mat.extras = dict(m["extras"])
+        mat.extras = unpack_extras(m["extras"])
     if ext:
         mat.extras["gltf_extensions"] = ext
         ctx.note("gltf.material_extensions", f"material {mat.name or i!r}: "
@@ -331,7 +332,7 @@ def _mesh(doc: GltfDocument, m: dict[str, Any], i: int, n_mats: int) -> Mesh:
     mesh.weights = [float(w) for w in m.get("weights", []) or []]
     extras = m.get("extras")
     if isinstance(extras, dict):
-        mesh.extras = dict(extras)
+        mesh.extras = unpack_extras(extras)
         names = mesh.extras.pop("targetNames", None)
         if isinstance(names, list):
             mesh.target_names = [str(x) for x in names]
@@ -375,7 +376,7 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     prim.targets = [_target(doc, t, n, f"{where}.targets[{ti}]")
                     for ti, t in enumerate(p.get("targets", []) or [])]
     if isinstance(p.get("extras"), dict):
-        prim.extras = dict(p["extras"])
+        prim.extras = unpack_extras(p["extras"])
     for name, value in (p.get("extensions") or {}).items():
         prim.extras[name if name in PROMOTED_EXTENSIONS else f"gltf_extension_{name}"] = value
     return prim
@@ -450,7 +451,7 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
     node.skin = _index(n, "skin", n_skins, where)
     node.children = [_int(c, f"{where}.children", 0, count) for c in n.get("children", [])]
     if isinstance(n.get("extras"), dict):
-        node.extras = dict(n["extras"])
+        node.extras = unpack_extras(n["extras"])
     for key in ("camera", "weights", "extensions"):
         if key in n:
             node.extras[f"gltf_{key}"] = n[key]
@@ -541,5 +542,5 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
                 vals = vals.reshape(len(times) * k, -1)
         anim.channels.append(Channel(node, path, times.copy(), vals, interp))
     if isinstance(a.get("extras"), dict):
-        anim.extras = dict(a["extras"])
+        anim.extras = unpack_extras(a["extras"])
     return anim

@@ -17,15 +17,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import Note
+from ...errors import FormatError, Note
 from ...scene import Image, Material, Primitive, Sampler, Scene, TextureRef
-from ...scene.math import column_bounds, normalize_rows, quat_normalize
+from ...scene.math import (
+    column_bounds,
+    matrix_to_trs,
+    normalize_rows,
+    quat_normalize,
+    trs_to_matrix,
+)
 from ...scene.skinning import fold_repeated_joints
 from ...textures import encode_png
+from .extras import clean_json, pack_extras
 
 FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 _TYPES = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
+FMT = "gltf"
 _NP = {FLOAT: np.float32, UBYTE: np.uint8, USHORT: np.uint16, UINT: np.uint32}
 
 
@@ -176,43 +184,6 @@ class _Out:
     mesh_map: dict[int, int] = field(default_factory=dict)
 
 
-# Values _clean_extras passes through unchanged (exact types: a subclass may need converting);
-# floats too, when finite.
-_PLAIN = frozenset({int, str, bool, type(None)})
-_FLOAT = frozenset({float})
-
-
-def _clean_extras(extras: dict[str, Any]) -> dict[str, Any]:
-    """Extras must be JSON: numpy values become lists and numbers, bytes become hex."""
-
-    def conv(v: Any) -> Any:
-        t = type(v)
-        if t is str or t is int or t is bool or v is None:
-            return v
-        if t is float:
-            return v if math.isfinite(v) else None
-        if isinstance(v, dict):
-            return {str(k): conv(x) for k, x in v.items()}
-        if isinstance(v, list | tuple):
-            # Lists of plain values (a matrix, a colour, a palette) stay as they are: one
-            # check of the item types instead of a call per item.
-            kinds = set(map(type, v))
-            if kinds <= _PLAIN or (kinds == _FLOAT and math.isfinite(sum(v))):
-                return list(v)
-            return [conv(x) for x in v]
-        if isinstance(v, np.ndarray):
-            return conv(v.tolist())
-        if isinstance(v, np.generic):
-            return v.item()
-        if isinstance(v, bytes | bytearray):
-            return bytes(v).hex()
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        return v
-
-    return conv(extras)  # type: ignore[no-any-return]
-
-
 def _image(out: _Out, index: int) -> int | None:
     if index in out.image_map:
         return out.image_map[index]
@@ -240,7 +211,7 @@ def _image(out: _Out, index: int) -> int | None:
     if img.uri:
         extras.setdefault("source_uri", img.uri)
     if extras:
-        entry["extras"] = _clean_extras(extras)
+        entry["extras"] = pack_extras(extras)
     out.images.append(entry)
     out.image_map[index] = len(out.images) - 1
     return out.image_map[index]
@@ -282,7 +253,7 @@ def _texture_info(out: _Out, ref: TextureRef | None, scale_key: str | None = Non
     if scale_key and ref.scale != 1.0:
         info[scale_key] = ref.scale
     if ref.extensions:
-        info["extensions"] = _clean_extras(ref.extensions)
+        info["extensions"] = clean_json(ref.extensions)
         out.extensions.update(ref.extensions)
     return info
 
@@ -323,7 +294,7 @@ def _material(out: _Out, m: Material) -> dict[str, Any]:
         d["extensions"] = ext
         out.extensions.update(ext)
     if m.extras:
-        d["extras"] = _clean_extras(m.extras)
+        d["extras"] = pack_extras(m.extras)
     return d
 
 
@@ -436,7 +407,7 @@ def _primitive(out: _Out, p: Primitive) -> dict[str, Any]:
     if ext:
         d["extensions"] = ext
     if extras:
-        d["extras"] = _clean_extras(extras)
+        d["extras"] = pack_extras(extras)
     return d
 
 
@@ -447,7 +418,7 @@ PROMOTED_EXTENSIONS = frozenset({"KHR_materials_variants"})
 
 def _promote(out: _Out, extras: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split extras into (the rest, the glTF extensions they carry)."""
-    ext = {k: _clean_extras(v) for k, v in extras.items() if k in PROMOTED_EXTENSIONS}
+    ext = {k: clean_json(v) for k, v in extras.items() if k in PROMOTED_EXTENSIONS}
     out.extensions.update(ext)
     return {k: v for k, v in extras.items() if k not in PROMOTED_EXTENSIONS}, ext
 
@@ -484,7 +455,7 @@ def _meshes(out: _Out) -> list[dict[str, Any]]:
         if mesh.target_names:
             extras["targetNames"] = list(mesh.target_names)
         if extras:
-            d["extras"] = _clean_extras(extras)
+            d["extras"] = pack_extras(extras)
         out.mesh_map[mi] = len(meshes)
         meshes.append(d)
     return meshes
@@ -499,12 +470,18 @@ def _nodes(out: _Out) -> list[dict[str, Any]]:
     # Every rotation normalised in one pass (row by row the same arithmetic as one at a time).
     rotations = quat_normalize(np.array([n.rotation for n in out.scene.nodes],
                                         dtype=np.float64).reshape(-1, 4)).tolist()
-    for n, q in zip(out.scene.nodes, rotations, strict=True):
+    animated = {ch.node for a in out.scene.animations for ch in a.channels
+                if ch.path != "weights"}
+    for i, (n, q) in enumerate(zip(out.scene.nodes, rotations, strict=True)):
         d: dict[str, Any] = {}
         if n.name:
             d["name"] = n.name
-        if n.matrix is not None:
+        if n.matrix is not None and _matrix_kept(out, i, animated):
             d["matrix"] = _column_major(n.matrix)
+        elif n.matrix is not None:
+            t, r, sc = matrix_to_trs(n.matrix)
+            d.update({"translation": t.tolist(), "rotation": quat_normalize(r).tolist(),
+                      "scale": sc.tolist()})
         else:
             if any(n.translation):
                 d["translation"] = [float(x) for x in n.translation]
@@ -521,9 +498,24 @@ def _nodes(out: _Out) -> list[dict[str, Any]]:
         if n.light is not None and 0 <= n.light < len(out.scene.lights):
             d["extensions"] = {"KHR_lights_punctual": {"light": n.light}}
         if n.extras:
-            d["extras"] = _clean_extras(n.extras)
+            d["extras"] = pack_extras(n.extras)
         nodes.append(d)
     return nodes
+
+
+def _matrix_kept(out: _Out, i: int, animated: set[int]) -> bool:
+    """Whether node ``i``'s matrix can be written as a matrix: glTF wants one decomposable to
+    TRS, on a node no channel moves. Otherwise its TRS is written (the nearest, with a note,
+    when the matrix has shear)."""
+    m = np.asarray(out.scene.nodes[i].matrix, dtype=np.float64)
+    t, r, s = matrix_to_trs(m)
+    if not np.allclose(trs_to_matrix(t, r, s), m, atol=1e-5):
+        out.notes.append(Note("gltf.matrix_shear", f"node {i} "
+                              f"({out.scene.nodes[i].name!r}): its matrix has shear, which glTF "
+                              "cannot hold; written as its nearest translation, rotation and "
+                              "scale"))
+        return False
+    return i not in animated
 
 
 def _lights(out: _Out) -> dict[str, Any] | None:
@@ -541,7 +533,7 @@ def _lights(out: _Out) -> dict[str, Any] | None:
         if lt.type == "spot":
             d["spot"] = {}
         if lt.extras:
-            d["extras"] = _clean_extras(lt.extras)
+            d["extras"] = pack_extras(lt.extras)
         lights.append(d)
     out.extensions.add("KHR_lights_punctual")
     return {"lights": lights}
@@ -559,7 +551,7 @@ def _skins(out: _Out) -> list[dict[str, Any]]:
         if s.name:
             d["name"] = s.name
         if s.extras:
-            d["extras"] = _clean_extras(s.extras)
+            d["extras"] = pack_extras(s.extras)
         skins.append(d)
     return skins
 
@@ -617,7 +609,7 @@ def _animations(out: _Out) -> list[dict[str, Any]]:
         if a.name:
             d["name"] = a.name
         if a.extras:
-            d["extras"] = _clean_extras(a.extras)
+            d["extras"] = pack_extras(a.extras)
         anims.append(d)
     return anims
 
@@ -636,7 +628,7 @@ def build_document(scene: Scene, *, external: bool, stem: str, notes: list[Note]
     if scene.notes:
         extras["gamemesh_notes"] = [n.to_dict() for n in scene.notes]
     if extras:
-        doc["asset"]["extras"] = _clean_extras(extras)
+        doc["asset"]["extras"] = pack_extras(extras)
     meshes = _meshes(out)
     materials = [_material(out, m) for m in scene.materials]
     # Images no material uses are still the file's content (a texture-only Papa, a VRAM page).
@@ -669,9 +661,35 @@ def build_document(scene: Scene, *, external: bool, stem: str, notes: list[Note]
     return doc, pieces, out.files
 
 
+def _dumps(doc: dict[str, Any], **layout: Any) -> str:
+    """The JSON text; a NaN or infinity (which JSON cannot hold and every reader refuses) is a
+    FormatError naming where it is, never a bare ``NaN`` in the file."""
+    try:
+        return json.dumps(doc, ensure_ascii=False, allow_nan=False, **layout)
+    except ValueError:
+        where = _non_finite_path(doc)
+        msg = "a number to write is NaN or infinite (glTF JSON cannot hold it)"
+        raise FormatError(FMT, msg, field=where, expected="finite numbers",
+                          actual="NaN or infinity") from None
+
+
+def _non_finite_path(doc: Any) -> str:
+    """The JSON path of the first NaN or infinity in ``doc`` (walked without recursion)."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return path.lstrip(".")
+        if isinstance(value, dict):
+            stack.extend((f"{path}.{k}", v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return "json"
+
+
 def to_glb(doc: dict[str, Any], pieces: list[memoryview]) -> bytes:
     """The GLB container, joined in one copy."""
-    js = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    js = _dumps(doc, separators=(",", ":")).encode("utf-8")
     js += b" " * ((-len(js)) % 4)
     binary = sum(p.nbytes for p in pieces)
     total = 12 + 8 + len(js) + (8 + binary if binary else 0)
@@ -694,7 +712,7 @@ def write_gltf(scene: Scene, name: str, notes: list[Note]) -> dict[str, bytes]:
     """``name`` (.gltf) with ``stem.bin`` and the PNG images beside it."""
     stem = PurePosixPath(name).stem or "scene"
     doc, pieces, files = build_document(scene, external=True, stem=stem, notes=notes)
-    out = {name: json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")}
+    out = {name: _dumps(doc, indent=1).encode("utf-8")}
     if pieces:
         out[f"{stem}.bin"] = b"".join(pieces)
     out.update(files)

@@ -237,24 +237,29 @@ class Rig:
             return None
         num, den = _fps(anim.extras.get("fps"))
         start = anim.start
+        if start > 0:
+            self.note("clip_shifted", f"clip {anim.name!r} starts at {start:g} s; a Papa clip's "
+                      "frame 0 is its first key", "info")
         frames = int(np.ceil((anim.duration - start) * num / den - 1e-4)) + 1
         times = start + np.arange(frames, dtype=np.float64) * den / num
         by_node: dict[int, list[Channel]] = {}
         for c in moving:
             by_node.setdefault(c.node, []).append(c)
-        n = len(self.joints)
-        tr = np.zeros((frames, n), dtype=lay.TRANSFORM)
+        # A track per bone the clip moves, as the source had them (a Papa clip may name a
+        # subset of the skeleton; the game holds the others at rest).
+        tracked = [b for b, node in enumerate(self.joints) if node in by_node]
+        tr = np.zeros((frames, len(tracked)), dtype=lay.TRANSFORM)
         rest = self.rest_trs()
         scaled = False
-        for b, node in enumerate(self.joints):
-            t, q, s = self._track(b, by_node.get(node, []), times, rest)
+        for k, b in enumerate(tracked):
+            t, q, s = self._track(b, by_node[self.joints[b]], times, rest)
             scaled |= bool(np.abs(s - s[:1]).max() > 1e-4) if len(s) else False
-            tr["translation"][:, b] = t
-            tr["rotation"][:, b] = settled_quats(continuous_quats(q))
+            tr["translation"][:, k] = t
+            tr["rotation"][:, k] = settled_quats(continuous_quats(q))
         if scaled:
             self.note("animation_scale_dropped", f"clip {anim.name!r} animates scale; PA "
                       "animations have no scale channel", covers=("channels",))
-        names = np.array([doc.add_string(name) for name in self.bone_names], dtype="<u2")
+        names = np.array([doc.add_string(self.bone_names[b]) for b in tracked], dtype="<u2")
         return Animation(NONE16, names, tr, num, den)
 
     def _track(self, b: int, channels: list[Channel], times: F64,

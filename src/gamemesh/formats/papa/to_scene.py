@@ -156,6 +156,13 @@ class _Builder:
     # -- driver ------------------------------------------------------------------------------
     def run(self) -> None:
         doc = self.doc
+        odd = [s.raw.decode("utf-8", "replace") for s in doc.strings
+               if s.terminated and s.length != len(s.raw)]
+        if odd:
+            self.note("string_length_code_points", f"{len(odd)} strings ({', '.join(odd[:3])}) "
+                      "have a length field counting code points, not bytes (as Blender-PAPA-IO "
+                      "writes them): read to their terminator; readers that trust the length "
+                      "cut them", "info")
         self._unit_textures()
         materials = [self._material(i) for i in range(len(doc.materials))]
         self.scene.materials.extend(materials)
@@ -167,7 +174,14 @@ class _Builder:
         for clip, adoc in self.unit.animations:
             anims.extend((clip if len(adoc.animations) == 1 else f"{clip}_{k}", adoc, k)
                          for k in range(len(adoc.animations)))
-        if anims and not self.bone_nodes:
+        if anims and not self.bone_nodes and doc.models:
+            # A static model beside clips (a folder holding another unit's animations): a
+            # skeleton made up from the tracks would drive nothing of this model.
+            self.note("animations_unattached", f"{len(anims)} clips "
+                      f"({', '.join(sorted({c for c, _, _ in anims})[:5])}) animate bones this "
+                      "model lacks (it has no skeleton); not attached")
+            anims = []
+        elif anims and not self.bone_nodes:
             self._track_skeleton(anims)
         for clip, adoc, k in anims:
             self._animation(clip, adoc, k)
@@ -364,8 +378,7 @@ class _Builder:
         if _close16(flat, _EYE16, 1e-7):
             return
         if not all(map(math.isfinite, flat)):
-            self.note("matrix_shear", f"{what} has shear; kept as its nearest TRS")
-            return
+            require_finite(m.reshape(1, 16), lay.FMT, what, "matrix values")
         t, r, s = matrix_to_trs(m)
         if not _close16(_trs16(t, r, s), flat, 1e-4):
             self.note("matrix_shear", f"{what} has shear; kept as its nearest TRS")
@@ -384,6 +397,8 @@ class _Builder:
             msg = "bone parent must come before the bone (-1 for a root)"
             raise CorruptDataError(lay.FMT, msg, field=f"skeletons[{k}].bones[{j}].parent_bone",
                                    expected=f"-1..{j - 1}", actual=int(parents[j]))
+        for name in ("translation", "rotation", "shear_scale", "bind2bone"):
+            require_finite(bones[name], lay.FMT, f"skeletons[{k}].bones.{name}", f"bone {name}s")
         t = to_gl(bones["translation"])
         r = quat_to_gl(bones["rotation"])
         ss = np.asarray(bones["shear_scale"], dtype=np.float64).reshape(n, 3, 3).transpose(0, 2, 1)
@@ -410,6 +425,8 @@ class _Builder:
         model = doc.models[i]
         binding = model.bindings[j]
         field = f"models[{i}].mesh_bindings[{j}]"
+        require_finite(np.reshape(binding.mesh2model, (1, 16)), lay.FMT, f"{field}.mesh2model",
+                       "matrix values")
         if binding.mesh >= len(doc.meshes):
             msg = "mesh index out of range"
             raise CorruptDataError(lay.FMT, msg, field=f"{field}.mesh_index",
@@ -473,9 +490,12 @@ class _Builder:
             msg = "index past the end of the vertex buffer"
             raise CorruptDataError(lay.FMT, msg, field=f"index_buffers[{mesh.index_buffer}]",
                                    expected=f"< {nv}", actual=int(indices.max()))
+        for name in v.dtype.names or ():  # every float attribute, not only positions
+            if v.dtype[name].base.kind == "f":
+                require_finite(v[name], lay.FMT,
+                               f"vertex_buffers[{self._vb_index(k)}].vertices.{name}",
+                               f"{name} values")
         attrs = _attributes(v, vb.format)
-        require_finite(attrs["positions"], lay.FMT,
-                       f"vertex_buffers[{self._vb_index(k)}].vertices.position", "positions")
         if bone_map is not None:
             attrs.update(self._skin_attributes(v, np.asarray(bone_map), num_bones, field))
         prims: list[Primitive] = []
@@ -585,7 +605,8 @@ class _Builder:
         tracks, missing = self._tracks(clip, adoc, anim.bones.tolist())
         channels: list[Channel] = []
         if tracks:
-            t_all, q_all = _clip_keys(anim.transforms, [j for j, _ in tracks])
+            t_all, q_all = _clip_keys(anim.transforms, [j for j, _ in tracks],
+                                      f"animations[{k}].transforms")
             for k, (_j, node) in enumerate(tracks):
                 channels.append(Channel(node, "translation", times, t_all[k]))
                 channels.append(Channel(node, "rotation", times, q_all[k]))
@@ -616,11 +637,15 @@ def _trs16(t: F64, r: F64, s: F64) -> list[float]:
     return [*out, 0.0, 0.0, 0.0, 1.0]
 
 
-def _clip_keys(transforms: Any, tracks: list[int]) -> tuple[F32, F32]:
+def _clip_keys(transforms: Any, tracks: list[int], field: str) -> tuple[F32, F32]:
     """The translation and rotation keys of ``tracks`` in glTF axes, every track in one pass,
     track-major ((tracks, frames, 3|4) float32) so each channel is a contiguous slice.
-    Translations only move and negate float32 values, exactly, so they skip float64."""
+    Translations only move and negate float32 values, exactly, so they skip float64. A NaN or
+    infinite key is bad input (CorruptDataError naming ``field``), as it is for positions."""
     tr = transforms if tracks == list(range(transforms.shape[1])) else transforms[:, tracks]
+    require_finite(tr["translation"].reshape(-1, 3), lay.FMT, f"{field}.translation",
+                   "translation keys")
+    require_finite(tr["rotation"].reshape(-1, 4), lay.FMT, f"{field}.rotation", "rotation keys")
     tb = tr["translation"].transpose(1, 0, 2)
     t_all = np.empty(tb.shape, np.float32)
     t_all[..., 0] = tb[..., 0]

@@ -25,7 +25,8 @@ import numpy.typing as npt
 
 from ...errors import FormatError
 from ...registry import Context
-from ...scene import Channel, Material, Mesh, Primitive, Scene
+from ...scene import Animation, Channel, Material, Mesh, Primitive, Scene
+from ...scene.bake import clip_key_times, moves_skin, skinned_positions
 from ...scene.math import (
     local_matrix,
     matrix_to_quat,
@@ -136,9 +137,12 @@ def from_scene(scene: Scene, ctx: Context) -> PbaDocument:
 
 
 def _morph_nodes(scene: Scene) -> set[int]:
-    """Nodes whose mesh has morph targets that an animation's weights channel drives."""
+    """Nodes written as animated meshes: a mesh whose morph targets an animation's weights
+    channel drives, or a skinned mesh a clip moves (PBA has no skin: its motion is baked into
+    vertex keys, so the model still moves in the game)."""
     driven = {c.node for a in scene.animations for c in a.channels if c.path == "weights"}
-    out = set()
+    out = {n for n, node in enumerate(scene.nodes) if node.mesh is not None and
+           any(moves_skin(scene, n, a) for a in scene.animations)}
     for n in driven:
         mi = scene.nodes[n].mesh if 0 <= n < len(scene.nodes) else None
         if mi is not None and any(p.targets for p in scene.meshes[mi].primitives):
@@ -276,8 +280,11 @@ def _vertices(prim: Primitive, m: F64) -> npt.NDArray[Any]:
     if prim.texcoords:
         v["uv"] = np.asarray(prim.texcoords[0], dtype=np.float32)[:, :2]
     rgba = np.ones((n, 4))
-    if prim.colors:
-        c = np.asarray(prim.colors[0], dtype=np.float64)
+    # PBA holds one colour per vertex: the first set that is not all white (Blender writes a
+    # white COLOR_0 before the user's layer); the loss check names any further set.
+    real = [c for c in prim.colors if len(c) and not np.all(np.asarray(c)[:, :4] == 1.0)]
+    if real:
+        c = np.asarray(real[0], dtype=np.float64)
         rgba[:, : c.shape[1]] = c[:, :4]
     v["color"] = np.clip(np.rint(rgba[:, [2, 1, 0, 3]] * 255), 0, 255).astype(np.uint8)
     return v
@@ -305,7 +312,11 @@ def _mesh(out: _Out, n: int, kind: int) -> tuple[PbaMesh, list[npt.NDArray[np.in
     assert node.mesh is not None
     smesh: Mesh = scene.meshes[node.mesh]
     world = np.eye(4) if node.skin is not None else out.rest[n]
-    if node.skin is not None:
+    if node.skin is not None and kind == ANIMATED:
+        out.ctx.note("pba.skin_baked", f"mesh {smesh.name!r}: PBA has no skinning; its clips "
+                     "are baked into vertex animation (the skeleton's clips move the mesh, "
+                     "not bones)", covers=("skins", "joints", "channels"))
+    elif node.skin is not None:
         out.ctx.note("pba.skin_dropped", f"mesh {smesh.name!r}: PBA has no skinning; written "
                      "in its bind pose",
                      covers=("skins", "joints"))
@@ -435,8 +446,10 @@ def _morph_keys(out: _Out, n: int, a: int, sels: list[npt.NDArray[np.int64]]
                 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]] | None:
     """(K, N, 3) file-space positions of a morph-animated mesh at each weights key, and the
     key times in ms, or None when clip ``a`` does not drive this node's weights."""
-    chans = [c for c in out.scene.animations[a].channels
-             if c.node == n and c.path == "weights" and len(c.times)]
+    anim = out.scene.animations[a]
+    if out.scene.nodes[n].skin is not None:
+        return _skinned_keys(out, n, anim, sels)
+    chans = [c for c in anim.channels if c.node == n and c.path == "weights" and len(c.times)]
     if not chans:
         return None
     ch = chans[0]
@@ -461,13 +474,27 @@ def _morph_keys(out: _Out, n: int, a: int, sels: list[npt.NDArray[np.int64]]
     return pos[:, sel].astype(np.float32), ms.astype(np.int64)
 
 
+def _skinned_keys(out: _Out, n: int, anim: Animation, sels: list[npt.NDArray[np.int64]]
+                  ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]] | None:
+    """A skinned mesh posed at each key of a clip that moves its skin, in file space."""
+    if not moves_skin(out.scene, n, anim):
+        return None
+    times = clip_key_times(anim)
+    ms, keep = _ms(times)
+    pos = skinned_positions(out.scene, n, anim, times[keep]) * _FLIP
+    sel = np.concatenate(sels) if sels else np.zeros(0, np.int64)
+    return pos[:, sel].astype(np.float32), ms.astype(np.int64)
+
+
 def quantize(pos: npt.NDArray[np.float32], times: npt.NDArray[np.int64], node_id: int
              ) -> VertexTrack:
     """Keys as bytes against the track's box: byte = round((v - min) * 255 / (max - min))."""
     k, nv = pos.shape[:2]
     lo = pos.reshape(-1, 3).min(axis=0) if pos.size else np.zeros(3, np.float32)
     hi = pos.reshape(-1, 3).max(axis=0) if pos.size else np.zeros(3, np.float32)
-    lo, hi = lo.astype("<f4"), hi.astype("<f4")
+    # The box is composed (decoded keys plus morph deltas on the next trip): snapped like the
+    # bone transforms, so that trip's float noise gives the same box and the same bytes.
+    lo, hi = snap(lo, POS_BITS).astype("<f4"), snap(hi, POS_BITS).astype("<f4")
     span = (hi.astype(np.float64) - lo)
     scale = np.where(span > 0, 255.0 / np.where(span > 0, span, 1.0), 0.0)
     keys = np.zeros(k, dtype=vertex_key(nv))

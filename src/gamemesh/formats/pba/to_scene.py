@@ -32,10 +32,11 @@ from ...scene import (
     TextureRef,
 )
 from ...scene.math import quat_multiply, quat_normalize, quat_to_matrix, trs_to_matrix
+from ...scene.numbers import require_finite
 from ...scene.sampling import sample_channel
 from ...scene.skinning import safe_inverse
 from ..ptx.read import read as read_ptx
-from .document import FaceGroup, PbaDocument, PbaMesh, Sequence, VertexTrack
+from .document import FaceGroup, NodeTrack, PbaDocument, PbaMesh, Sequence, VertexTrack
 from .files import TextureFinder
 from .layout import (
     ALPHA_BLEND,
@@ -228,6 +229,8 @@ def _bones(b: _Build) -> None:
     if not len(bones):
         return
     hier = _hierarchical(b.doc)
+    require_finite(bones["pos"], FMT, "bones.pos", "bone positions")
+    require_finite(bones["rot"], FMT, "bones.rot", "bone rotations")
     t = lh_points(bones["pos"]).astype(np.float64)
     q = lh_quats(bones["rot"]).astype(np.float64)
     parents = bones["parent"].tolist()
@@ -665,7 +668,7 @@ def _animations(b: _Build, tracks: dict[tuple[int, int], int]) -> None:
                    "converted")
             continue
         anim = Animation(name=seq.label, extras={"pba_duration_ms": seq.duration})
-        _node_channels(b, seq, anim)
+        _node_channels(b, seq, anim, f"sequences[{si}]")
         for k, t in enumerate(seq.vertex_tracks):
             mi = tracks.get((si, k))
             if (si, k) in b.dropped_tracks:
@@ -696,7 +699,7 @@ def _weights_channel(b: _Build, seq: Sequence, t: VertexTrack, mi: int, start: i
     anim.channels.append(Channel(b.mesh_nodes[mi], "weights", times, values))
 
 
-def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
+def _node_channels(b: _Build, seq: Sequence, anim: Animation, where: str) -> None:
     world: dict[int, tuple[F32, F64, F64]] = {}
     keys: list[tuple[int, int, F32, F64, F64]] = []
     for k, t in enumerate(seq.node_tracks):
@@ -711,6 +714,7 @@ def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
         if not exact:
             b.note("pba.key_times", f"sequence {seq.label!r} node track {k}: key times are "
                    "not increasing milliseconds within the duration; spaced evenly")
+        _finite_keys(t, f"{where}.node_tracks[{k}]")
         rot = lh_quats(t.keys["rot"]).astype(np.float64)
         if t.anim_type == ANIM_ROT:
             pos = np.repeat(lh_points(t.position if t.position is not None else np.zeros(3)),
@@ -723,6 +727,17 @@ def _node_channels(b: _Build, seq: Sequence, anim: Animation) -> None:
     for (node, _, times, _, _), (pos, rot) in zip(keys, local, strict=True):
         anim.channels.append(Channel(node, "rotation", times, rot.astype(np.float32)))
         anim.channels.append(Channel(node, "translation", times, pos.astype(np.float32)))
+
+
+def _finite_keys(t: NodeTrack, where: str) -> None:
+    """A NaN or infinite key is bad input, named where it is read (lh_quats would quietly make
+    a NaN rotation the identity; a NaN position would reach the scene)."""
+    names = t.keys.dtype.names or ()
+    for name in ("rot", "pos"):
+        if name in names:
+            require_finite(t.keys[name], FMT, f"{where}.keys.{name}", f"key {name} values")
+    if t.position is not None:
+        require_finite(np.reshape(t.position, (1, -1)), FMT, f"{where}.position", "position")
 
 
 def _local_keys(b: _Build, world: dict[int, tuple[F32, F64, F64]],

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from ...errors import LimitError
 from ...registry import Context
 from ...scene import Animation, Channel, Node, Primitive, Scene
+from ...scene.loss import at_rest
 from ...scene.math import (
     matrix_to_quat,
     quat_multiply,
@@ -444,6 +445,8 @@ def _clip(scene: Scene, slots: list[_Slot], rest_q: list[Any], anim: Animation, 
     by_node: dict[tuple[int, str], Channel] = {(c.node, c.path): c for c in chans}
     root_node = slots[0].node
     for c in chans:
+        if at_rest(scene, c):
+            continue  # a channel holding the node's rest value moves nothing: nothing dropped
         if c.path == "scale":
             dropped.add("scale")
         elif c.path == "weights":
@@ -466,7 +469,9 @@ def _clip(scene: Scene, slots: list[_Slot], rest_q: list[Any], anim: Animation, 
         root[:, 2] *= -1
     frames = np.zeros(count, dtype=frame_dtype(n))
     frames["rot"] = snap_angles(rot)
-    frames["root"] = root
+    # Composed (sampled, less the rest translation): snapped like the angles, so the next
+    # trip's float noise lands on the same grid point.
+    frames["root"] = snap(root, 20)
     frames["flags"] = _frame_flags(anim, count, fps)
     loop = bool(anim.extras.get("loop", False))
     return PmfAnimation(name=name, flags=ANIM_LOOP if loop else 0, fps=fps, frames=frames)

@@ -27,6 +27,7 @@ from ...scene import (
     Scene,
     TextureRef,
 )
+from ...scene.loss import PLACEHOLDER
 from ...scene.math import normalize_rows
 from ...textures import decode_image
 from .conventions import (
@@ -210,13 +211,25 @@ def _to_scene(doc: PmfDocument, ctx: Context) -> Scene:
              f"{conv.handedness}-handed coordinates; change with --euler-order, "
              "--root-position, --handedness", "info")
     if not scene.materials:
-        ctx.note("pmf.no_material", "PMF stores no materials or textures: the glTF default "
-                 "material applies (attach a texture with --texture)", "info")
+        _plain_material(scene)
+        ctx.note("pmf.no_material", "PMF stores no materials or textures: a plain white, "
+                 "non-metallic material is written (the glTF default is fully metallic and "
+                 "renders dark; attach a texture with --texture)", "info")
     scene.extras.update({"format": FMT, "version": doc.magic.decode("latin-1"),
                          "pmf_conventions": {**conv.as_dict(), "angle_unit": unit,
                                              "winding_flipped": flip}})
     add_new_notes(scene.notes, ctx.notes)
     return scene
+
+
+def _plain_material(scene: Scene) -> None:
+    """One plain material on every piece: white, not metallic (Material's defaults; glTF's
+    own default material is fully metallic). Marked a placeholder (scene.loss leaves it out):
+    it is not content a writer could lose, and white changes no other writer's colours."""
+    mat = scene.add_material(Material(name="pmf_plain", extras={PLACEHOLDER: True}))
+    for mesh in scene.meshes:
+        for prim in mesh.primitives:
+            prim.material = mat
 
 
 def _attach_texture(scene: Scene, ctx: Context) -> None:

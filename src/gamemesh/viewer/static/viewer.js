@@ -44,9 +44,15 @@ function marksNavmesh(d) {
   return ['kind', 'role', 'type'].some((k) => NAV_KINDS.includes(String(d[k] ?? '').toLowerCase()));
 }
 
+// gamemesh writes a structured extras value as JSON text under "key.json" (gltf/extras.py).
+function unpacked([key, value]) {
+  if (!key.endsWith('.json') || typeof value !== 'string') return value;
+  try { return JSON.parse(value); } catch { return value; }
+}
+
 function isNavmesh(userData) {
   if (marksNavmesh(userData)) return true;
-  return Object.values(userData ?? {}).some((v) => marksNavmesh(v));
+  return Object.entries(userData ?? {}).some((kv) => marksNavmesh(unpacked(kv)));
 }
 
 function resize() {
