@@ -42,7 +42,6 @@ from ...textures.encoded import probe_encoded
 from .accessors import _floats, _view_data, accessor
 from .document import (
     FMT,
-    MAX_JSON_DEPTH,
     GltfDocument,
     _At,
     _err,
@@ -54,7 +53,7 @@ from .document import (
     parse,
     pointer,
 )
-from .extras import unpack_extras
+from .extras import MAX_JSON_DEPTH, unpack_extras
 from .uris import UriRefusedError
 from .write import PROMOTED_EXTENSIONS
 
