@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ...registry import FormatSpec, Option
 from .document import PetDocument
-from .files import siblings
+from .files import character_files, siblings
 from .from_scene import from_scene, save
 from .info import info
 from .layout import EXTENSIONS, KINDS
