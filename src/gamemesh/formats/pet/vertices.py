@@ -259,7 +259,9 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
     going = np.ones(n, np.bool_)
     total = np.zeros(n, np.int32)
     count = np.zeros(n, np.int32)
-    rows: list[Any] = []  # per pair rank: each vertex's pair word and where it is
+    escaped = words >> 8 == 0xFE
+    rows: list[Any] = []  # per pair rank: each vertex's pair word
+    ids: list[tuple[int, Any, Any]] = []  # (rank, vertices, their escaped ids)
     while going.any():
         if len(rows) * n > 8 * (e - s0) + 4096:
             v = int(np.argmax(going))
@@ -267,11 +269,15 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
             raise r.corrupt(msg, expected=f"<= {len(rows)} pairs a vertex", actual="more",
                             field=f"[{v}].weights", offset=int(starts[v]))
         wd = words.take(cur)
-        rows.append((wd, cur.copy()))
+        rows.append(wd)
         count += going
         total += wd & 0xFF
+        wide = going & escaped.take(cur)
+        if wide.any():
+            at = np.flatnonzero(wide)
+            ids.append((len(rows) - 1, at, words.take(cur[at] + 1).view(np.int16)))
         cur += going
-        cur += going & (wd >> 8 == 0xFE)
+        cur += wide
         going &= total < 255
     # The pad bytes as one word a vertex (a scatter of 2-byte rows goes byte by byte).
     single = np.flatnonzero(count == 1)
@@ -283,13 +289,14 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
                    wide=np.zeros((n, 0), np.bool_))
         return out
     # Slot-major (P, N): a vertex's pairs past its count read as weight 0, bone -1.
-    wd = np.stack([w for w, _ in rows])
+    wd = np.stack(rows)
     valid = np.arange(len(rows))[:, None] < count
     hi = (wd >> 8).astype(np.int32)
-    wide = valid & (hi == 0xFE)
     bone = np.where(valid & (hi != 0xFF), hi, np.int32(-1))
-    if wide.any():
-        bone[wide] = words.take(np.stack([c for _, c in rows])[wide] + 1).view(np.int16)
+    wide = np.zeros(bone.shape, np.bool_)
+    for rank, at, value in ids:
+        bone[rank, at] = value
+        wide[rank, at] = True
     out.update(weight=np.where(valid, wd, 0).astype(np.uint8).T, bone=bone.T, wide=wide.T)
     return out
 
