@@ -195,8 +195,8 @@ def test_vertex_records_match_a_record_walk(head: int) -> None:
     errors (which vertex, where it starts)."""
     rng = np.random.default_rng(61 + head)
     errors = walked = 0
-    for trial in range(160):
-        nvert = int(rng.choice([0, 1, 3, 30, 300, 3000]))
+    for trial in range(100):
+        nvert = int(rng.choice([0, 1, 3, 30, 300, 1200]))
         data = _vertex_list(rng, nvert, head)
         if trial % 4 == 1:
             data += rng.integers(0, 256, int(rng.integers(1, 2000)), dtype=np.uint8).tobytes()
@@ -211,7 +211,7 @@ def test_vertex_records_match_a_record_walk(head: int) -> None:
         assert _read_vertices(data, nvert, head) == want, trial
         errors += want[0] == "error"
         walked += want[0] != "error" and max(want[1], default=0) > 32  # type: ignore[arg-type]
-    assert errors > 20 and walked > 5
+    assert errors > 12 and walked > 3
 
 
 def test_vertex_records_of_tiny_weights_and_escapes() -> None:
