@@ -89,3 +89,26 @@ def test_writer_align_reserve_patch() -> None:
     assert w.getvalue() == b"\x01\xef\xbe\xad\xde\0\0\0abc\xcc"
     w.array(np.arange(3), "<u2")
     assert w.getvalue()[-6:] == b"\0\0\1\0\2\0"
+
+
+def test_names_strings_and_fixed_records() -> None:
+    data = b"root\0" + struct.pack("<I", 3) + b"abc" + struct.pack("<hIhI", -1, 2, 5, 6) + b"x"
+    for buf in (data, bytearray(data), memoryview(data)):
+        r = Reader(buf, "demo")
+        assert r.cstr("name") == b"root" and r.tell() == 5
+        assert r.lstr("label") == b"abc"
+        assert r.records(struct.Struct("<hI"), 2, "count") == [(-1, 2), (5, 6)]
+        assert r.raw == data and r.remaining() == 1
+    r = Reader(data, "demo", end=4)
+    with r.field("bones[0]"), pytest.raises(TruncatedError) as e:
+        r.cstr("name")
+    assert e.value.field == "bones[0].name" and e.value.offset == 0
+    r = Reader(struct.pack("<I", 9) + b"abc", "demo")
+    with pytest.raises(TruncatedError, match="9 x 1 bytes"):
+        r.lstr("label")
+    r = Reader(b"\0" * 10, "demo")
+    with pytest.raises(TruncatedError, match="2 x 6 bytes"):
+        r.records(struct.Struct("<hI"), 2, "count")
+    r.need(10)
+    with pytest.raises(TruncatedError, match="11 bytes, got 10 left"):
+        r.need(11, "block")

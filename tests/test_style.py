@@ -138,9 +138,9 @@ def test_every_format_package_has_one_shape() -> None:
                           # what the SPEC names (option choices), without numpy: the registry
                           # lists every format's options for `gamemesh --help`
                           "options",
-                          # PET's scene conversion split along what it does (animation clips,
-                          # corner fields, the vertex search, meshes, skin influences)
-                          "animation", "corners", "dedup", "mesh", "influences",
+                          # PET split along what it does (animation clips, corner fields,
+                          # corner dedup, meshes, skin influences, the MESH vertex records)
+                          "animation", "corners", "dedup", "mesh", "influences", "vertices",
                           # SPLASHPACK: what its two generations share
                           "common"}
     for name in ("papa", "pba", "ptx", "pet", "pmf", "splashpack"):

@@ -31,20 +31,27 @@ _SCALARS = {
     "f32": struct.Struct("<f"),
     "f64": struct.Struct("<d"),
 }
+_I8, _U16, _I16, _U32, _I32, _U64, _I64, _F32, _F64 = (
+    _SCALARS[k].unpack_from for k in ("i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64"))
 
 
 class Reader:
     """A cursor over immutable bytes that never reads past ``end``.
 
     ``fmt`` names the format in error messages. ``start``/``end`` bound a window (a chunk or a
-    section): reads outside it raise :class:`TruncatedError` even when the file goes on.
+    section): reads outside it raise :class:`TruncatedError` even when the file goes on. The
+    field path (``with r.field(...)``) is a list of names joined only when an error is raised;
+    scalars go through precompiled structs with one bound check each, so that a format reads
+    its small records through the Reader rather than beside it.
     """
 
-    __slots__ = ("_fields", "_view", "end", "fmt", "pos", "start")
+    __slots__ = ("_fields", "_raw", "_view", "end", "fmt", "pos", "start")
 
     def __init__(self, data: bytes | bytearray | memoryview, fmt: str,
                  start: int = 0, end: int | None = None) -> None:
         self._view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        # The bytes themselves where the input is bytes: ``find`` for NUL-terminated names.
+        self._raw: builtins.bytes | None = data if isinstance(data, bytes) else None
         self.fmt = fmt
         self.start = start
         self.end = len(self._view) if end is None else end
@@ -53,9 +60,23 @@ class Reader:
 
     @property
     def data(self) -> memoryview:
-        """The whole buffer (read-only), for a format's own fast scan of simple records; the
-        window is ``start``..``end``."""
+        """The whole buffer (read-only), for numpy views of bulk records; the window is
+        ``start``..``end``."""
         return self._view
+
+    @property
+    def raw(self) -> builtins.bytes:
+        """The whole buffer as bytes (the input itself when it is bytes), for ``find`` and
+        plain indexing in a format's walk over small variable-size records."""
+        if self._raw is None:
+            self._raw = bytes(self._view)
+        return self._raw
+
+    def _child(self, start: int, end: int, fields: list[str]) -> Reader:
+        child = Reader.__new__(Reader)
+        child._view, child._raw, child.fmt = self._view, self._raw, self.fmt
+        child.start, child.end, child.pos, child._fields = start, end, start, fields
+        return child
 
     # -- position ---------------------------------------------------------------------------
     def tell(self) -> int:
@@ -73,8 +94,8 @@ class Reader:
                                actual=pos, field=field)
         self.pos = pos
 
-    def skip(self, n: int) -> None:
-        self._need(n)
+    def skip(self, n: int, field: str | None = None) -> None:
+        self.need(n, field)
         self.pos += n
 
     def align(self, n: int) -> None:
@@ -84,9 +105,9 @@ class Reader:
     def sub(self, length: int, field: str | None = None) -> Reader:
         """A reader over the next ``length`` bytes; the parent skips past them."""
         with self.field(field) if field else _NullContext():
-            self._need(length)
-        child = Reader(self._view, self.fmt, self.pos, self.pos + length)
-        child._fields = list(self._fields) + ([field] if field else [])
+            self.need(length)
+        child = self._child(self.pos, self.pos + length,
+                            [*self._fields, field] if field else list(self._fields))
         self.pos += length
         return child
 
@@ -96,9 +117,7 @@ class Reader:
         if offset < 0 or end > self.end or offset > end:
             raise self.truncated(expected=f"range within {hex_offset(self.end)}",
                                  actual=f"{hex_offset(offset)}..{hex_offset(end)}")
-        child = Reader(self._view, self.fmt, offset, end)
-        child._fields = list(self._fields)
-        return child
+        return self._child(offset, end, list(self._fields))
 
     # -- field paths -------------------------------------------------------------------------
     def field(self, name: str) -> _Field:
@@ -133,67 +152,84 @@ class Reader:
               offset: int | None = None) -> FormatError:
         return self._err(cls, message, expected, actual, field, offset)
 
-    def _need(self, n: int) -> None:
+    def need(self, n: int, field: str | None = None) -> None:
+        """Raise :class:`TruncatedError` unless ``n`` more bytes are inside the window."""
         if n < 0 or self.pos + n > self.end:
-            left = max(0, self.end - self.pos)
-            raise self.truncated(expected=f"{n} bytes", actual=f"{left} left")
+            raise self._short(n, field)
+
+    def _short(self, n: int, field: str | None) -> FormatError:
+        left = max(0, self.end - self.pos)
+        return self.truncated(expected=f"{n} bytes", actual=f"{left} left", field=field)
 
     # -- scalars -----------------------------------------------------------------------------
-    def _scalar(self, kind: str, field: str | None) -> Any:
-        s = _SCALARS[kind]
-        if self.pos + s.size > self.end:
-            raise self.truncated(expected=f"{s.size} bytes", actual=f"{self.end - self.pos} left",
-                                 field=field)
-        v = s.unpack_from(self._view, self.pos)[0]
-        self.pos += s.size
-        return v
+    def _scalar(self, unpack: Any, size: int, field: str | None) -> Any:
+        pos = self.pos
+        if pos + size > self.end:
+            raise self._short(size, field)
+        self.pos = pos + size
+        return unpack(self._view, pos)[0]
 
     def u8(self, field: str | None = None) -> int:
-        return int(self._scalar("u8", field))
+        pos = self.pos
+        if pos >= self.end:
+            raise self._short(1, field)
+        self.pos = pos + 1
+        return self._view[pos]
 
     def i8(self, field: str | None = None) -> int:
-        return int(self._scalar("i8", field))
+        return int(self._scalar(_I8, 1, field))
 
     def u16(self, field: str | None = None) -> int:
-        return int(self._scalar("u16", field))
+        return int(self._scalar(_U16, 2, field))
 
     def i16(self, field: str | None = None) -> int:
-        return int(self._scalar("i16", field))
+        return int(self._scalar(_I16, 2, field))
 
     def u32(self, field: str | None = None) -> int:
-        return int(self._scalar("u32", field))
+        pos = self.pos
+        if pos + 4 > self.end:
+            raise self._short(4, field)
+        self.pos = pos + 4
+        return int(_U32(self._view, pos)[0])
 
     def i32(self, field: str | None = None) -> int:
-        return int(self._scalar("i32", field))
+        return int(self._scalar(_I32, 4, field))
 
     def u64(self, field: str | None = None) -> int:
-        return int(self._scalar("u64", field))
+        return int(self._scalar(_U64, 8, field))
 
     def i64(self, field: str | None = None) -> int:
-        return int(self._scalar("i64", field))
+        return int(self._scalar(_I64, 8, field))
 
     def f32(self, field: str | None = None) -> float:
-        return float(self._scalar("f32", field))
+        return float(self._scalar(_F32, 4, field))
 
     def f64(self, field: str | None = None) -> float:
-        return float(self._scalar("f64", field))
+        return float(self._scalar(_F64, 8, field))
 
     def unpack(self, st: struct.Struct, field: str | None = None) -> tuple[Any, ...]:
         """Several fields at once through a precompiled little-endian struct."""
-        if self.pos + st.size > self.end:
-            raise self.truncated(expected=f"{st.size} bytes", actual=f"{self.end - self.pos} left",
-                                 field=field)
-        v = st.unpack_from(self._view, self.pos)
-        self.pos += st.size
-        return v
+        pos = self.pos
+        if pos + st.size > self.end:
+            raise self._short(st.size, field)
+        self.pos = pos + st.size
+        return st.unpack_from(self._view, pos)
+
+    def records(self, st: struct.Struct, count: int, field: str | None = None
+                ) -> list[tuple[Any, ...]]:
+        """``count`` fixed-size records through one ``struct.iter_unpack`` (the count checked
+        first), as tuples."""
+        self.count(count, st.size, field)
+        pos = self.pos
+        self.pos = pos + st.size * count
+        return list(st.iter_unpack(self._view[pos:self.pos]))
 
     def bytes(self, n: int, field: str | None = None) -> bytes:
-        if n < 0 or self.pos + n > self.end:
-            left = max(0, self.end - self.pos)
-            raise self.truncated(expected=f"{n} bytes", actual=f"{left} left", field=field)
-        b = bytes(self._view[self.pos:self.pos + n])
-        self.pos += n
-        return b
+        pos = self.pos
+        if n < 0 or pos + n > self.end:
+            raise self._short(n, field)
+        self.pos = pos + n
+        return bytes(self._view[pos:pos + n])
 
     def rest(self) -> builtins.bytes:
         return self.bytes(self.end - self.pos)
@@ -207,6 +243,21 @@ class Reader:
             raise self._err(BadMagicError, None, repr(expected), repr(got), field, None)
         self.pos += len(expected)
         return got
+
+    def cstr(self, field: str | None = None) -> builtins.bytes:
+        """Bytes up to a NUL, which is consumed; the NUL must come before the window ends."""
+        raw, pos = self.raw, self.pos
+        k = raw.find(b"\0", pos, self.end)
+        if k < 0:
+            raise self.truncated(expected="a NUL-terminated name", actual="no NUL", field=field)
+        self.pos = k + 1
+        return raw[pos:k]
+
+    def lstr(self, field: str | None = None) -> builtins.bytes:
+        """A u32 length, then that many bytes."""
+        n = self.u32(field)
+        self.count(n, 1, field)
+        return self.bytes(n, field)
 
     # -- counts and arrays -------------------------------------------------------------------
     def count(self, n: int, item_size: int, field: str | None = None,

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .layout import ENCODING, F32, FANM_DT, I32, U8, fixstr
+from .layout import F32, FANM_DT, I32, U8, fixstr
 
 
 # -- sections --------------------------------------------------------------------------------
@@ -149,10 +149,6 @@ class Frame:
     index: int
     chunks: tuple[bytes, bytes, bytes]
     check: int | None = 0
-
-    @property
-    def script(self) -> str:
-        return b"".join(self.chunks).decode(ENCODING, errors="replace")
 
 
 @dataclass

@@ -5,14 +5,13 @@ walking up the tree, in the shared texture folders the public importers search (
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import FormatError
 from ...registry import Context
-from ...safeio import folder_entries, folder_files, read_regular
+from ...safeio import folder_files, read_regular
 from .layout import EXTENSIONS, FLAG_CHARS
 from .read import read
 
@@ -20,54 +19,23 @@ from .read import read
 SHARED_DIRS = ("z_common", "map_source", "misc", "effect", "texture_dds", "npc", "ppl", "skybox")
 
 
+# How many folders the texture search walks up from the model's (the model's own included).
 _WALK_UP = 6
-
-
 _MAX_ENTRIES = 20000  # a bound on the files indexed per search root
 
-# Folder listings shared by every load: (the folder's mtime, its files by lower-case name, its
-# sub-folders, those of them named as a shared texture folder), as path strings (a Path is
-# made only for a file that is used: a big folder such as /tmp, met walking up the tree,
-# would otherwise cost a Path per entry per load). A listing is reused while the folder's
-# mtime is unchanged, and kept only when that mtime was over 2 s old when listed (a folder
-# changed again within its timestamp's granularity would look unchanged: the rule git uses
-# for its index).
-_LISTINGS: dict[tuple[Path, str], tuple[int, dict[str, str], list[str], list[str]]] = {}
-_MAX_LISTINGS = 4096
-_RACY_NS = 2_000_000_000
 
-
-def _scan(folder: Path) -> tuple[dict[str, str], list[str], list[str]]:
-    """The files (by lower-case name, first wins), sub-folders and shared texture folders
-    (:data:`SHARED_DIRS`) of ``folder``."""
-    try:
-        mtime = os.stat(folder).st_mtime_ns
-    except OSError:
-        return {}, [], []
-    # As given (the listing's paths are built on it) and absolute (after a chdir a relative
-    # folder names another one).
-    key = (folder, os.path.abspath(folder))
-    hit = _LISTINGS.get(key)
-    if hit is not None:
-        if hit[0] == mtime:
-            return hit[1], hit[2], hit[3]
-        _LISTINGS.pop(key, None)
-    names, sub_names = folder_entries(folder, str.lower)
-    # Full paths as scandir's entries spell them (the folder as given, then the name).
+def _listing(folder: Path) -> dict[str, str]:
+    """The files of ``folder`` by lower-case name (first wins), as path strings (a Path is made
+    only for a file that is used)."""
+    names = folder_files(folder, str.lower)
     base = os.fspath(folder)
-    files = {k: os.path.join(base, n) for k, n in names.items()}
-    subs = [os.path.join(base, n) for n in sub_names]
-    shared = [os.path.join(base, n) for n in sub_names if n.lower() in SHARED_DIRS]
-    if time.time_ns() - mtime > _RACY_NS:
-        if len(_LISTINGS) >= _MAX_LISTINGS:
-            _LISTINGS.clear()
-        _LISTINGS[key] = (mtime, files, subs, shared)
-    return files, subs, shared
+    return {k: os.path.join(base, n) for k, n in names.items()}
 
 
 @dataclass
 class TextureFinder:
-    """Case-insensitive file lookup with one directory listing per folder."""
+    """Case-insensitive file lookup with one directory listing per folder. A load keeps one
+    finder per model folder, so the listings live as long as that conversion."""
 
     model_dir: Path | None
     extra_dirs: list[Path] = field(default_factory=list)
@@ -77,7 +45,7 @@ class TextureFinder:
 
     def _list(self, folder: Path) -> dict[str, str]:
         if folder not in self._listing:
-            self._listing[folder] = _scan(folder)[0]
+            self._listing[folder] = _listing(folder)
         return self._listing[folder]
 
     def _tree(self, root: Path) -> dict[str, str]:
@@ -139,68 +107,23 @@ class TextureFinder:
         return None
 
 
-# Walks up from a model's folder, per (folder, working folder): each folder walked with its
-# mtime, and the shared texture folders found. A walk is reused while every folder in it
-# keeps that mtime (the listings' rule, a stat each rather than a listing lookup, a Path
-# and a comparison), and kept only when none was changed within the last 2 s.
-_WALKS: dict[tuple[Path, str], tuple[list[tuple[str, int]], list[Path]]] = {}
-
-
-def _mtime(folder: str) -> int | None:
-    try:
-        return os.stat(folder).st_mtime_ns
-    except OSError:
-        return None
-
-
 def _walk_up(model_dir: Path) -> list[Path]:
     """The shared texture folders in ``model_dir`` and up to :data:`_WALK_UP` - 1 folders
     above it, nearest first (each folder's sorted)."""
-    key = (model_dir, os.getcwd())
-    hit = _WALKS.get(key)
-    if hit is not None and all(_mtime(f) == m for f, m in hit[0]):
-        return list(hit[1])
-    walked: list[tuple[str, int]] = []
     roots: list[Path] = []
-    keep = True
-    now = time.time_ns()
     d = model_dir
     for _ in range(_WALK_UP):
-        m = _mtime(str(d))
-        if m is None or now - m <= _RACY_NS:
-            keep = False
-        else:
-            walked.append((str(d), m))
-        shared = _shared_of(d, m) if m is not None else []
-        if shared:
-            roots += sorted(Path(p) for p in shared)
+        roots += sorted(Path(p) for p in _shared_of(d))
         if d.parent == d:
             break
         d = d.parent
-    if keep:
-        if len(_WALKS) >= _MAX_LISTINGS:
-            _WALKS.clear()
-        _WALKS[key] = (walked, roots)
-    return list(roots)
+    return roots
 
 
-# The shared texture folders of folders met walking up (``_shared_of``), kept as the listings.
-_SHARED: dict[tuple[Path, str], tuple[int, list[str]]] = {}
-
-
-def _shared_of(folder: Path, mtime: int) -> list[str]:
-    """:func:`_scan`'s shared texture folders of ``folder`` (whose mtime is ``mtime``) without
-    listing it in full: from its kept listing when that is current, else from a ``scandir``
-    that looks only at entries with a shared folder's name (kept by the listings' rule). A
-    big folder on the walk up that changes all the time (``/tmp``) is too new to be kept, and
-    indexing all its entries on every load cost more than the rest of the texture lookup."""
-    key = (folder, os.path.abspath(folder))
-    hit = _LISTINGS.get(key)
-    if hit is not None and hit[0] == mtime:
-        return hit[3]
-    kept = _SHARED.get(key)
-    if kept is not None and kept[0] == mtime:
-        return kept[1]
+def _shared_of(folder: Path) -> list[str]:
+    """The shared texture folders (:data:`SHARED_DIRS`, any case, or links to folders) of
+    ``folder``, from a ``scandir`` that looks only at entries with such a name: a big folder
+    on the walk up (``/tmp``) is not indexed in full."""
     base = os.fspath(folder)
     shared: list[str] = []
     try:
@@ -215,10 +138,6 @@ def _shared_of(folder: Path, mtime: int) -> list[str]:
                     continue
     except OSError:
         return []
-    if time.time_ns() - mtime > _RACY_NS:
-        if len(_SHARED) >= _MAX_LISTINGS:
-            _SHARED.clear()
-        _SHARED[key] = (mtime, shared)
     return shared
 
 

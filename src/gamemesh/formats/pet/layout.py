@@ -36,7 +36,6 @@ KIND_SECTIONS: dict[str, tuple[bytes, ...]] = {
 WRITE_ORDER = (b"VERS", b"TEXT", b"SMTL", b"BONE", b"ANIM", b"MESH", b"FANM", b"FRAM", b"MOTI",
                b"EXTR", b"COLL")
 
-BONE_NONE = -1
 FPS = 30.0
 
 # -- fixed-size records ----------------------------------------------------------------------
@@ -47,8 +46,6 @@ SKIN_DT = np.dtype([("bone", "u1"), ("pad", "V3"), ("vtx_start", "<u4"), ("vtx_c
 FANM_DT = np.dtype([("group", "u1"), ("name", "V32"), ("material", "V32")])
 # SMTL value sizes by type; 7 (MATRIXARRAY) has no known size and 8 (TEXTURE) is an lstr.
 SMTL_SIZES = {0: 4, 1: 4, 2: 4, 3: 8, 4: 12, 5: 16, 6: 64}
-SMTL_TYPES = ("BOOL", "INT", "FLOAT", "VECTOR2", "VECTOR3", "VECTOR4", "MATRIX", "MATRIXARRAY",
-              "TEXTURE")
 
 # Writer limits per minor version (§B.14, pet-source_tools' exporter): animation tracks and
 # FRAM frame scripts.
