@@ -47,7 +47,7 @@ class BatchConfig:
     src: Path
     dst: Path
     to: str = "glb"
-    jobs: int | None = None  # None: all cores
+    jobs: int | None = None  # None: all cores (on a cluster: a cap on the files in flight)
     include: Sequence[str] = ()
     exclude: Sequence[str] = ()
     formats: Sequence[str] = ()  # only inputs of these formats (names); empty: all
@@ -55,6 +55,8 @@ class BatchConfig:
     retry_errors: bool = False
     options: dict[str, Any] = field(default_factory=dict)  # format options, as the CLI flags
     scheduler: str | None = None  # tcp://HOST:PORT: run on a Dask cluster
+    scheduler_file: Path | None = None  # or the cluster named by a Dask scheduler file
+    connect_timeout: float = 5.0  # seconds to reach the scheduler
     quiet: bool = False
     progress_interval: float = 5.0
     stream: TextIO | None = None  # progress and messages (default stderr)
@@ -305,7 +307,12 @@ def sweep_partials(dst: Path) -> int:
     return n
 
 
-def run_batch(cfg: BatchConfig) -> BatchResult:
+def _checked_paths(cfg: BatchConfig) -> tuple[Path, Path, str]:
+    """SRC, DST (resolved) and the output extension, or a usage error before anything is
+    written. Outputs mirror SRC's tree under DST, so no output may ever land inside SRC: DST
+    may lie inside SRC (discovery leaves it out, so its files are never inputs), but a DST
+    that contains SRC is refused, since the mirror of ``SRC/p/...`` is ``DST/p/...`` and the
+    temporary-file sweep and contact sheets walk DST, SRC included."""
     src = cfg.src.resolve()
     if not src.is_dir():
         msg = f"{cfg.src}: not a folder"
@@ -319,21 +326,37 @@ def run_batch(cfg: BatchConfig) -> BatchResult:
         # Outputs next to inputs would be found as inputs by the next run.
         msg = "DST must be another folder than SRC (it may lie inside SRC)"
         raise ValueError(msg)
-    dst.mkdir(parents=True, exist_ok=True)
-    with _dst_lock(dst):
-        sweep_partials(dst)
-        skip_dirs = [dst] if dst != src and dst.is_relative_to(src) else []
-        found = discover(src, cfg.include, cfg.exclude, skip_dirs)
-        if cfg.formats:
-            wanted = {by_name(f).name for f in cfg.formats}
-            found.candidates = [c for c in found.candidates if c.format in wanted]
-        units = group(found.candidates, cfg.siblings)
-        with Manifest(dst / MANIFEST_NAME) as manifest:
-            return _run(cfg, src, dst, ext, found, units, manifest)
+    if src.is_relative_to(dst):
+        msg = (f"DST {cfg.dst} contains SRC {cfg.src}: outputs mirror SRC's tree under DST and "
+               "could land on its inputs; choose a DST outside SRC (or inside it)")
+        raise ValueError(msg)
+    return src, dst, ext
+
+
+def run_batch(cfg: BatchConfig) -> BatchResult:
+    src, dst, ext = _checked_paths(cfg)
+    # The cluster is reached before DST is touched: a scheduler that cannot be reached leaves
+    # no folder, lock or manifest behind.
+    executor = cfg.executor or make_executor(cfg.jobs, cfg.scheduler, cfg.scheduler_file,
+                                             cfg.connect_timeout)
+    try:
+        dst.mkdir(parents=True, exist_ok=True)
+        with _dst_lock(dst):
+            sweep_partials(dst)
+            found = discover(src, cfg.include, cfg.exclude,
+                             [dst] if dst.is_relative_to(src) else [])
+            if cfg.formats:
+                wanted = {by_name(f).name for f in cfg.formats}
+                found.candidates = [c for c in found.candidates if c.format in wanted]
+            units = group(found.candidates, cfg.siblings)
+            with Manifest(dst / MANIFEST_NAME) as manifest:
+                return _run(cfg, src, dst, ext, found, units, manifest, executor)
+    finally:
+        executor.close()  # nothing left to do after an abort
 
 
 def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, units: list[Unit],
-         manifest: Manifest) -> BatchResult:
+         manifest: Manifest, executor: Executor) -> BatchResult:
     record = _options_record(cfg, ext)
     names = output_names(units, ext)
     rows = manifest.row_map()
@@ -344,7 +367,6 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
         manifest.mark_missing({r for r in rows if r in present or (src / r).exists()})
         manifest.add_pending((c.rel, c.size, c.mtime_ns, c.format) for c in found.candidates)
     todo = [u for u in units if not _fast_skip(u, rows, record, cfg, dst)]
-    executor = cfg.executor or make_executor(cfg.jobs, cfg.scheduler)
     res = BatchResult(manifest.path, 0, units=len(units), inputs=len(found.candidates),
                       skipped=len(units) - len(todo), unrecognised=len(found.unrecognised),
                       executor=executor.name, jobs=executor.jobs,
@@ -354,45 +376,51 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
                    _prev_key(u, rows, record, cfg, dst), res.run) for u in todo]
     progress = Progress(len(tasks), sum(t["size"] for t in tasks), stream=cfg.stream,
                         quiet=cfg.quiet, interval=cfg.progress_interval, tty=cfg.tty)
-    stop = Stop()
     t0 = time.monotonic()
-    status = "done"
-    recorder = _Recorder(manifest, res)
+    status = "aborted"  # unless the dispatch comes back
     try:
-        with _Signals(stop, progress) as sig:
-            try:
-                for results in executor.run(convert_chunk, chunked(tasks, executor.jobs), stop):
-                    recorder.add(results)
-                    with sig.protect():
-                        recorder.flush(due_only=True)
-                    if results:
-                        progress.advance(len(results), sum(r.get("bytes_read") or 0
-                                                           for r in results),
-                                         errors=sum(r["status"] == "error" for r in results),
-                                         skipped=sum(r["status"] == "unchanged"
-                                                     for r in results))
-                    else:
-                        progress.tick()
-            except KeyboardInterrupt:
-                status = "aborted"
-                progress.message("aborting: stopping the workers")
-                executor.abort()
-                sweep_partials(dst)
-            if stop.requested and status == "done":
-                status = "interrupted"
-            with sig.protect():
-                recorder.flush()
+        status = _dispatch(executor, tasks, _Recorder(manifest, res), progress, dst)
     finally:
-        if status != "aborted":
-            executor.close()
         progress.close()
         res.seconds = time.monotonic() - t0
         res.interrupted = status != "done"
+        res.jobs = executor.jobs  # a cluster's size is known once it ran
         manifest.finish_run(res.run, converted=res.converted, skipped=res.skipped,
-                            errors=res.errors, nbytes=res.bytes, status=status)
+                            errors=res.errors, nbytes=res.bytes, status=status, jobs=res.jobs)
     unit_rels = {u.primary.rel for u in units}
     res.errors_total = sum(1 for r in manifest.rows("status = 'error'") if r["path"] in unit_rels)
     return res
+
+
+def _dispatch(executor: Executor, tasks: list[Task], recorder: _Recorder, progress: Progress,
+              dst: Path) -> str:
+    """Send the tasks, record each result as it comes; "done", "interrupted" (Ctrl-C once)
+    or "aborted" (twice: the workers are killed)."""
+    stop = Stop()
+    status = "done"
+    with _Signals(stop, progress) as sig:
+        try:
+            for results in executor.run(convert_chunk, chunked(tasks, executor.jobs), stop,
+                                        progress.message):
+                recorder.add(results)
+                with sig.protect():
+                    recorder.flush(due_only=True)
+                if not results:
+                    progress.tick()
+                    continue
+                progress.advance(len(results), sum(r.get("bytes_read") or 0 for r in results),
+                                 errors=sum(r["status"] == "error" for r in results),
+                                 skipped=sum(r["status"] == "unchanged" for r in results))
+        except KeyboardInterrupt:
+            status = "aborted"
+            progress.message("aborting: stopping the workers")
+            executor.abort()
+            sweep_partials(dst)
+        if stop.requested and status == "done":
+            status = "interrupted"
+        with sig.protect():
+            recorder.flush()
+    return status
 
 
 class _Recorder:
