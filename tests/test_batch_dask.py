@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import re
 import socket
 import threading
@@ -158,7 +159,7 @@ def test_scheduler_file_jobs_cap_and_dashboard(tmp_path: Path,
     with Manifest(tmp_path / "dst" / MANIFEST_NAME, create=False) as m:
         spans = sorted((r["started"], r["finished"]) for r in m.rows("status IN ('ok', 'error')"))
         assert len(spans) >= 15
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
         assert [(r["executor"], r["jobs"]) for r in m.runs()] == [("dask", 2)]
 
 
