@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from .. import __version__
 from ..registry import FormatSpec, by_name
 from .discover import Discovery, discover
-from .executors import Executor, Stop, make_executor
+from .executors import Executor, Stop, make_executor, plural
 from .group import SiblingsFn, Unit, group, registry_siblings
 from .manifest import DONE, MANIFEST_NAME, Manifest, Row
 from .progress import Progress
@@ -81,6 +81,7 @@ class BatchResult:
     skipped: int = 0  # unchanged since the last run
     grouped: int = 0  # member files converted through their unit
     unrecognised: int = 0
+    links_out: int = 0  # symbolic links leading out of SRC, left out
     interrupted: bool = False
     seconds: float = 0.0
     bytes: int = 0  # input bytes converted this run
@@ -370,12 +371,16 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
     res = BatchResult(manifest.path, 0, units=len(units), inputs=len(found.candidates),
                       skipped=len(units) - len(todo), unrecognised=len(found.unrecognised),
                       executor=executor.name, jobs=executor.jobs,
-                      grouped=sum(len(u.members) for u in units))
+                      grouped=sum(len(u.members) for u in units),
+                      links_out=len(found.links_out))
     res.run = manifest.start_run(str(src), ext, executor.name, executor.jobs, len(todo))
     tasks = [_task(u, names[u.primary.rel], cfg, dst, record,
                    _prev_key(u, rows, record, cfg, dst), res.run) for u in todo]
     progress = Progress(len(tasks), sum(t["size"] for t in tasks), stream=cfg.stream,
                         quiet=cfg.quiet, interval=cfg.progress_interval, tty=cfg.tty)
+    if found.links_out:
+        progress.message(f"left out {plural(len(found.links_out), 'symbolic link')} leading "
+                         f"out of SRC (the first: {found.links_out[0]})")
     t0 = time.monotonic()
     status = "aborted"  # unless the dispatch comes back
     try:
