@@ -33,6 +33,7 @@ ChunkFn = Callable[[list[Task]], list[Result]]
 Say = Callable[[str], None]  # news for the user (progress.message)
 _HEARTBEAT = 0.5
 _POLL = 0.5  # seconds between looks at the cluster's size
+_PER_THREAD = 4  # tasks in flight per worker thread
 _SCHEDULER_FILE_MAX = 1 << 20
 
 
@@ -261,7 +262,7 @@ class DaskExecutor:
     results come back here, and only this process writes the manifest.
 
     Clusters change size while a run goes on (adaptive clusters, dask-jobqueue, workers started
-    by hand): the number of tasks in flight follows the cluster as it is now (two per worker
+    by hand): the number of tasks in flight follows the cluster as it is now (four per worker
     thread, polled every ``_POLL`` seconds), so a worker that joins late gets its share. With
     no workers the run waits and says so. ``cap`` (``--jobs``) bounds the files in flight, so
     a run can share a cluster or spare a file server. A task whose worker died is retried by
@@ -306,7 +307,6 @@ class DaskExecutor:
             say: Say = _silent) -> Iterator[list[Result]]:
         link = self.dashboard
         say(f"Dask scheduler {self.scheduler}" + (f", dashboard {link}" if link else ""))
-        pending = self._dist.as_completed(loop=self._client.loop, with_results=False)
         more = True
         while True:
             if more and not stop.requested:
@@ -318,19 +318,46 @@ class DaskExecutor:
                         # pure=False: two identical chunks (a rerun with --force) are two tasks.
                         fut = self._client.submit(_on_dask_worker, fn, chunk, pure=False)
                         self._inflight[fut.key] = (fut, chunk)
-                        pending.add(fut)
-            if not self._inflight and (not more or stop.requested):
+            if more and stop.requested:
+                more = False
+                self._drop_queued()
+            if not self._inflight and not more:
                 return
-            batch = pending.next_batch(block=False) if pending.has_ready() else []
-            if not batch:
-                time.sleep(0.05)
+            done = self._finished()
+            if not done:
                 yield []
-            for fut in batch:
-                yield self._collect(fut, self._inflight.pop(fut.key)[1])
+            for key in done:
+                yield self._collect(*self._inflight.pop(key))
+
+    def _drop_queued(self) -> None:
+        """On a stop request the tasks still queued at the scheduler are taken back (their files
+        stay pending for the next run); those already given to a worker finish and are
+        recorded. One that starts in between is cancelled too: its output, written to a
+        temporary name and renamed, is simply converted again by the next run."""
+        try:
+            on_workers = {k for keys in self._client.processing().values() for k in keys}
+        except (OSError, TimeoutError):
+            return
+        queued = [key for key in self._inflight if key not in on_workers]
+        self._client.cancel([self._inflight.pop(key)[0] for key in queued])
+
+    def _finished(self) -> list[Any]:
+        """Keys of the tasks done, waiting up to a heartbeat for the first (woken by it, not
+        polled: a result noticed late is a worker left idle for that long)."""
+        if not self._inflight:  # no worker yet: nothing to wait on
+            time.sleep(_POLL / 5)
+            return []
+        futures = [fut for fut, _ in self._inflight.values()]
+        # TimeoutError: a heartbeat; anything else (a cancelled task) shows in its result.
+        with contextlib.suppress(Exception):
+            self._dist.wait(futures, timeout=_HEARTBEAT, return_when="FIRST_COMPLETED")
+        return [key for key, (fut, _) in self._inflight.items() if fut.done()]
 
     def _window(self, say: Say) -> int:
-        """Tasks to keep in flight: two per worker thread of the cluster as it is now (one
-        running, one on its way, so no thread waits for a round trip), at most ``cap``."""
+        """Tasks to keep in flight: ``_PER_THREAD`` per worker thread of the cluster as it is
+        now, at most ``cap``. More than the scheduler hands a worker at once (its
+        worker-saturation), so a few wait at the scheduler: a thread that finishes gets the
+        next without a round trip to this process, and a worker that joins gets them at once."""
         now = time.monotonic()
         if now - self._polled >= _POLL:
             self._polled = now
@@ -345,7 +372,7 @@ class DaskExecutor:
                     f"{plural(threads, 'thread')}")
             self._threads = threads
             self.jobs = max(self.jobs, threads)
-        window = 2 * max(0, self._threads)
+        window = _PER_THREAD * max(0, self._threads)
         return min(window, self.cap) if self.cap else window
 
     def _collect(self, fut: Any, chunk: list[Task]) -> list[Result]:
