@@ -179,3 +179,20 @@ def test_symlinks_leading_out_of_src_are_left_out(tmp_path: Path) -> None:
     assert scan["recognised"] == 5  # inside, sub/in, loop and the two outputs in dst/
     assert "left out sub/out.glb: a symbolic link that leads out of the folder" in format_scan(
         scan)
+
+
+def test_output_folder_linked_into_src_is_not_written(tmp_path: Path) -> None:
+    """DST/sub is a symbolic link to SRC/other: the mirror of sub/x.glb would be written through
+    it over the input other/x.glb. That unit is an error (nothing written); the others
+    convert."""
+    src = tmp_path / "src"
+    before = {p: _glb(p, n) for p, n in ((src / "sub" / "x.glb", 5),
+                                         (src / "other" / "x.glb", 6))}
+    (tmp_path / "dst").mkdir()
+    (tmp_path / "dst" / "sub").symlink_to(Path("..", "src", "other"))
+    res = run_batch(BatchConfig(src, tmp_path / "dst", quiet=True, jobs=1))
+    assert (res.units, res.ok, res.errors) == (2, 1, 1)
+    assert res.failed[0][0] == "sub/x.glb" and "leads out of DST" in res.failed[0][1]
+    assert {p: p.read_bytes() for p in before} == before
+    assert (tmp_path / "dst" / "other" / "x.glb").is_file()
+    assert read_rows(tmp_path / "dst")["sub/x.glb"]["error_type"] == "OutputOutsideDst"

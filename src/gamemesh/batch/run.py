@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from .. import __version__
 from ..registry import FormatSpec, by_name
 from .discover import Discovery, discover
-from .executors import Executor, Stop, make_executor, plural
+from .executors import Executor, Stop, failed_results, make_executor, plural
 from .group import SiblingsFn, Unit, group, registry_siblings
 from .manifest import DONE, MANIFEST_NAME, Manifest, Row
 from .progress import Progress
@@ -376,6 +376,7 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
     res.run = manifest.start_run(str(src), ext, executor.name, executor.jobs, len(todo))
     tasks = [_task(u, names[u.primary.rel], cfg, dst, record,
                    _prev_key(u, rows, record, cfg, dst), res.run) for u in todo]
+    tasks = _refuse_escaping_outputs(tasks, dst, _Recorder(manifest, res))
     progress = Progress(len(tasks), sum(t["size"] for t in tasks), stream=cfg.stream,
                         quiet=cfg.quiet, interval=cfg.progress_interval, tty=cfg.tty)
     if found.links_out:
@@ -395,6 +396,25 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
     unit_rels = {u.primary.rel for u in units}
     res.errors_total = sum(1 for r in manifest.rows("status = 'error'") if r["path"] in unit_rels)
     return res
+
+
+def _refuse_escaping_outputs(tasks: list[Task], dst: Path, recorder: _Recorder) -> list[Task]:
+    """The tasks whose output folder, as it is now, lies in DST; the others (a symbolic link in
+    DST's tree leading elsewhere, perhaps into SRC, where an output could land on an input) are
+    recorded as errors and not converted. One resolve per folder."""
+    inside: dict[Path, bool] = {}
+    keep: list[Task] = []
+    for t in tasks:
+        folder = Path(t["out"]).parent
+        if folder not in inside:
+            inside[folder] = folder.resolve().is_relative_to(dst)
+        if inside[folder]:
+            keep.append(t)
+        else:
+            recorder.add(failed_results([t], f"its output folder {folder} leads out of DST (a "
+                                        "symbolic link): not written", "OutputOutsideDst"))
+    recorder.flush()
+    return keep
 
 
 def _dispatch(executor: Executor, tasks: list[Task], recorder: _Recorder, progress: Progress,
