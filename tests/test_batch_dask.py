@@ -218,3 +218,25 @@ def test_stop_takes_back_what_waits_at_the_scheduler() -> None:
     # first result at most those, and the one it received meanwhile, come back.
     assert 1 <= len(got) <= 5, got
     assert ex.jobs == 2
+
+
+def test_a_file_that_kills_every_worker_is_worker_crashed() -> None:
+    """Dask retries a task whose worker died (allowed-failures); when it gives up, the file is
+    recorded as WorkerCrashed, as with the local pool, in one line."""
+    distributed = _distributed()
+    from gamemesh.batch.executors import DaskExecutor
+
+    class Worker:
+        address = "tcp://127.0.0.1:1"
+
+    class Gone:
+        def result(self) -> Any:
+            key = "convert-1"
+            raise distributed.KilledWorker(key, Worker(), 3)
+
+    ex = DaskExecutor.__new__(DaskExecutor)  # no cluster needed to read a result
+    task = {"rel": "a/x.papa", "format": "papa", "size": 10}
+    [row] = ex._collect(Gone(), [task])
+    assert (row["path"], row["status"], row["error_type"]) == ("a/x.papa", "error",
+                                                                "WorkerCrashed")
+    assert "allowed-failures" in row["error"] and "\n" not in row["error"]
