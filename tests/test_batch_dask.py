@@ -240,3 +240,31 @@ def test_a_file_that_kills_every_worker_is_worker_crashed() -> None:
     assert (row["path"], row["status"], row["error_type"]) == ("a/x.papa", "error",
                                                                 "WorkerCrashed")
     assert "allowed-failures" in row["error"] and "\n" not in row["error"]
+
+
+def test_lost_scheduler_ends_the_run_and_the_rerun_finishes(tmp_path: Path) -> None:
+    """The scheduler goes away mid-run: once Dask gives up reconnecting the run ends in one
+    line; files lost with it are not kept as errors of their own (WorkerError is retried by
+    the next run, without --retry-errors), and a rerun on another cluster finishes the tree."""
+    tree = build_tree(tmp_path / "src", 40, seed=7)
+    dst = tmp_path / "dst"
+    cfg = BatchConfig(tree.root, dst, quiet=True, stream=io.StringIO(), connect_timeout=1,
+                      post=["test_batch_dask:slow_post"])
+    cluster = _cluster(1)
+    cfg.scheduler = cluster.scheduler_address
+    closer = threading.Thread(target=lambda: (_wait(lambda: len(list(dst.rglob("*.glb"))) >= 3,
+                                                    60, "three outputs"), cluster.close()))
+    closer.start()
+    with pytest.raises(ValueError, match="lost the Dask scheduler at tcp://127.0.0.1:"):
+        run_batch(cfg)
+    closer.join(30)
+    with _cluster(1, threads=2) as again:
+        cfg.scheduler = again.scheduler_address
+        res = run_batch(cfg)
+    with Manifest(dst / MANIFEST_NAME, create=False) as m:
+        rows = m.rows()
+        runs = m.runs()
+    assert [r["status"] for r in runs] == ["aborted", "done"]
+    assert not [r for r in rows if r["status"] == "pending" or r["error_type"] == "WorkerError"]
+    assert res.ok + sum(r["status"] == "ok" and r["run"] == runs[0]["id"] for r in rows) == sum(
+        r["status"] == "ok" for r in rows)

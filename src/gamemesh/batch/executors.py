@@ -336,7 +336,7 @@ class DaskExecutor:
         temporary name and renamed, is simply converted again by the next run."""
         try:
             on_workers = {k for keys in self._client.processing().values() for k in keys}
-        except (OSError, TimeoutError):
+        except Exception:  # the scheduler is away: what is in flight stays to be collected
             return
         queued = [key for key in self._inflight if key not in on_workers]
         self._client.cancel([self._inflight.pop(key)[0] for key in queued])
@@ -362,14 +362,20 @@ class DaskExecutor:
         if now - self._polled >= _POLL:
             self._polled = now
             try:
-                nthreads = self._client.nthreads()
-            except (OSError, TimeoutError):  # the scheduler is gone: Dask reports it per task
-                nthreads = {}
-            threads = sum(nthreads.values())
+                nthreads: dict[str, int] | None = self._client.nthreads()
+            except Exception:  # the scheduler is away (OSError, or a half-closed client's
+                nthreads = None  # AttributeError): Dask tries to reconnect
+            if self._client.status in ("closing", "closed"):  # and gave up
+                msg = (f"lost the Dask scheduler at {self.scheduler}; run the same command "
+                       "again to finish the rest")
+                raise ValueError(msg)
+            threads = sum(nthreads.values()) if nthreads else 0
             if threads != self._threads:
-                say(f"waiting for workers: the Dask scheduler at {self.scheduler} has none"
-                    if not threads else f"Dask cluster: {plural(len(nthreads), 'worker')}, "
-                    f"{plural(threads, 'thread')}")
+                say(f"Dask cluster: {plural(len(nthreads or {}), 'worker')}, "
+                    f"{plural(threads, 'thread')}" if threads else
+                    f"waiting for workers: the Dask scheduler at {self.scheduler} has none"
+                    if nthreads is not None else
+                    f"the Dask scheduler at {self.scheduler} does not answer: waiting")
             self._threads = threads
             self.jobs = max(self.jobs, threads)
         window = _PER_THREAD * max(0, self._threads)

@@ -150,6 +150,13 @@ def _outputs_exist(row: Row, dst: Path) -> bool:
     return all((dst / o).exists() for o in row.get("outputs") or [])
 
 
+def _retry(prev: Row, cfg: BatchConfig) -> bool:
+    """An error is kept (the same bytes would fail the same way) unless --retry-errors, or
+    unless the cluster, not the file, failed (a task lost with its scheduler): that one is
+    tried again by the next run."""
+    return cfg.retry_errors or prev.get("error_type") == "WorkerError"
+
+
 def _fast_skip(unit: Unit, rows: dict[str, Row], record: dict[str, Any], cfg: BatchConfig,
                dst: Path) -> bool:
     """Unchanged by stat alone (size and mtime of every file, same options and members, outputs
@@ -158,7 +165,7 @@ def _fast_skip(unit: Unit, rows: dict[str, Row], record: dict[str, Any], cfg: Ba
     prev = rows.get(unit.primary.rel)
     if cfg.force or prev is None or prev["status"] not in DONE or unit.outside:
         return False
-    if prev["status"] == "error" and cfg.retry_errors:
+    if prev["status"] == "error" and _retry(prev, cfg):
         return False
     if prev.get("options") != record or (prev["size"], prev["mtime_ns"]) != (
             unit.primary.size, unit.primary.mtime_ns):
@@ -178,7 +185,7 @@ def _prev_key(unit: Unit, rows: dict[str, Row], record: dict[str, Any], cfg: Bat
     prev = rows.get(unit.primary.rel)
     if cfg.force or prev is None or prev["status"] not in DONE or prev.get("options") != record:
         return None
-    if prev["status"] == "error" and cfg.retry_errors:
+    if prev["status"] == "error" and _retry(prev, cfg):
         return None
     if prev["status"] == "ok" and not _outputs_exist(prev, dst):
         return None
