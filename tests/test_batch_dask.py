@@ -255,7 +255,7 @@ def test_lost_scheduler_ends_the_run_and_the_rerun_finishes(tmp_path: Path) -> N
     closer = threading.Thread(target=lambda: (_wait(lambda: len(list(dst.rglob("*.glb"))) >= 3,
                                                     60, "three outputs"), cluster.close()))
     closer.start()
-    with pytest.raises(ValueError, match="lost the Dask scheduler at tcp://127.0.0.1:"):
+    with pytest.raises(ValueError, match=r"lost the Dask scheduler at tcp://127\.0\.0\.1:"):
         run_batch(cfg)
     closer.join(30)
     with _cluster(1, threads=2) as again:
