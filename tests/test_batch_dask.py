@@ -169,27 +169,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize("how", ["scheduler", "scheduler-file"])
+@pytest.mark.parametrize("how", ["refused", "scheduler-file"])
 def test_failed_connection_leaves_nothing_in_dst(tmp_path: Path, how: str,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listening (refused at once, not after the connect timeout), a scheduler file
+    that never appears (after the timeout): one line, exit 2, DST untouched."""
     _distributed()
     src = tmp_path / "src"
     src.mkdir()
     (src / "x.txt").write_text("not a model")
     dst = tmp_path / "dst"
-    where = ([f"--scheduler=tcp://127.0.0.1:{_free_port()}"] if how == "scheduler" else
-             ["--scheduler-file", str(tmp_path / "never-written.json")])
+    where, timeout = ([f"--scheduler=tcp://127.0.0.1:{_free_port()}"], "30") if (
+        how == "refused") else (["--scheduler-file", str(tmp_path / "never-written.json")], "1")
     t0 = time.monotonic()
-    code = main(["batch", str(src), str(dst), *where, "--connect-timeout", "1"])
+    code = main(["batch", str(src), str(dst), *where, "--connect-timeout", timeout])
     took = time.monotonic() - t0
     err = capsys.readouterr().err
     assert code == 2 and took < 8, took
     assert err.count("\n") == 1 and err.startswith("gamemesh: "), err
-    assert ("cannot reach the Dask scheduler at tcp://127.0.0.1:" in err if how == "scheduler"
-            else "never-written.json: no such file (waited 1 s)" in err), err
+    assert ("cannot reach the Dask scheduler at tcp://127.0.0.1:" in err and
+            "Connection refused" in err if how == "refused" else
+            "never-written.json: no such file (waited 1 s)" in err), err
     assert not dst.exists()
     dst.mkdir()  # an existing DST stays as it was: no lock, no manifest
-    assert main(["batch", str(src), str(dst), *where, "--connect-timeout", "1"]) == 2
+    assert main(["batch", str(src), str(dst), *where, "--connect-timeout", timeout]) == 2
     assert list(dst.iterdir()) == []
 
 

@@ -16,8 +16,10 @@ import json
 import multiprocessing
 import os
 import signal
+import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -35,6 +37,7 @@ _HEARTBEAT = 0.5
 _POLL = 0.5  # seconds between looks at the cluster's size
 _PER_THREAD = 4  # tasks in flight per worker thread
 _SCHEDULER_FILE_MAX = 1 << 20
+_DASK_PORT = 8786  # the scheduler's default port, as Dask assumes for an address without one
 
 
 def _silent(text: str) -> None:
@@ -256,6 +259,21 @@ def _scheduler_address(path: Path, timeout: float) -> str:
         time.sleep(0.1)
 
 
+def _probe(address: str, timeout: float) -> None:
+    """A TCP scheduler that refuses the connection fails here at once (Dask's own client
+    retries a refused address until its timeout). Other protocols are left to Dask."""
+    parts = urllib.parse.urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme != "tcp" or not parts.hostname:
+        return
+    try:
+        port = parts.port or _DASK_PORT
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except (OSError, ValueError) as e:  # ValueError: a port out of range
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or "timed out"
+        msg = f"cannot reach the Dask scheduler at {address}: {why}"
+        raise ValueError(msg) from e
+
+
 class DaskExecutor:
     """The same tasks on a Dask distributed cluster (``--scheduler tcp://HOST:PORT`` or
     ``--scheduler-file FILE``). Workers read the inputs and write the outputs on shared storage;
@@ -273,6 +291,8 @@ class DaskExecutor:
 
     def __init__(self, scheduler: str | None, scheduler_file: Path | None = None,
                  cap: int | None = None, timeout: float = 5.0) -> None:
+        address = scheduler or _scheduler_address(Path(scheduler_file or ""), timeout)
+        _probe(address, timeout)  # before Dask's import (seconds): a refusal fails at once
         try:
             # Through importlib: distributed is partly typed, and it is an optional extra.
             self._dist: Any = importlib.import_module("distributed")
@@ -280,7 +300,6 @@ class DaskExecutor:
             msg = ("--scheduler needs Dask distributed: pip install 'gamemesh[cluster]' "
                    "(or 'dask[distributed]')")
             raise ValueError(msg) from e
-        address = scheduler or _scheduler_address(Path(scheduler_file or ""), timeout)
         self.scheduler = address
         try:
             self._client = self._dist.Client(address, timeout=f"{timeout}s",
