@@ -40,6 +40,8 @@ class Discovery:
     unrecognised_bytes: int = 0
     # Files that could not even be opened: (relative path, error).
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    # Symbolic links that lead out of the tree (or into a folder left out, DST): never read.
+    links_out: list[str] = field(default_factory=list)
 
 
 def matches(rel: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
@@ -58,7 +60,10 @@ def matches(rel: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
 def discover(src: Path, include: Sequence[str] = (), exclude: Sequence[str] = (),
              skip: Sequence[Path] = ()) -> Discovery:
     """Walk ``src`` (not following directory symlinks, so no loops) and sniff every file.
-    ``skip`` lists folders to leave out entirely (DST when it lies inside SRC)."""
+    ``skip`` lists folders to leave out entirely (DST when it lies inside SRC). A file symlink
+    counts only when it resolves inside ``src`` (and outside ``skip``), as glTF URIs are
+    confined to their folder: a tree handed to a batch or a scan is all it reads, and a link
+    into DST could make an output its own input."""
     src = src.resolve()
     skipped = {p.resolve() for p in skip}
     out = Discovery()
@@ -70,8 +75,16 @@ def discover(src: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()
             rel = path.relative_to(src).as_posix()
             if not matches(rel, include, exclude):
                 continue
+            if path.is_symlink() and not _confined(path, src, skipped):
+                out.links_out.append(rel)
+                continue
             _classify(path, rel, out)
     return out
+
+
+def _confined(link: Path, src: Path, skipped: set[Path]) -> bool:
+    target = link.resolve()  # a broken link stays in: it fails to open, reported as such
+    return target.is_relative_to(src) and not any(target.is_relative_to(s) for s in skipped)
 
 
 def _classify(path: Path, rel: str, out: Discovery) -> None:

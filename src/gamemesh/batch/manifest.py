@@ -196,11 +196,13 @@ class Manifest:
         return int(cur.lastrowid or 0)
 
     def finish_run(self, run: int, *, converted: int, skipped: int, errors: int, nbytes: int,
-                   status: str) -> None:
+                   status: str, jobs: int) -> None:
+        """``jobs`` again: a cluster's size is known only once the run is over (the most
+        worker threads it had)."""
         self.db.execute(
             "UPDATE runs SET finished = ?, converted = ?, skipped = ?, errors = ?, bytes = ?, "
-            "status = ? WHERE id = ?", (time.time(), converted, skipped, errors, nbytes, status,
-                                        run))
+            "status = ?, jobs = ? WHERE id = ?", (time.time(), converted, skipped, errors,
+                                                  nbytes, status, jobs, run))
 
     def runs(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .executors import executor_label
 from .manifest import MANIFEST_NAME, Manifest, Row
 from .progress import format_duration
 
@@ -131,5 +132,5 @@ def format_report(s: dict[str, Any]) -> str:
                     if "files_per_second" in r else "")
             lines.append(f"  #{r['id']} {r['status']}: {r['converted']} converted, "
                          f"{r['skipped']} unchanged, {r['errors']} errors in {took} "
-                         f"({r['executor']}, {r['jobs']} jobs{rate})")
+                         f"({executor_label(r['executor'], r['jobs'] or 0)}{rate})")
     return "\n".join(lines)

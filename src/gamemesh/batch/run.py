@@ -27,7 +27,7 @@ from .. import __version__
 from ..fileio import sweep_parts
 from ..registry import FormatSpec, by_name
 from .discover import Discovery, discover
-from .executors import Executor, Stop, make_executor
+from .executors import Executor, Stop, failed_results, make_executor, plural
 from .group import SiblingsFn, Unit, group, registry_siblings
 from .manifest import DONE, MANIFEST_NAME, Manifest, Row
 from .progress import Progress
@@ -46,7 +46,7 @@ class BatchConfig:
     src: Path
     dst: Path
     to: str = "glb"
-    jobs: int | None = None  # None: all cores
+    jobs: int | None = None  # None: all cores (on a cluster: a cap on the files in flight)
     include: Sequence[str] = ()
     exclude: Sequence[str] = ()
     formats: Sequence[str] = ()  # only inputs of these formats (names); empty: all
@@ -54,6 +54,8 @@ class BatchConfig:
     retry_errors: bool = False
     options: dict[str, Any] = field(default_factory=dict)  # format options, as the CLI flags
     scheduler: str | None = None  # tcp://HOST:PORT: run on a Dask cluster
+    scheduler_file: Path | None = None  # or the cluster named by a Dask scheduler file
+    connect_timeout: float = 5.0  # seconds to reach the scheduler
     quiet: bool = False
     progress_interval: float = 5.0
     stream: TextIO | None = None  # progress and messages (default stderr)
@@ -78,6 +80,7 @@ class BatchResult:
     skipped: int = 0  # unchanged since the last run
     grouped: int = 0  # member files converted through their unit
     unrecognised: int = 0
+    links_out: int = 0  # symbolic links leading out of SRC, left out
     interrupted: bool = False
     seconds: float = 0.0
     bytes: int = 0  # input bytes converted this run
@@ -146,6 +149,13 @@ def _outputs_exist(row: Row, dst: Path) -> bool:
     return all((dst / o).exists() for o in row.get("outputs") or [])
 
 
+def _retry(prev: Row, cfg: BatchConfig) -> bool:
+    """An error is kept (the same bytes would fail the same way) unless --retry-errors, or
+    unless the cluster, not the file, failed (a task lost with its scheduler): that one is
+    tried again by the next run."""
+    return cfg.retry_errors or prev.get("error_type") == "WorkerError"
+
+
 def _fast_skip(unit: Unit, rows: dict[str, Row], record: dict[str, Any], cfg: BatchConfig,
                dst: Path) -> bool:
     """Unchanged by stat alone (size and mtime of every file, same options and members, outputs
@@ -154,7 +164,7 @@ def _fast_skip(unit: Unit, rows: dict[str, Row], record: dict[str, Any], cfg: Ba
     prev = rows.get(unit.primary.rel)
     if cfg.force or prev is None or prev["status"] not in DONE or unit.outside:
         return False
-    if prev["status"] == "error" and cfg.retry_errors:
+    if prev["status"] == "error" and _retry(prev, cfg):
         return False
     if prev.get("options") != record or (prev["size"], prev["mtime_ns"]) != (
             unit.primary.size, unit.primary.mtime_ns):
@@ -174,7 +184,7 @@ def _prev_key(unit: Unit, rows: dict[str, Row], record: dict[str, Any], cfg: Bat
     prev = rows.get(unit.primary.rel)
     if cfg.force or prev is None or prev["status"] not in DONE or prev.get("options") != record:
         return None
-    if prev["status"] == "error" and cfg.retry_errors:
+    if prev["status"] == "error" and _retry(prev, cfg):
         return None
     if prev["status"] == "ok" and not _outputs_exist(prev, dst):
         return None
@@ -299,7 +309,12 @@ def sweep_partials(dst: Path) -> int:
     return sweep_parts(dst, recursive=True)
 
 
-def run_batch(cfg: BatchConfig) -> BatchResult:
+def _checked_paths(cfg: BatchConfig) -> tuple[Path, Path, str]:
+    """SRC, DST (resolved) and the output extension, or a usage error before anything is
+    written. Outputs mirror SRC's tree under DST, so no output may ever land inside SRC: DST
+    may lie inside SRC (discovery leaves it out, so its files are never inputs), but a DST
+    that contains SRC is refused, since the mirror of ``SRC/p/...`` is ``DST/p/...`` and the
+    temporary-file sweep and contact sheets walk DST, SRC included."""
     src = cfg.src.resolve()
     if not src.is_dir():
         msg = f"{cfg.src}: not a folder"
@@ -313,21 +328,37 @@ def run_batch(cfg: BatchConfig) -> BatchResult:
         # Outputs next to inputs would be found as inputs by the next run.
         msg = "DST must be another folder than SRC (it may lie inside SRC)"
         raise ValueError(msg)
-    dst.mkdir(parents=True, exist_ok=True)
-    with _dst_lock(dst):
-        sweep_partials(dst)
-        skip_dirs = [dst] if dst != src and dst.is_relative_to(src) else []
-        found = discover(src, cfg.include, cfg.exclude, skip_dirs)
-        if cfg.formats:
-            wanted = {by_name(f).name for f in cfg.formats}
-            found.candidates = [c for c in found.candidates if c.format in wanted]
-        units = group(found.candidates, cfg.siblings)
-        with Manifest(dst / MANIFEST_NAME) as manifest:
-            return _run(cfg, src, dst, ext, found, units, manifest)
+    if src.is_relative_to(dst):
+        msg = (f"DST {cfg.dst} contains SRC {cfg.src}: outputs mirror SRC's tree under DST and "
+               "could land on its inputs; choose a DST outside SRC (or inside it)")
+        raise ValueError(msg)
+    return src, dst, ext
+
+
+def run_batch(cfg: BatchConfig) -> BatchResult:
+    src, dst, ext = _checked_paths(cfg)
+    # The cluster is reached before DST is touched: a scheduler that cannot be reached leaves
+    # no folder, lock or manifest behind.
+    executor = cfg.executor or make_executor(cfg.jobs, cfg.scheduler, cfg.scheduler_file,
+                                             cfg.connect_timeout)
+    try:
+        dst.mkdir(parents=True, exist_ok=True)
+        with _dst_lock(dst):
+            sweep_partials(dst)
+            found = discover(src, cfg.include, cfg.exclude,
+                             [dst] if dst.is_relative_to(src) else [])
+            if cfg.formats:
+                wanted = {by_name(f).name for f in cfg.formats}
+                found.candidates = [c for c in found.candidates if c.format in wanted]
+            units = group(found.candidates, cfg.siblings)
+            with Manifest(dst / MANIFEST_NAME) as manifest:
+                return _run(cfg, src, dst, ext, found, units, manifest, executor)
+    finally:
+        executor.close()  # nothing left to do after an abort
 
 
 def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, units: list[Unit],
-         manifest: Manifest) -> BatchResult:
+         manifest: Manifest, executor: Executor) -> BatchResult:
     record = _options_record(cfg, ext)
     names = output_names(units, ext)
     rows = manifest.row_map()
@@ -338,55 +369,84 @@ def _run(cfg: BatchConfig, src: Path, dst: Path, ext: str, found: Discovery, uni
         manifest.mark_missing({r for r in rows if r in present or (src / r).exists()})
         manifest.add_pending((c.rel, c.size, c.mtime_ns, c.format) for c in found.candidates)
     todo = [u for u in units if not _fast_skip(u, rows, record, cfg, dst)]
-    executor = cfg.executor or make_executor(cfg.jobs, cfg.scheduler)
     res = BatchResult(manifest.path, 0, units=len(units), inputs=len(found.candidates),
                       skipped=len(units) - len(todo), unrecognised=len(found.unrecognised),
                       executor=executor.name, jobs=executor.jobs,
-                      grouped=sum(len(u.members) for u in units))
+                      grouped=sum(len(u.members) for u in units),
+                      links_out=len(found.links_out))
     res.run = manifest.start_run(str(src), ext, executor.name, executor.jobs, len(todo))
     tasks = [_task(u, names[u.primary.rel], cfg, dst, record,
                    _prev_key(u, rows, record, cfg, dst), res.run) for u in todo]
+    tasks = _refuse_escaping_outputs(tasks, dst, _Recorder(manifest, res))
     progress = Progress(len(tasks), sum(t["size"] for t in tasks), stream=cfg.stream,
                         quiet=cfg.quiet, interval=cfg.progress_interval, tty=cfg.tty)
-    stop = Stop()
+    if found.links_out:
+        progress.message(f"left out {plural(len(found.links_out), 'symbolic link')} leading "
+                         f"out of SRC (the first: {found.links_out[0]})")
     t0 = time.monotonic()
-    status = "done"
-    recorder = _Recorder(manifest, res)
+    status = "aborted"  # unless the dispatch comes back
     try:
-        with _Signals(stop, progress) as sig:
-            try:
-                for results in executor.run(convert_chunk, chunked(tasks, executor.jobs), stop):
-                    recorder.add(results)
-                    with sig.protect():
-                        recorder.flush(due_only=True)
-                    if results:
-                        progress.advance(len(results), sum(r.get("bytes_read") or 0
-                                                           for r in results),
-                                         errors=sum(r["status"] == "error" for r in results),
-                                         skipped=sum(r["status"] == "unchanged"
-                                                     for r in results))
-                    else:
-                        progress.tick()
-            except KeyboardInterrupt:
-                status = "aborted"
-                progress.message("aborting: stopping the workers")
-                executor.abort()
-                sweep_partials(dst)
-            if stop.requested and status == "done":
-                status = "interrupted"
-            with sig.protect():
-                recorder.flush()
+        status = _dispatch(executor, tasks, _Recorder(manifest, res), progress, dst)
     finally:
-        if status != "aborted":
-            executor.close()
         progress.close()
         res.seconds = time.monotonic() - t0
         res.interrupted = status != "done"
+        res.jobs = executor.jobs  # a cluster's size is known once it ran
         manifest.finish_run(res.run, converted=res.converted, skipped=res.skipped,
-                            errors=res.errors, nbytes=res.bytes, status=status)
+                            errors=res.errors, nbytes=res.bytes, status=status, jobs=res.jobs)
     unit_rels = {u.primary.rel for u in units}
     res.errors_total = sum(1 for r in manifest.rows("status = 'error'") if r["path"] in unit_rels)
     return res
+
+
+def _refuse_escaping_outputs(tasks: list[Task], dst: Path, recorder: _Recorder) -> list[Task]:
+    """The tasks whose output folder, as it is now, lies in DST; the others (a symbolic link in
+    DST's tree leading elsewhere, perhaps into SRC, where an output could land on an input) are
+    recorded as errors and not converted. One resolve per folder."""
+    inside: dict[Path, bool] = {}
+    keep: list[Task] = []
+    for t in tasks:
+        folder = Path(t["out"]).parent
+        if folder not in inside:
+            inside[folder] = folder.resolve().is_relative_to(dst)
+        if inside[folder]:
+            keep.append(t)
+        else:
+            recorder.add(failed_results([t], f"its output folder {folder} leads out of DST (a "
+                                        "symbolic link): not written", "OutputOutsideDst"))
+    recorder.flush()
+    return keep
+
+
+def _dispatch(executor: Executor, tasks: list[Task], recorder: _Recorder, progress: Progress,
+              dst: Path) -> str:
+    """Send the tasks, record each result as it comes; "done", "interrupted" (Ctrl-C once)
+    or "aborted" (twice: the workers are killed)."""
+    stop = Stop()
+    status = "done"
+    with _Signals(stop, progress) as sig:
+        try:
+            for results in executor.run(convert_chunk, chunked(tasks, executor.jobs), stop,
+                                        progress.message):
+                recorder.add(results)
+                with sig.protect():
+                    recorder.flush(due_only=True)
+                if not results:
+                    progress.tick()
+                    continue
+                progress.advance(len(results), sum(r.get("bytes_read") or 0 for r in results),
+                                 errors=sum(r["status"] == "error" for r in results),
+                                 skipped=sum(r["status"] == "unchanged" for r in results))
+        except KeyboardInterrupt:
+            status = "aborted"
+            progress.message("aborting: stopping the workers")
+            executor.abort()
+            sweep_partials(dst)
+        if stop.requested and status == "done":
+            status = "interrupted"
+        with sig.protect():
+            recorder.flush()
+    return status
 
 
 class _Recorder:

@@ -81,6 +81,7 @@ def scan_tree(cfg: ScanConfig) -> dict[str, Any]:
         "unrecognised": len(found.unrecognised),
         "unrecognised_extensions": dict(unrec_ext.most_common()),
         "inaccessible": [{"path": p, "error": e} for p, e in found.unreadable],
+        "links_out": found.links_out,
     }
 
 
@@ -126,4 +127,6 @@ def format_scan(s: dict[str, Any], limit: int = 50) -> str:
             f"{k} ({v})" for k, v in s["unrecognised_extensions"].items())]
     for x in s["inaccessible"]:
         lines.append(f"cannot open {x['path']}: {x['error']}")
+    lines += [f"left out {p}: a symbolic link that leads out of the folder"
+              for p in s["links_out"][:limit]]
     return "\n".join(lines)

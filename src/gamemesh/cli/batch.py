@@ -29,7 +29,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--to", default="glb", help="output format or extension (default: glb)")
     p.add_argument("--jobs", "-j", type=int, metavar="N",
-                   help="worker processes (default: all cores)")
+                   help="files converting at once: local worker processes (default: all "
+                   "cores); with a Dask cluster, a cap (default: two per worker thread)")
     p.add_argument("--include", action="append", default=[], metavar="GLOB",
                    help="only paths (relative to SRC) matching GLOB; repeatable; a pattern "
                    "without '/' matches file names anywhere")
@@ -41,9 +42,16 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="convert again even what is unchanged")
     p.add_argument("--retry-errors", action="store_true",
                    help="convert again the inputs that failed last time")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run on a Dask distributed cluster (pip install 'gamemesh[cluster]'); "
-                   "workers need SRC and DST at the same paths")
+    cluster = p.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                         help="run on a Dask distributed cluster (pip install "
+                         "'gamemesh[cluster]'); workers need SRC and DST at the same paths")
+    cluster.add_argument("--scheduler-file", metavar="FILE", type=Path,
+                         help="the cluster named by a Dask scheduler file (as dask-jobqueue, "
+                         "dask-mpi and `dask scheduler --scheduler-file` write)")
+    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="S",
+                   help="seconds to reach the Dask scheduler (and for its file to appear); "
+                   "default 5")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary")
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="S",
                    help="seconds between progress lines when stderr is not a terminal")
@@ -75,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("gamemesh: usage error: --jobs must be at least 1", file=sys.stderr)
         return 2
+    if not args.connect_timeout > 0:
+        print("gamemesh: usage error: --connect-timeout must be positive", file=sys.stderr)
+        return 2
     post = list(args.post_step)
     if args.thumbnails:
         post.append(THUMBNAIL_STEP)
@@ -82,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
                       include=args.include, exclude=args.exclude, formats=args.only,
                       force=args.force,
                       retry_errors=args.retry_errors, options=format_options(args),
-                      scheduler=args.scheduler, quiet=args.quiet,
+                      scheduler=args.scheduler, scheduler_file=args.scheduler_file,
+                      connect_timeout=args.connect_timeout, quiet=args.quiet,
                       progress_interval=args.progress_interval, post=post)
     res = run_batch(cfg)
     if args.thumbnails and not res.interrupted:
@@ -112,13 +124,15 @@ def _report(dst: Path, as_json: bool) -> int:
 
 
 def _print_summary(res: BatchResult) -> None:
+    from ..batch.executors import executor_label
+
     err = sys.stderr
     state = "interrupted" if res.interrupted else "done"
     print(f"gamemesh: batch {state}: {res.units} units from {res.inputs} files "
           f"({res.grouped} part of multi-file units, {res.unrecognised} not recognised); "
           f"converted {res.converted} (ok {res.ok}, errors {res.errors}), unchanged "
           f"{res.skipped}, in {res.seconds:.1f} s: {res.files_per_second:.1f} files/s, "
-          f"{res.mb_per_second:.2f} MB/s ({res.executor}, {res.jobs} jobs)", file=err)
+          f"{res.mb_per_second:.2f} MB/s ({executor_label(res.executor, res.jobs)})", file=err)
     for path, msg in res.failed[:10]:
         print(f"gamemesh: error: {path}: {msg}", file=err)
     if len(res.failed) > 10:
