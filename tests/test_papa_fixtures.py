@@ -42,7 +42,7 @@ from gamemesh.formats.papa.document import (
 )
 from gamemesh.formats.papa.info import info
 from gamemesh.formats.papa.read import read
-from gamemesh.formats.papa.to_scene import export_png
+from gamemesh.formats.papa.textures import export_png
 from gamemesh.formats.papa.write import write
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene

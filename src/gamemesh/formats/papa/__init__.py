@@ -62,7 +62,7 @@ SPEC = FormatSpec(
         Option("csg_texture_dir", "papa: when writing CSG, the media folder of linked textures "
                f"a material names by image only (default {DEFAULT_TEXTURE_DIR})", str),
     ),
-    exports={".png": lazy(__name__, "to_scene:export_png"),
-             ".dds": lazy(__name__, "to_scene:export_dds")},
+    exports={".png": lazy(__name__, "textures:export_png"),
+             ".dds": lazy(__name__, "textures:export_dds")},
     notes="A unit is several files: converting the model finds its textures and animations.",
 )

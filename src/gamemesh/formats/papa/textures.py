@@ -13,12 +13,12 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image as PILImage
 
-from ...errors import CorruptDataError, UnsupportedVersionError
+from ...errors import CorruptDataError, FormatError, UnsupportedVersionError
 from ...registry import Context
-from ...textures import decode_bcn, encode_bcn
+from ...textures import decode_bcn, encode_bcn, encode_png
 from ...textures.dds import encode_dds_bcn, encode_dds_rgba
 from . import layout as lay
-from .document import Texture
+from .document import PapaDocument, Texture
 
 RGBA = npt.NDArray[np.uint8]
 
@@ -288,3 +288,40 @@ def to_dds(tex: Texture, name: str, ctx: Context, field: str = "texture") -> byt
         ctx.note("dds_rgba", f"texture {name!r} ({format_name(tex.format)}, {tex.mips} mips) "
                  "written as RGBA8, top level only")
     return encode_dds_rgba(decode(tex, field))
+
+
+def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
+    """Each texture's top mip as PNG (``gamemesh convert x_diffuse.papa x.png``)."""
+    stem = ctx.path.stem if ctx.path is not None else "texture"
+    files: dict[str, bytes] = {}
+    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
+    if not usable:
+        raise _no_texture_error(doc, ctx, "PNG")
+    for n, k in enumerate(usable):
+        name = f"{stem}.png" if n == 0 else f"{stem}_{n}.png"
+        files[name] = encode_png(decode(doc.textures[k], f"textures[{k}]"))
+    return files
+
+
+def export_dds(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
+    """Each texture as DDS (``gamemesh convert x_diffuse.papa x.dds``, ``gamemesh textures``):
+    DXT blocks with every mip level exactly as stored; other formats as RGBA8, top level."""
+    stem = ctx.path.stem if ctx.path is not None else "texture"
+    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
+    if not usable:
+        raise _no_texture_error(doc, ctx, "DDS")
+    files: dict[str, bytes] = {}
+    for n, k in enumerate(usable):
+        name = f"{stem}.dds" if n == 0 else f"{stem}_{n}.dds"
+        files[name] = to_dds(doc.textures[k], doc.string(doc.textures[k].name, name), ctx,
+                                f"textures[{k}]")
+    return files
+
+
+def _no_texture_error(doc: PapaDocument, ctx: Context, kind: str) -> FormatError:
+    """A model's textures are its unit's other files: name the verb that writes them."""
+    if doc.models or doc.meshes:
+        msg = ("this is a model, it holds no texture itself; its unit's textures are other "
+               "files: `gamemesh textures MODEL.papa OUT/` writes them all")
+        return FormatError(lay.FMT, msg)
+    return FormatError(lay.FMT, f"the file holds no texture that can be written as {kind}")

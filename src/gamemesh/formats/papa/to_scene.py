@@ -27,13 +27,11 @@ from ...scene import Animation, Channel, Image, Material, Mesh, Node, Primitive,
 from ...scene.math import matrix_to_trs, normalize_rows, quat_to_matrix, row_lengths
 from ...scene.model import TextureRef
 from ...scene.numbers import require_finite
-from ...textures import encode_png
 from . import layout as lay
 from . import textures as tx
 from .document import NONE16, PapaDocument
 from .files import anim_siblings, clip_name, listing, texture_siblings, unit_name
 from .read import read
-from .textures import can_decode, decode
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
@@ -782,40 +780,3 @@ def _linked(doc: PapaDocument, root: Path, unit: Unit, ctx: Context) -> None:
             sib = _read_sibling(target, ctx)
             if sib is not None:
                 unit.linked[name] = sib
-
-
-def export_png(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
-    """Each texture's top mip as PNG (``gamemesh convert x_diffuse.papa x.png``)."""
-    stem = ctx.path.stem if ctx.path is not None else "texture"
-    files: dict[str, bytes] = {}
-    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
-    if not usable:
-        raise _no_texture_error(doc, ctx, "PNG")
-    for n, k in enumerate(usable):
-        name = f"{stem}.png" if n == 0 else f"{stem}_{n}.png"
-        files[name] = encode_png(decode(doc.textures[k], f"textures[{k}]"))
-    return files
-
-
-def export_dds(doc: PapaDocument, ctx: Context) -> dict[str, bytes]:
-    """Each texture as DDS (``gamemesh convert x_diffuse.papa x.dds``, ``gamemesh textures``):
-    DXT blocks with every mip level exactly as stored; other formats as RGBA8, top level."""
-    stem = ctx.path.stem if ctx.path is not None else "texture"
-    usable = [k for k, t in enumerate(doc.textures) if not t.linked and can_decode(t.format)]
-    if not usable:
-        raise _no_texture_error(doc, ctx, "DDS")
-    files: dict[str, bytes] = {}
-    for n, k in enumerate(usable):
-        name = f"{stem}.dds" if n == 0 else f"{stem}_{n}.dds"
-        files[name] = tx.to_dds(doc.textures[k], doc.string(doc.textures[k].name, name), ctx,
-                                f"textures[{k}]")
-    return files
-
-
-def _no_texture_error(doc: PapaDocument, ctx: Context, kind: str) -> FormatError:
-    """A model's textures are its unit's other files: name the verb that writes them."""
-    if doc.models or doc.meshes:
-        msg = ("this is a model, it holds no texture itself; its unit's textures are other "
-               "files: `gamemesh textures MODEL.papa OUT/` writes them all")
-        return FormatError(lay.FMT, msg)
-    return FormatError(lay.FMT, f"the file holds no texture that can be written as {kind}")
