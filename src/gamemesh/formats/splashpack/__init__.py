@@ -29,6 +29,7 @@ from .document import ModernDocument, SplashpackDocument
 from .files import siblings
 from .from_scene import from_scene, save, write_files
 from .info import info
+from .modern.player import DEFAULTS
 from .read import read, sniff
 from .sample import make_sample
 from .to_scene import to_scene
@@ -69,6 +70,14 @@ SPEC = FormatSpec(
                "16 = direct colour)", int, None, (4, 8, 16)),
         Option("lua", "a Lua source file to add to a written scene (repeatable)", str,
                multiple=True),
+        *(Option(name, f"version 20+: the player's {what} in scene units (default: the "
+                 f"scene's, else SplashEdit's {DEFAULTS[name]:g})", float)
+          for name, what in (("move_speed", "walk speed per second"),
+                             ("sprint_speed", "sprint speed per second"),
+                             ("jump_height", "jump height"),
+                             ("gravity", "gravity per second squared"),
+                             ("player_radius", "collision radius"),
+                             ("player_height", "eye height"))),
     ),
     exports={".png": vram_png},
     notes="The whole VRAM converts to PNG: gamemesh convert scene.bin vram.png",

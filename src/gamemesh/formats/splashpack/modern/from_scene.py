@@ -64,6 +64,7 @@ from .document import (
     Track,
     VramFile,
 )
+from .player import player_fields
 
 FMT = "splashpack"
 RAW_MAX = 32767  # int16 vertices and keys (fp12 GTE units)
@@ -504,7 +505,7 @@ def _lights(doc: ModernDocument, scene: Scene, fx: _Fixed, ctx: Context) -> None
         raise LimitError(FMT, msg, field="lights", expected="<= 16", actual=len(doc.lights))
 
 
-def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None:
+def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed, ctx: Context) -> None:
     hdr = np.zeros(1, ml.HEADERS[version])
     kept = ext(scene).get("header")
     names = hdr.dtype.names or ()
@@ -516,7 +517,7 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None
                 continue
     if not isinstance(kept, dict):
         hdr["scene_lua"] = -1
-        hdr["player_height"] = int(np.clip(np.rint(1.7 / fx.s), 0, 0xFFFF))
+    player_fields(hdr, scene, ctx, fx.gte, fx.raw)
     hdr["magic"], hdr["version"] = ml.MAGIC, version
     doc.header = hdr
 
@@ -641,7 +642,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     merge_pages(tex.items, uv_boxes(p for o in objs for p in o.parts))
     atlases, textures = place(tex.items)
     doc = ModernDocument()
-    _header(doc, scene, version, fx)
+    _header(doc, scene, version, fx, ctx)
     doc.lua, lua_index = scene_lua(scene, ctx)
     doc.lua_desc = np.zeros(len(doc.lua), ml.LUA_DESC)
     doc.header["scene_lua"] = lua_index if -1 <= lua_index < len(doc.lua) else -1

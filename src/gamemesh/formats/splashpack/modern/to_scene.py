@@ -29,6 +29,7 @@ from ..conventions import AXES, DEFAULT_GTE, SWAP, bone_trs, object_rotations, t
 from ..vram import PageMaterials
 from . import layout as ml
 from .document import ModernDocument, Sequence, SkinnedMesh
+from .player import player_node
 
 FMT = "splashpack"
 UNTEXTURED = 0xFFFF
@@ -402,6 +403,7 @@ def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
         _sequence(b, seq, "cutscene", k)
     _lights(b)
     _nav(b)
+    player_node(b.scene, doc.header, b.s)
     info: dict[str, Any] = {"version": doc.version, "gte_scaling": gte, "color_scale": 255,
                             "lua": lua_extras(doc.lua), "header": _header_fields(doc),
                             "sidecars": dict(doc.sidecars), "native": _native(doc)}

@@ -1,0 +1,99 @@
+"""What a modern SPLASHPACK written from a scene means to the psxsplash runtime: the player can
+move and starts where the scene says, lights reach objects, skin clips loop without a hitch,
+animated children move in world space, and colours survive a trip through glTF."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gamemesh
+from gamemesh.formats.splashpack.modern.document import ModernDocument
+from gamemesh.formats.splashpack.modern.from_scene import from_scene_modern
+from gamemesh.registry import Context
+from gamemesh.scene import Mesh, Node, Scene
+from splashpack_modern_fixtures import quad
+
+CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpus" / "splashpack"
+V1_F = CORPUS / "v1-F_28byte-header-player__psxsplash-febb6f3.bin"
+
+
+def _plain(nodes: int = 1) -> Scene:
+    s = Scene(name="plain")
+    mesh = s.add_mesh(Mesh(name="floor", primitives=[quad(1.0)]))
+    for k in range(nodes):
+        s.add_node(Node(name=f"obj{k}", mesh=mesh, translation=(3.0 * k, 0.0, 0.0)))
+    return s
+
+
+def _doc(scene: Scene, **opts: object) -> ModernDocument:
+    return from_scene_modern(scene, Context(options={"splash_version": 23, **opts}))
+
+
+# -- item 3: the player ------------------------------------------------------------------------
+def test_movement_fields_are_splashedit_defaults_at_gte_100() -> None:
+    """SplashEdit's PSXPlayer defaults (psxsplash/splashedit Runtime/PSXPlayer.cs: height 1.8,
+    radius 0.5, move 3, sprint 8, jump height 2, gravity 20) through PSXSceneWriter.cs:209-222
+    (per frame at 30 fps, sqrt(2 g h), / GTEScaling, 4.12)."""
+    h = _doc(_plain()).header[0]
+    assert int(h["move_speed"]) == round(3 / 30 / 100 * 4096) == 4
+    assert int(h["sprint_speed"]) == round(8 / 30 / 100 * 4096) == 11
+    assert int(h["jump_velocity"]) == round(math.sqrt(2 * 20 * 2) / 100 * 4096) == 366
+    assert int(h["gravity"]) == round(20 / 100 * 4096) == 819
+    assert int(h["player_radius"]) == round(0.5 / 100 * 4096) == 20
+    assert int(h["player_height"]) == round(1.8 / 100 * 4096) == 74
+    assert list(h["player_pos"]) == [0, 0, 0]
+
+
+def test_movement_options_set_the_fields() -> None:
+    """The same formulas (PSXSceneWriter.cs:209-222) on the options' values."""
+    h = _doc(_plain(), move_speed=6.0, sprint_speed=12.0, jump_height=1.0, gravity=10.0,
+             player_radius=0.25, player_height=2.0).header[0]
+    assert [int(h[k]) for k in ("move_speed", "sprint_speed", "jump_velocity", "gravity",
+                                "player_radius", "player_height")] == [
+        round(6 / 30 / 100 * 4096), round(12 / 30 / 100 * 4096),
+        round(math.sqrt(2 * 10 * 1) / 100 * 4096), round(10 / 100 * 4096),
+        round(0.25 / 100 * 4096), round(2 / 100 * 4096)]
+
+
+def test_player_start_node_gives_position_rotation_and_height(tmp_path: Path) -> None:
+    """Position: the header's (x, -y, z) / GTEScaling in 4.12 with glTF = (-X, -Y, Z)
+    (spec-modern §2.1); rotation: splashedit-ng core/splashpack.cpp writes Unity Euler degrees
+    / 180 in 4.12 (psyqo::Angle units). A quarter turn about glTF +Y is Unity yaw -90 (X is
+    mirrored), i.e. 270 degrees = -90: -2048 (same angle modulo 2 pi)."""
+    s = _plain()
+    c = math.cos(math.pi / 4)
+    s.add_node(Node(name="player_start", translation=(1.0, 2.0, 3.0), rotation=(0, c, 0, c),
+                    extras={"splashpack": {"player": True, "height": 1.5}}))
+    h = _doc(s).header[0]
+    assert list(h["player_pos"]) == [-round(1 / 100 * 4096), -round(2 / 100 * 4096),
+                                     round(3 / 100 * 4096)]
+    assert int(h["player_height"]) == round(1.5 / 100 * 4096)
+    assert list(h["player_rot"]) == [0, -2048, 0]
+    gamemesh.save(s, tmp_path / "p.splashpack", splash_version=23)
+    back = gamemesh.load(tmp_path / "p.splashpack")
+    node = next(n for n in back.nodes if n.name == "player_start")
+    assert np.allclose(node.translation, (1.0, 2.0, 3.0), atol=0.02)
+    assert np.allclose(np.abs(np.dot(node.rotation, (0, c, 0, c))), 1.0, atol=1e-3)
+
+
+@pytest.mark.skipif(not V1_F.exists(), reason="corpus not present (../shared/corpus)")
+def test_v1_player_start_carries_into_a_modern_pack(tmp_path: Path) -> None:
+    """The corpus's layout-F pack stores the start (-585, 64, -722) and height 243
+    (v1 reader, spec §b); a v23 pack converted from it keeps them at GTEScaling 100."""
+    gamemesh.convert(V1_F, tmp_path / "f.splashpack")
+    doc = gamemesh.read_native(tmp_path / "f.splashpack")
+    h = doc.header[0]
+    assert list(h["player_pos"]) == [-585, 64, -722] and int(h["player_height"]) == 243
+    assert int(h["move_speed"]) == 4 and int(h["gravity"]) == 819
+    # Read back: the start is a node again, and a second write gives the same header.
+    back = gamemesh.load(tmp_path / "f.splashpack")
+    node = next(n for n in back.nodes if n.name == "player_start")
+    assert node.extras["splashpack"]["height_raw"] == 243
+    gamemesh.save(back, tmp_path / "g.splashpack")
+    again = gamemesh.read_native(tmp_path / "g.splashpack").header[0]
+    for k in ("player_pos", "player_rot", "player_height", "move_speed", "jump_velocity"):
+        assert np.array_equal(again[k], h[k]), k
