@@ -127,7 +127,7 @@ def test_sniff_and_info_name_version_sidecars_and_sections(tmp_path: Path) -> No
     assert native["vram"] == {"atlases": 1, "atlas_depths": {"4bpp": 1}, "cluts": 1, "fonts": 0}
     assert native["untextured_triangles"] == 16 and native["point_lights"] == 1
     assert native["skinned_meshes"] == [{"object": 2, "bones": 2,
-                                         "clips": [{"name": "bend", "fps": 30, "frames": 31}]}]
+                                         "clips": [{"name": "bend", "fps": 30, "frames": 30}]}]
     assert native["animations"] == [{"name": "slide", "tracks": 1}]
     json.dumps(got)
 

@@ -97,3 +97,45 @@ def test_v1_player_start_carries_into_a_modern_pack(tmp_path: Path) -> None:
     again = gamemesh.read_native(tmp_path / "g.splashpack").header[0]
     for k in ("player_pos", "player_rot", "player_height", "move_speed", "jump_velocity"):
         assert np.array_equal(again[k], h[k]), k
+
+
+# -- item 5: looping skin clips ----------------------------------------------------------------
+def _skinned(loop: bool | None, fps: int = 15) -> Scene:
+    from splashpack_modern_fixtures import scene
+
+    s = scene(lights=False)
+    s.animations = [a for a in s.animations if a.name == "bend"]
+    info = {"fps": fps} | ({} if loop is None else {"loop": loop})
+    s.animations[0].extras["splashpack"] = info
+    return s
+
+
+@pytest.mark.parametrize(("loop", "frames"), [(True, 15), (None, 15), (False, 16)])
+def test_loop_clips_store_no_duplicate_end_frame(loop: bool | None, frames: int) -> None:
+    """psxsplash src/skinmesh.cpp / animation.cpp loop with currentFrame % frameCount, so a
+    looping clip of 1.0 s at 15 fps is 15 frames (splashedit-ng tests/skincheck.py); a
+    one-shot clip keeps ceil(length x fps) + 1 = 16 and ends on its last pose. A glTF clip
+    says nothing about looping: it loops (the default of SplashEdit's skin events)."""
+    doc = _doc(_skinned(loop))
+    clip = doc.skins[0].clips[0]
+    assert clip.matrices.shape[0] == frames and clip.fps == 15
+    assert clip.flags & 1 == (0 if loop is False else 1)
+    if loop is not False:
+        # The last stored pose is not the first again (the bend is at its peak at 0.5 s).
+        assert not np.array_equal(clip.matrices[-1], clip.matrices[0])
+
+
+def test_a_looping_clip_reads_back_with_its_length_and_writes_the_same_frames(
+        tmp_path: Path) -> None:
+    """Reading closes the loop (the first pose again at frames / fps), so the glTF clip lasts
+    1.0 s as the source did and a second write stores the same 15 frames, byte for byte."""
+    gamemesh.save(_skinned(True), tmp_path / "a.splashpack", splash_version=23)
+    back = gamemesh.load(tmp_path / "a.splashpack")
+    clip = next(a for a in back.animations if a.name == "bend")
+    assert clip.duration == pytest.approx(1.0, abs=1e-6)
+    ch = clip.channels[0]
+    assert len(ch.times) == 16 and np.array_equal(ch.values[0], ch.values[-1])
+    gamemesh.save(back, tmp_path / "b.splashpack", splash_version=23)
+    first = gamemesh.read_native(tmp_path / "a.splashpack").skins[0].clips[0].matrices
+    again = gamemesh.read_native(tmp_path / "b.splashpack").skins[0].clips[0].matrices
+    assert again.shape[0] == 15 and first.tobytes() == again.tobytes()

@@ -320,9 +320,15 @@ def _vram(doc: ModernDocument, atlases: list[tuple[int, int, int]], textures: li
 
 
 # -- animation ---------------------------------------------------------------------------------
-def _times(anim: Animation, fps: int) -> npt.NDArray[np.float64]:
+def _times(anim: Animation, fps: int, loop: bool) -> npt.NDArray[np.float64]:
+    """Sample times of a baked clip. The runtime loops with ``frame % frameCount``, so a
+    looping clip stores no copy of its first pose at the end (splashedit-ng: 1.0 s at 15 fps
+    is 15 frames, spec-modern §13); a one-shot clip ends on its last pose, ceil(length x
+    fps) + 1 frames."""
     start, end = anim.start, anim.duration
-    frames = int(np.ceil(max(end - start, 0.0) * fps)) + 1
+    span = max(end - start, 0.0) * fps
+    # The 1e-6 keeps a length that is a whole number of frames in float32 from gaining one.
+    frames = max(1, int(np.ceil(span - 1e-6))) if loop else int(np.ceil(span)) + 1
     return start + np.arange(min(frames, 0xFFFF)) / fps
 
 
@@ -392,7 +398,8 @@ def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinC
         if not any(ch.node in joints for ch in anim.channels):
             continue
         fps = _int(ext(anim).get("fps"), ml.FPS)
-        times = _times(anim, max(1, min(fps, 255)))
+        loop = ext(anim).get("loop", True) is not False
+        times = _times(anim, max(1, min(fps, 255)), loop)
         worlds = _posed_worlds(scene, anim, times)
         jf = np.stack([worlds[j] for j in joints], axis=1)  # (F, J, 4, 4)
         m = o_inv @ jf @ rest_inv[None] @ o
@@ -400,7 +407,6 @@ def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinC
         fx.clamped += over
         mats = np.zeros(len(r), ml.BONE_MATRIX)
         mats["r"], mats["t"] = r, t
-        loop = ext(anim).get("loop", True)
         clips.append(SkinClip(_name(anim.name or f"clip_{ai}", ctx, "clip name"),
                               1 if loop else 0, fps, mats.reshape(len(times), len(joints))))
     if len(clips) > ml.MAX_CLIPS:

@@ -208,7 +208,11 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         if frames == 0:
             continue
         fps = clip.fps or ml.FPS
-        times = (np.arange(frames) / fps).astype(np.float32)
+        # A looping clip wraps from its last frame to its first (the runtime's frame % count):
+        # the first pose again at frames / fps closes the loop, so the clip lasts what it
+        # plays for (splashedit-ng: 15 frames at 15 fps is 1.0 s).
+        wrap = bool(clip.flags & 1)
+        times = (np.arange(frames + wrap) / fps).astype(np.float32)
         anim = Animation(name=_text(clip.name) or f"{node.name}_clip_{c}",
                          extras={FMT: {"skin": k, "clip": c, "fps": clip.fps,
                                        "loop": bool(clip.flags & 1)}})
@@ -220,6 +224,8 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         scaled = np.abs(trs[2] - 1).max(axis=(0, 2)) > 1e-3
         # (joint, frame, value) in float32: each joint's keys contiguous.
         t, r, s = (a.transpose(1, 0, 2).astype(np.float32) for a in trs)
+        if wrap:
+            t, r, s = (np.concatenate([a, a[:, :1]], axis=1) for a in (t, r, s))
         for j, jn in enumerate(joints):
             anim.channels.append(Channel(jn, "translation", times, t[j]))
             anim.channels.append(Channel(jn, "rotation", times, r[j]))
