@@ -290,11 +290,6 @@ def test_runtime_limits_are_limit_errors() -> None:
     s.add_node(Node(mesh=s.add_mesh(Mesh(primitives=[Primitive(positions=pos)]))))
     with pytest.raises(LimitError, match="65535 triangles"):
         from_scene_modern(s, Context())
-    s = Scene()
-    for k in range(17):
-        s.add_node(Node(name=f"l{k}", light=s.add_light(Light())))
-    with pytest.raises(LimitError, match="16 point lights"):
-        from_scene_modern(s, Context(options={"splash_version": 24}))
 
 
 def test_long_names_are_cut_with_a_note() -> None:

@@ -139,3 +139,65 @@ def test_a_looping_clip_reads_back_with_its_length_and_writes_the_same_frames(
     first = gamemesh.read_native(tmp_path / "a.splashpack").skins[0].clips[0].matrices
     again = gamemesh.read_native(tmp_path / "b.splashpack").skins[0].clips[0].matrices
     assert again.shape[0] == 15 and first.tobytes() == again.tobytes()
+
+
+# -- item 4: runtime lights --------------------------------------------------------------------
+def _lit_scene() -> Scene:
+    """Near (1 unit from the lamp), Far (20 units), a skinned pillar under the lamp."""
+    from gamemesh.scene import Light
+    from splashpack_modern_fixtures import scene
+
+    s = scene(lights=True)  # Floor, Crate, Pillar (skinned) and "lamp" at (0, 2, 0), range 4
+    far = s.add_mesh(Mesh(name="far", primitives=[quad(0.5)]))
+    s.add_node(Node(name="Far", mesh=far, translation=(0.0, 0.0, 20.0)))
+    s.add_node(Node(name="sun", light=s.add_light(Light(type="directional", name="sun"))))
+    return s
+
+
+def _flags(doc: ModernDocument) -> dict[str, int]:
+    return {n.decode(): int(f) for n, f in zip(doc.names, doc.objects["flags"], strict=True)}
+
+
+def test_objects_a_light_reaches_are_runtime_lit() -> None:
+    """splashedit-ng core/splashpack.cpp (lightReaches, checked by tests/lightcheck.py): 'auto'
+    sets 0x10000 when the nearest point of the object's world AABB is within the light's
+    range; out of range stays unlit; skinned meshes are never runtime-lit. A directional light
+    is not a runtime light: warned by name and left out of the table."""
+    ctx = Context(options={"splash_version": 24})
+    doc = from_scene_modern(_lit_scene(), ctx)
+    flags = _flags(doc)
+    assert flags["Floor"] & 0x30000 == 0x10000 and flags["Crate"] & 0x30000 == 0x10000
+    assert flags["Far"] & 0x30000 == 0
+    assert flags["Pillar"] & 0x30000 == 0 and flags["Pillar"] & 0x10
+    assert [lt.name for lt in doc.lights] == [b"lamp"]
+    notes = [n.message for n in ctx.notes if n.code == "splashpack.light_not_runtime"]
+    assert len(notes) == 1 and "'sun'" in notes[0]
+
+
+def test_no_dynamic_bits_without_runtime_lights() -> None:
+    """splashedit-ng writes the bits only when the file has runtime lights (lightcheck.py:
+    'no dynamic flags without runtime lights')."""
+    s = _lit_scene()
+    for n in s.nodes:
+        n.light = None
+    doc = from_scene_modern(s, Context(options={"splash_version": 24}))
+    assert not doc.lights and all(f & 0x30000 == 0 for f in _flags(doc).values())
+
+
+def test_more_than_16_lights_keep_the_first_16_with_a_warning() -> None:
+    """splashedit-ng keeps the first 16 runtime lights in scene order (MAX_SCENE_LIGHTS) and
+    names the rest in a warning (lightcheck.py 'cap at 16')."""
+    from gamemesh.scene import Light
+
+    s = _plain()
+    for k in range(18):
+        s.add_node(Node(name=f"P{k:02d}", translation=(0.0, 1.0, float(k)),
+                        light=s.add_light(Light(name=f"P{k:02d}", range=1.0))))
+    ctx = Context(options={"splash_version": 24})
+    doc = from_scene_modern(s, ctx)
+    assert [lt.name.decode() for lt in doc.lights] == [f"P{k:02d}" for k in range(16)]
+    cut = [n.message for n in ctx.notes if n.code == "splashpack.lights_cut"]
+    assert len(cut) == 1 and cut[0].endswith("left out: P16, P17")
+    # Every lamp is 1 unit above the floor with range 1: at exactly its range, which the
+    # runtime's test (d^2 < r^2 on the stored integers, 41 and 41) does not count as reached.
+    assert _flags(doc)["obj0"] & 0x30000 == 0

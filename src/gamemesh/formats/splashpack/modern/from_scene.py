@@ -45,7 +45,6 @@ from ..common import (
 )
 from ..conventions import (
     AXES,
-    DEFAULT_GTE,
     SWAP,
     bone_to_matrix,
     matrix_to_bone,
@@ -57,13 +56,13 @@ from . import bvh
 from . import layout as ml
 from .document import (
     ModernDocument,
-    PointLight,
     Sequence,
     SkinClip,
     SkinnedMesh,
     Track,
     VramFile,
 )
+from .lights import runtime_lights
 from .player import player_fields
 
 FMT = "splashpack"
@@ -486,31 +485,7 @@ def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
                  "(Z, X, Y); no runtime code confirmed it", "info")
 
 
-# -- lights, header ----------------------------------------------------------------------------
-def _lights(doc: ModernDocument, scene: Scene, fx: _Fixed, ctx: Context) -> None:
-    worlds = world_matrices(scene)
-    for i in scene.walk():
-        node = scene.nodes[i]
-        if node.light is None or not 0 <= node.light < len(scene.lights):
-            continue
-        lt = scene.lights[node.light]
-        if lt.type != "point":
-            ctx.note("splashpack.light_type", f"light {lt.name!r}: {lt.type} lights are "
-                     "written as point lights")
-        rec = np.zeros(1, ml.LIGHT)
-        rec["pos"] = fx.raw(worlds[i][:3, 3], 0x7FFFFFFF)
-        rng = lt.range if lt.range is not None else 10.0 * fx.gte / DEFAULT_GTE
-        rec["radius"] = int(np.clip(np.rint(rng / fx.s), 0, 0x7FFFFFFF))
-        rec["intensity"] = int(np.clip(np.rint(lt.intensity * 4096), 0, 0xFFFF))
-        rec["rgb"] = np.clip(np.rint(np.asarray(lt.color) * 255), 0, 255)
-        rec["flags"] = int(ext(lt).get("flags", 1)) & 0xFF
-        doc.lights.append(PointLight(rec, _name(lt.name or node.name or f"light_{i}", ctx,
-                                                "light name")))
-    if len(doc.lights) > ml.MAX_TABLE:
-        msg = "the runtime reads at most 16 point lights"
-        raise LimitError(FMT, msg, field="lights", expected="<= 16", actual=len(doc.lights))
-
-
+# -- header ----------------------------------------------------------------------------
 def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed, ctx: Context) -> None:
     hdr = np.zeros(1, ml.HEADERS[version])
     kept = ext(scene).get("header")
@@ -657,7 +632,8 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     _skins(doc, scene, objs, fx, ctx)
     _sequences(doc, scene, objs, fx, ctx)
     if version >= 24:
-        _lights(doc, scene, fx, ctx)
+        kept = [isinstance(ext(scene.nodes[o.node]).get("flags"), int) for o in objs]
+        runtime_lights(doc, scene, kept, fx.s, fx.raw, _name, ctx)
     elif scene.lights:
         ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
                  "version 24")
