@@ -24,7 +24,7 @@ from gamemesh.formats.splashpack.modern.read import read_modern, read_vram
 from gamemesh.formats.splashpack.modern.write import write_modern, write_vram
 from gamemesh.formats.splashpack.read import sniff
 from gamemesh.registry import Context
-from gamemesh.scene import Light, Mesh, Node, Scene, Skin
+from gamemesh.scene import Mesh, Node, Scene, Skin
 from gamemesh.textures import image_rgba
 from helpers import assert_mutations_fail_cleanly, assert_truncations_fail_cleanly, replay_crashes
 from splashpack_modern_fixtures import (
