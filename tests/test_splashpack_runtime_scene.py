@@ -201,3 +201,46 @@ def test_more_than_16_lights_keep_the_first_16_with_a_warning() -> None:
     # Every lamp is 1 unit above the floor with range 1: at exactly its range, which the
     # runtime's test (d^2 < r^2 on the stored integers, 41 and 41) does not count as reached.
     assert _flags(doc)["obj0"] & 0x30000 == 0
+
+
+# -- item 6: animated children -----------------------------------------------------------------
+def _arm() -> Scene:
+    """A root 'shoulder' turning a quarter about +Y over 1 s, its child 'hand' 1 unit along +X
+    sliding out to 2 units; both carry a mesh."""
+    from gamemesh.scene import Animation, Channel
+
+    s = Scene(name="arm")
+    mesh = s.add_mesh(Mesh(name="box", primitives=[quad(0.1)]))
+    sh = s.add_node(Node(name="shoulder", mesh=mesh))
+    hand = s.add_node(Node(name="hand", mesh=mesh, translation=(1.0, 0.0, 0.0)), parent=sh)
+    c = math.cos(math.pi / 4)
+    t = np.float32([0.0, 1.0])
+    s.animations.append(Animation(name="reach", channels=[
+        Channel(sh, "rotation", t, np.float32([[0, 0, 0, 1], [0, c, 0, c]])),
+        Channel(hand, "translation", t, np.float32([[1, 0, 0], [2, 0, 0]]))]))
+    return s
+
+
+def test_a_child_gets_world_position_and_rotation_keys(tmp_path: Path) -> None:
+    """psxsplash src/animation.cpp sets an object's world position and rotation from
+    objPos / objRot keys (GameObjects have no parent). At 1 s the shoulder has turned +90
+    degrees about glTF +Y, so the hand's local (2, 0, 0) is at world (0, 0, -2), turned as the
+    shoulder: position keys (x, -y, z) / GTEScaling in 4.12, rotation keys (-x, y, -z) Unity
+    Euler in 1024 per pi, Unity yaw = -(glTF yaw) = -90 degrees -> -512."""
+    ctx = Context(options={"splash_version": 23})
+    doc = from_scene_modern(_arm(), ctx)
+    seq = doc.animations[0]
+    by = {(t.target, t.type): t.keys for t in seq.tracks}
+    pos = by[(b"hand", 2)]
+    assert (pos["frame"] & 0x1FFF).tolist() == [0, 30]
+    assert pos["v"].tolist() == [[-41, 0, 0], [0, 0, -82]]
+    assert by[(b"hand", 3)]["v"].tolist() == [[0, 0, 0], [0, -512, 0]]
+    assert by[(b"shoulder", 3)]["v"].tolist() == [[0, 0, 0], [0, -512, 0]]
+    assert not [n for n in ctx.notes if n.code == "splashpack.track_parented"]
+    # Read back (objects are roots there): the hand ends where glTF puts it, not 0.78 off.
+    gamemesh.save(_arm(), tmp_path / "arm.splashpack", splash_version=23)
+    back = gamemesh.load(tmp_path / "arm.splashpack")
+    hand = next(i for i, n in enumerate(back.nodes) if n.name == "hand")
+    ch = next(c for a in back.animations for c in a.channels
+              if c.node == hand and c.path == "translation")
+    assert np.allclose(ch.values[-1], (0.0, 0.0, -2.0), atol=0.02)

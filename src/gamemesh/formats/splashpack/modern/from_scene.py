@@ -25,7 +25,6 @@ from ....scene import Animation, Primitive, Scene
 from ....scene.math import (
     local_matrix,
     matrices_to_trs,
-    matrix_to_trs,
     quat_normalize,
     trs_to_matrices,
     world_matrices,
@@ -64,6 +63,7 @@ from .document import (
 )
 from .lights import runtime_lights
 from .player import player_fields
+from .tracks import posed_worlds, world_tracks
 
 FMT = "splashpack"
 RAW_MAX = 32767  # int16 vertices and keys (fp12 GTE units)
@@ -331,32 +331,6 @@ def _times(anim: Animation, fps: int, loop: bool) -> npt.NDArray[np.float64]:
     return start + np.arange(min(frames, 0xFFFF)) / fps
 
 
-def _posed_worlds(scene: Scene, anim: Animation, times: npt.NDArray[np.float64]
-                  ) -> list[npt.NDArray[np.float64]]:
-    """(F, 4, 4) world matrices of every node with ``anim`` applied at ``times``."""
-    by_node: dict[int, dict[str, Any]] = {}
-    for ch in anim.channels:
-        if ch.path != "weights" and len(ch.times):
-            by_node.setdefault(ch.node, {})[ch.path] = sample_channel(ch, times)
-    parents = scene.parents()
-    out: list[npt.NDArray[np.float64]] = [np.tile(np.eye(4), (len(times), 1, 1))
-                                          for _ in scene.nodes]
-    for i in scene.walk():
-        node = scene.nodes[i]
-        got = by_node.get(i)
-        if got is None:
-            local = np.tile(local_matrix(node), (len(times), 1, 1))
-        else:
-            t0, r0, s0 = matrix_to_trs(local_matrix(node))
-            f = len(times)
-            local = trs_to_matrices(got.get("translation", np.tile(t0, (f, 1))),
-                                    got.get("rotation", np.tile(r0, (f, 1))),
-                                    got.get("scale", np.tile(s0, (f, 1))))
-        p = parents[i]
-        out[i] = local if p is None else out[p] @ local
-    return out
-
-
 def _as_read(r: npt.NDArray[np.int16], t: npt.NDArray[np.int16], s: float,
              bones: int) -> npt.NDArray[np.float64]:
     """The matrices a reader rebuilds from these bone matrices: to_scene's TRS per joint
@@ -399,7 +373,7 @@ def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinC
         fps = _int(ext(anim).get("fps"), ml.FPS)
         loop = ext(anim).get("loop", True) is not False
         times = _times(anim, max(1, min(fps, 255)), loop)
-        worlds = _posed_worlds(scene, anim, times)
+        worlds = posed_worlds(scene, anim, times)
         jf = np.stack([worlds[j] for j in joints], axis=1)  # (F, J, 4, 4)
         m = o_inv @ jf @ rest_inv[None] @ o
         r, t, over = _settled(m.reshape(-1, 4, 4), fx.s, len(joints))
@@ -462,16 +436,14 @@ def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
         seq = Sequence(name=_name(anim.name or f"anim_{ai}", ctx, "animation name"),
                        header=np.zeros(1, ml.ANIM_HEADER))
         for ch in anim.channels:
+            # A child's keys are local: world_tracks writes what the runtime needs instead.
             if ch.node not in names or ch.path not in ("translation", "rotation") or \
-                    not len(ch.times):
+                    not len(ch.times) or parents[ch.node] is not None:
                 continue
-            if parents[ch.node] is not None:
-                ctx.note("splashpack.track_parented", f"animation {anim.name!r}: node "
-                         f"{scene.nodes[ch.node].name!r} has a parent; its local keys are "
-                         "written as world keys")
             tr = _track(ch, names[ch.node], fx, ctx, f"animation {anim.name!r}")
             if tr is not None:
                 seq.tracks.append(tr)
+        seq.tracks += world_tracks(scene, anim, names, fx.raw, ctx)
         if seq.tracks:
             last = max(int(t.keys["frame"].max() & 0x1FFF) for t in seq.tracks)
             seq.header["duration"] = last
