@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -244,3 +245,63 @@ def test_a_child_gets_world_position_and_rotation_keys(tmp_path: Path) -> None:
     ch = next(c for a in back.animations for c in a.channels
               if c.node == hand and c.path == "translation")
     assert np.allclose(ch.values[-1], (0.0, 0.0, -2.0), atol=0.02)
+
+
+# -- item 9: colours as the console shows them, skinned mesh nodes at the root -----------------
+def _coloured() -> Scene:
+    s = _plain()
+    prim = s.meshes[0].primitives[0]
+    prim.colors = [np.float32([[1.0, 1.0, 1.0], [0.5, 0.25, 1.0], [0.0, 0.75, 1.0],
+                               [1.0, 0.5, 0.5]])]
+    return s
+
+
+@pytest.mark.parametrize("version", [1, 23])
+def test_gltf_splashpack_gltf_keeps_vertex_colours(tmp_path: Path, version: int) -> None:
+    """The GPU modulates by colour / 128 (psyqo Color; 128 leaves the texel unchanged): 1.0
+    writes as 128 and 128 reads as 1.0, so a trip keeps COLOR_0 (it used to come back as
+    128 / 255 = 0.502), and a second trip writes the first one's bytes."""
+    src = tmp_path / "src.glb"
+    gamemesh.save(_coloured(), src)
+    gamemesh.convert(src, tmp_path / "a.splashpack", splash_version=version)
+    doc = gamemesh.read_native(tmp_path / "a.splashpack")
+    assert sorted(set(doc.meshes[0]["color"][:, :, :3].reshape(-1).tolist())) == [
+        0, 32, 64, 96, 128]
+    gamemesh.convert(tmp_path / "a.splashpack", tmp_path / "back.glb")
+    back = gamemesh.load(tmp_path / "back.glb")
+    got = np.concatenate([p.colors[0] for m in back.meshes for p in m.primitives
+                          if p.colors and m.name.startswith(("obj", "object"))])
+    want = _coloured().meshes[0].primitives[0].colors[0]
+    assert {tuple(c) for c in got.tolist()} == {tuple(c) for c in want.tolist()}
+    gamemesh.convert(tmp_path / "back.glb", tmp_path / "b.splashpack", splash_version=version)
+    assert (tmp_path / "b.splashpack").read_bytes() == (tmp_path / "a.splashpack").read_bytes()
+
+
+def test_bright_bytes_read_as_1_with_a_note_and_write_back_exactly(tmp_path: Path) -> None:
+    """Bytes above 128 (SplashEdit bakes light up to 204) brighten the texel on the console:
+    COLOR_0 cannot, so they read as 1.0, a note names the mesh and the corners clamped, and
+    the bytes kept in the mesh's extras are written again while COLOR_0 is unchanged."""
+    doc = _doc(_coloured())
+    doc.meshes[0]["color"][0, :, :3] = [[204, 204, 204], [128, 0, 0], [10, 200, 10]]
+    gamemesh.write_native(doc, tmp_path / "bright.splashpack")
+    gamemesh.convert(tmp_path / "bright.splashpack", tmp_path / "bright.glb")
+    scene = gamemesh.load(tmp_path / "bright.splashpack")
+    note = next(n for n in scene.notes if n.code == "splashpack.colors_clamped")
+    assert "'obj0' 2" in note.message
+    col = scene.meshes[0].primitives[0].colors[0]
+    assert float(col.max()) == 1.0 and float(col.min()) >= 0.0
+    gamemesh.convert(tmp_path / "bright.glb", tmp_path / "again.splashpack")
+    assert (tmp_path / "again.splashpack").read_bytes() == \
+        (tmp_path / "bright.splashpack").read_bytes()
+
+
+def test_a_skinned_pack_reads_back_with_no_validator_warning(tmp_path: Path,
+                                                            gltf_validator: Any) -> None:
+    """The skinned mesh node is a root (glTF ignores its transform; under a parent the
+    Khronos validator warns NODE_SKINNED_MESH_NON_ROOT)."""
+    from splashpack_modern_fixtures import FIXTURES
+
+    gamemesh.convert(FIXTURES / "v24.splashpack", tmp_path / "v24.glb")
+    report = gltf_validator.report(tmp_path / "v24.glb")
+    warnings = [m["code"] for m in report["messages"] if m["severity"] in ("error", "warning")]
+    assert warnings == []

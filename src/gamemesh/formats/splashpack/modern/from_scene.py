@@ -143,9 +143,15 @@ def _posed_normals(prim: Primitive, weights: npt.NDArray[np.float64],
 
 
 def _owner(scene: Scene, i: int) -> int:
-    """The node that stands for the GameObject: a skinned mesh on an untransformed child of a
-    mesh-less node (how to_scene writes one) is that parent's object."""
+    """The node that stands for the GameObject: a skinned mesh node that names its object
+    (``skinned_mesh_of``, a root, how to_scene writes one) or sits untransformed under a
+    mesh-less node (how earlier versions wrote one) is that object node's."""
     node = scene.nodes[i]
+    of = ext(node).get("skinned_mesh_of")
+    if node.skin is not None and isinstance(of, int) and not isinstance(of, bool):
+        for k, other in enumerate(scene.nodes):
+            if k != i and other.mesh is None and ext(other).get("object") == of:
+                return k
     parent = scene.parents()[i]
     if node.skin is None or parent is None or scene.nodes[parent].mesh is not None:
         return i
@@ -171,8 +177,8 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
     mesh = scene.meshes[node.mesh] if node.mesh is not None else None
     if mesh is None:
         return None
-    m = worlds[i]
     owner = _owner(scene, i)
+    m = worlds[owner]
     rot, raw_rot = stored_rotation(ext(scene.nodes[owner]).get("rotation_raw"), m[:3, :3])
     info = ext(scene.nodes[owner])
     obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
@@ -195,7 +201,7 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
             src, best = _skinned(scene, prim, obj.skin, worlds, obj.matrix())
             bake = rot.T
         got = part(src, bake, mat, t, texcoord, color_scale(scene, mat), ctx,
-                     f"node {obj.name!r} primitive {pi}")
+                   f"node {obj.name!r} primitive {pi}", (mesh, pi))
         if got is None:
             continue
         obj.parts.append(got)
