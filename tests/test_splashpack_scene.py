@@ -146,7 +146,7 @@ def test_object_nodes_carry_position_rotation_and_raw_units() -> None:
     assert np.allclose(prim.positions[:3], [[0, 0, 0], [-10.0, 0, 0], [0, 0, 10.0]])
     assert _face_normal_agreement(scene) == 1.0
     assert np.allclose(prim.normals[0], (0, 1, 0))
-    assert np.allclose(prim.colors[0][0], np.array([128, 64, 32]) / 255)
+    assert np.allclose(prim.colors[0][0], (1.0, 0.5, 0.25))  # byte / 128: the console's modulation
     assert np.allclose(prim.texcoords[0][:3], (np.array([[0, 0], [1, 3], [3, 1]]) + 0.5) / 256)
     assert obj0.extras["splashpack"]["flags"] == 1 and obj0.extras["splashpack"]["lua_index"] == 0
     assert scene.extras["splashpack"]["scene_lua_index"] == 1

@@ -25,6 +25,7 @@ primitives, Lua, GTEScaling) and ``vram`` (textures in VRAM, both ways).
 from __future__ import annotations
 
 from ...registry import FormatSpec, Option, lazy
+from .options import PLAYER_DEFAULTS
 
 __all__ = ["SPEC"]
 
@@ -61,6 +62,14 @@ SPEC = FormatSpec(
                "16 = direct colour)", int, None, (4, 8, 16)),
         Option("lua", "a Lua source file to add to a written scene (repeatable)", str,
                multiple=True),
+        *(Option(name, f"version 20+: the player's {what} in scene units (default: the "
+                 f"scene's, else SplashEdit's {PLAYER_DEFAULTS[name]:g})", float)
+          for name, what in (("move_speed", "walk speed per second"),
+                             ("sprint_speed", "sprint speed per second"),
+                             ("jump_height", "jump height"),
+                             ("gravity", "gravity per second squared"),
+                             ("player_radius", "collision radius"),
+                             ("player_height", "eye height"))),
     ),
     exports={".png": lazy(__name__, "vram:vram_png")},
     sidecars={".vram": "VRAM sidecar (the scene's textures)",

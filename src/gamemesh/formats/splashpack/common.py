@@ -18,7 +18,7 @@ import numpy.typing as npt
 from ...errors import LimitError
 from ...registry import Context
 from ...safeio import read_regular
-from ...scene import Material, Node, Primitive, Scene
+from ...scene import Material, Mesh, Node, Primitive, Scene
 from ...scene.math import vertex_normals
 from ...textures import psx
 from .conventions import AXES, DEFAULT_GTE, SWAP
@@ -27,8 +27,91 @@ from .vram import Box, Tex, ext
 
 FMT = "splashpack"
 
-__all__ = ["Part", "choose_gte", "color_scale", "is_navmesh", "lua_extras", "lua_files",
-           "material_keys", "part", "part_records", "primitive", "scene_lua", "uv_boxes"]
+__all__ = [
+    "NEUTRAL",
+    "Part",
+    "bright_note",
+    "choose_gte",
+    "color_scale",
+    "is_navmesh",
+    "keep_bright",
+    "lua_extras",
+    "lua_files",
+    "material_keys",
+    "part",
+    "part_records",
+    "primitive",
+    "restore_bright",
+    "scene_lua",
+    "to_unit",
+    "uv_boxes",
+]
+
+
+# -- vertex colours ----------------------------------------------------------------------------
+# The PS1 GPU modulates a texel by the vertex colour / 128 (psyqo ``Color``, spec §b.5): 128 leaves
+# the texel unchanged and 255 nearly doubles it. glTF's COLOR_0 multiplies by the value itself,
+# so a byte reads as min(byte / 128, 1.0) and 1.0 writes as 128: glTF -> SPLASHPACK -> glTF keeps
+# colours, and a second trip writes the first one's bytes. Bytes above 128 (SplashEdit bakes
+# lighting up to 0.8 x 255 = 204) brighten the texel, which COLOR_0 cannot say: they read as 1.0,
+# a note names each mesh and how many corners were clamped, and the mesh's extras keep those
+# primitives' bytes, which the writer uses again while the colours are still the clamped view of
+# them (so SPLASHPACK -> glTF -> SPLASHPACK stays byte-exact).
+NEUTRAL = 128  # the vertex colour that leaves a texel unchanged
+
+
+def to_unit(raw: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    """Colour bytes -> COLOR_0 floats, min(byte / 128, 1) (a power of two: exact)."""
+    col = raw.astype(np.float32)
+    col *= np.float32(1 / NEUTRAL)
+    np.minimum(col, np.float32(1.0), out=col)
+    return col
+
+
+def keep_bright(mesh: Mesh, pi: int, raw: npt.NDArray[np.uint8]) -> int:
+    """Keep primitive ``pi``'s corner bytes (``raw``, (N, 3) in vertex order) in the mesh's
+    extras when some were clamped; returns how many corners were."""
+    over = int((raw > NEUTRAL).any(axis=1).sum())
+    if over:
+        kept = mesh.extras.setdefault(FMT, {}).setdefault("colors_raw", {})
+        kept[str(pi)] = base64.b64encode(np.ascontiguousarray(raw, np.uint8).tobytes()
+                                         ).decode("ascii")
+    return over
+
+
+def bright_note(ctx: Context, counts: list[tuple[str, int]]) -> None:
+    hit = [(n, c) for n, c in counts if c]
+    if not hit:
+        return
+    shown = ", ".join(f"{n!r} {c}" for n, c in hit[:8]) + (
+        f" (+{len(hit) - 8} more meshes)" if len(hit) > 8 else "")
+    ctx.note("splashpack.colors_clamped", "COLOR_0 = byte / 128 (128 leaves the texel "
+             "unchanged on the console); corners brighter than that read as 1.0, their bytes "
+             f"kept in the mesh's extras: {shown}", "info")
+
+
+def restore_bright(colors: npt.NDArray[np.uint8], prim: Primitive, tris: npt.NDArray[Any],
+                   mesh: Mesh, pi: int, mat: Material | None, scale: float
+                   ) -> npt.NDArray[np.uint8]:
+    """The (T, 3, 3) corner bytes to write: the kept bytes of primitive ``pi`` while its
+    COLOR_0 is still exactly their clamped view (neutral material, scale 128), else ``colors``."""
+    kept = ext(mesh).get("colors_raw")
+    raw_b64 = kept.get(str(pi)) if isinstance(kept, dict) else None
+    if not isinstance(raw_b64, str) or scale != NEUTRAL or not prim.colors or (
+            mat is not None and tuple(mat.base_color_factor[:3]) != (1.0, 1.0, 1.0)):
+        return colors
+    try:
+        raw = np.frombuffer(base64.b64decode(raw_b64, validate=True), np.uint8)
+    except ValueError:
+        return colors
+    cur = np.asarray(prim.colors[0])
+    if raw.size != cur.shape[0] * 3 or cur.ndim != 2 or cur.shape[1] < 3:
+        return colors
+    raw = raw.reshape(-1, 3)
+    if not np.array_equal(to_unit(raw), cur[:, :3].astype(np.float32)):
+        return colors
+    out: npt.NDArray[np.uint8] = raw[tris]
+    return out
 
 
 # -- reading: triangles -> primitives ------------------------------------------------------------
@@ -89,8 +172,7 @@ def primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
     uv = np.take(tris["uv"], SWAP, axis=1).astype(np.float32)
     uv += 0.5
     uv *= np.float32(1 / 256)  # a power of two: the same bits as dividing
-    col = np.take(tris["color"][:, :, :3], SWAP, axis=1).astype(np.float32)
-    col /= 255.0
+    col = to_unit(np.take(tris["color"][:, :, :3], SWAP, axis=1))
     return Primitive(positions=pos.reshape(-1, 3), normals=normals,
                      texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
 
@@ -133,7 +215,10 @@ def _colors(prim: Primitive, n: int, mat: Material | None, scale: float) -> npt.
 
 
 def part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, tex: int,
-          texcoord: int, scale: float, ctx: Context, where: str) -> Part | None:
+          texcoord: int, scale: float, ctx: Context, where: str,
+          kept: tuple[Mesh, int] | None = None) -> Part | None:
+    """``kept``: the mesh and primitive index, whose extras may hold the corner bytes the
+    reader clamped (``colors.restore_bright``)."""
     # Non-finite input (a broken glTF) must not turn into garbage integers: zero it.
     pos = np.nan_to_num(np.asarray(prim.positions, dtype=np.float64).reshape(-1, 3))
     tris = prim.triangles().astype(np.int64)
@@ -158,8 +243,10 @@ def part(prim: Primitive, bake: npt.NDArray[np.float64], mat: Material | None, t
     if len(uv) != len(pos) or uv.ndim != 2 or uv.shape[1] < 2:
         uv = np.zeros((len(pos), 2))
     uv = np.nan_to_num(uv[:, :2])
-    col = _colors(prim, len(pos), mat, scale)
-    return Part(corners=local[tris], normals=nrm[tris[:, 0]], colors=col[tris],
+    col = _colors(prim, len(pos), mat, scale)[tris]
+    if kept is not None:
+        col = restore_bright(col, prim, tris, kept[0], kept[1], mat, scale)
+    return Part(corners=local[tris], normals=nrm[tris[:, 0]], colors=col,
                  uvs=uv[tris], texture=tex)
 
 

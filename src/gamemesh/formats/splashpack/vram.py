@@ -203,7 +203,7 @@ class PageMaterials:
         img = self.scene.add_image(Image(name=name, pixels=page, sampler=sampler,
                                          extras={FMT: info}))
         mat = Material(name=name, base_color_texture=TextureRef(img), unlit=True,
-                       extras={FMT: {"tpage": tpage, "clut": [cx, cy], "color_scale": 255,
+                       extras={FMT: {"tpage": tpage, "clut": [cx, cy], "color_scale": 128,
                                      "dither": bool(tpage & 0x0200)}})
         return self.scene.add_material(mat)
 

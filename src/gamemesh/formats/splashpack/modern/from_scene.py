@@ -25,7 +25,6 @@ from ....scene import Animation, Primitive, Scene
 from ....scene.math import (
     local_matrix,
     matrices_to_trs,
-    matrix_to_trs,
     quat_normalize,
     trs_to_matrices,
     world_matrices,
@@ -45,7 +44,6 @@ from ..common import (
 )
 from ..conventions import (
     AXES,
-    DEFAULT_GTE,
     SWAP,
     bone_to_matrix,
     matrix_to_bone,
@@ -57,13 +55,15 @@ from . import bvh
 from . import layout as ml
 from .document import (
     ModernDocument,
-    PointLight,
     Sequence,
     SkinClip,
     SkinnedMesh,
     Track,
     VramFile,
 )
+from .lights import runtime_lights
+from .player import player_fields
+from .tracks import posed_worlds, world_tracks
 
 FMT = "splashpack"
 RAW_MAX = 32767  # int16 vertices and keys (fp12 GTE units)
@@ -143,9 +143,15 @@ def _posed_normals(prim: Primitive, weights: npt.NDArray[np.float64],
 
 
 def _owner(scene: Scene, i: int) -> int:
-    """The node that stands for the GameObject: a skinned mesh on an untransformed child of a
-    mesh-less node (how to_scene writes one) is that parent's object."""
+    """The node that stands for the GameObject: a skinned mesh node that names its object
+    (``skinned_mesh_of``, a root, how to_scene writes one) or sits untransformed under a
+    mesh-less node (how earlier versions wrote one) is that object node's."""
     node = scene.nodes[i]
+    of = ext(node).get("skinned_mesh_of")
+    if node.skin is not None and isinstance(of, int) and not isinstance(of, bool):
+        for k, other in enumerate(scene.nodes):
+            if k != i and other.mesh is None and ext(other).get("object") == of:
+                return k
     parent = scene.parents()[i]
     if node.skin is None or parent is None or scene.nodes[parent].mesh is not None:
         return i
@@ -171,8 +177,8 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
     mesh = scene.meshes[node.mesh] if node.mesh is not None else None
     if mesh is None:
         return None
-    m = worlds[i]
     owner = _owner(scene, i)
+    m = worlds[owner]
     rot, raw_rot = stored_rotation(ext(scene.nodes[owner]).get("rotation_raw"), m[:3, :3])
     info = ext(scene.nodes[owner])
     obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
@@ -195,7 +201,7 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
             src, best = _skinned(scene, prim, obj.skin, worlds, obj.matrix())
             bake = rot.T
         got = part(src, bake, mat, t, texcoord, color_scale(scene, mat), ctx,
-                     f"node {obj.name!r} primitive {pi}")
+                   f"node {obj.name!r} primitive {pi}", (mesh, pi))
         if got is None:
             continue
         obj.parts.append(got)
@@ -319,36 +325,16 @@ def _vram(doc: ModernDocument, atlases: list[tuple[int, int, int]], textures: li
 
 
 # -- animation ---------------------------------------------------------------------------------
-def _times(anim: Animation, fps: int) -> npt.NDArray[np.float64]:
+def _times(anim: Animation, fps: int, loop: bool) -> npt.NDArray[np.float64]:
+    """Sample times of a baked clip. The runtime loops with ``frame % frameCount``, so a
+    looping clip stores no copy of its first pose at the end (splashedit-ng: 1.0 s at 15 fps
+    is 15 frames, spec-modern §13); a one-shot clip ends on its last pose, ceil(length x
+    fps) + 1 frames."""
     start, end = anim.start, anim.duration
-    frames = int(np.ceil(max(end - start, 0.0) * fps)) + 1
+    span = max(end - start, 0.0) * fps
+    # The 1e-6 keeps a length that is a whole number of frames in float32 from gaining one.
+    frames = max(1, int(np.ceil(span - 1e-6))) if loop else int(np.ceil(span)) + 1
     return start + np.arange(min(frames, 0xFFFF)) / fps
-
-
-def _posed_worlds(scene: Scene, anim: Animation, times: npt.NDArray[np.float64]
-                  ) -> list[npt.NDArray[np.float64]]:
-    """(F, 4, 4) world matrices of every node with ``anim`` applied at ``times``."""
-    by_node: dict[int, dict[str, Any]] = {}
-    for ch in anim.channels:
-        if ch.path != "weights" and len(ch.times):
-            by_node.setdefault(ch.node, {})[ch.path] = sample_channel(ch, times)
-    parents = scene.parents()
-    out: list[npt.NDArray[np.float64]] = [np.tile(np.eye(4), (len(times), 1, 1))
-                                          for _ in scene.nodes]
-    for i in scene.walk():
-        node = scene.nodes[i]
-        got = by_node.get(i)
-        if got is None:
-            local = np.tile(local_matrix(node), (len(times), 1, 1))
-        else:
-            t0, r0, s0 = matrix_to_trs(local_matrix(node))
-            f = len(times)
-            local = trs_to_matrices(got.get("translation", np.tile(t0, (f, 1))),
-                                    got.get("rotation", np.tile(r0, (f, 1))),
-                                    got.get("scale", np.tile(s0, (f, 1))))
-        p = parents[i]
-        out[i] = local if p is None else out[p] @ local
-    return out
 
 
 def _as_read(r: npt.NDArray[np.int16], t: npt.NDArray[np.int16], s: float,
@@ -391,15 +377,15 @@ def _skin_clips(scene: Scene, obj: _Obj, fx: _Fixed, ctx: Context) -> list[SkinC
         if not any(ch.node in joints for ch in anim.channels):
             continue
         fps = _int(ext(anim).get("fps"), ml.FPS)
-        times = _times(anim, max(1, min(fps, 255)))
-        worlds = _posed_worlds(scene, anim, times)
+        loop = ext(anim).get("loop", True) is not False
+        times = _times(anim, max(1, min(fps, 255)), loop)
+        worlds = posed_worlds(scene, anim, times)
         jf = np.stack([worlds[j] for j in joints], axis=1)  # (F, J, 4, 4)
         m = o_inv @ jf @ rest_inv[None] @ o
         r, t, over = _settled(m.reshape(-1, 4, 4), fx.s, len(joints))
         fx.clamped += over
         mats = np.zeros(len(r), ml.BONE_MATRIX)
         mats["r"], mats["t"] = r, t
-        loop = ext(anim).get("loop", True)
         clips.append(SkinClip(_name(anim.name or f"clip_{ai}", ctx, "clip name"),
                               1 if loop else 0, fps, mats.reshape(len(times), len(joints))))
     if len(clips) > ml.MAX_CLIPS:
@@ -456,16 +442,14 @@ def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
         seq = Sequence(name=_name(anim.name or f"anim_{ai}", ctx, "animation name"),
                        header=np.zeros(1, ml.ANIM_HEADER))
         for ch in anim.channels:
+            # A child's keys are local: world_tracks writes what the runtime needs instead.
             if ch.node not in names or ch.path not in ("translation", "rotation") or \
-                    not len(ch.times):
+                    not len(ch.times) or parents[ch.node] is not None:
                 continue
-            if parents[ch.node] is not None:
-                ctx.note("splashpack.track_parented", f"animation {anim.name!r}: node "
-                         f"{scene.nodes[ch.node].name!r} has a parent; its local keys are "
-                         "written as world keys")
             tr = _track(ch, names[ch.node], fx, ctx, f"animation {anim.name!r}")
             if tr is not None:
                 seq.tracks.append(tr)
+        seq.tracks += world_tracks(scene, anim, names, fx.raw, ctx)
         if seq.tracks:
             last = max(int(t.keys["frame"].max() & 0x1FFF) for t in seq.tracks)
             seq.header["duration"] = last
@@ -479,32 +463,8 @@ def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
                  "(Z, X, Y); no runtime code confirmed it", "info")
 
 
-# -- lights, header ----------------------------------------------------------------------------
-def _lights(doc: ModernDocument, scene: Scene, fx: _Fixed, ctx: Context) -> None:
-    worlds = world_matrices(scene)
-    for i in scene.walk():
-        node = scene.nodes[i]
-        if node.light is None or not 0 <= node.light < len(scene.lights):
-            continue
-        lt = scene.lights[node.light]
-        if lt.type != "point":
-            ctx.note("splashpack.light_type", f"light {lt.name!r}: {lt.type} lights are "
-                     "written as point lights")
-        rec = np.zeros(1, ml.LIGHT)
-        rec["pos"] = fx.raw(worlds[i][:3, 3], 0x7FFFFFFF)
-        rng = lt.range if lt.range is not None else 10.0 * fx.gte / DEFAULT_GTE
-        rec["radius"] = int(np.clip(np.rint(rng / fx.s), 0, 0x7FFFFFFF))
-        rec["intensity"] = int(np.clip(np.rint(lt.intensity * 4096), 0, 0xFFFF))
-        rec["rgb"] = np.clip(np.rint(np.asarray(lt.color) * 255), 0, 255)
-        rec["flags"] = int(ext(lt).get("flags", 1)) & 0xFF
-        doc.lights.append(PointLight(rec, _name(lt.name or node.name or f"light_{i}", ctx,
-                                                "light name")))
-    if len(doc.lights) > ml.MAX_TABLE:
-        msg = "the runtime reads at most 16 point lights"
-        raise LimitError(FMT, msg, field="lights", expected="<= 16", actual=len(doc.lights))
-
-
-def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None:
+# -- header ----------------------------------------------------------------------------
+def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed, ctx: Context) -> None:
     hdr = np.zeros(1, ml.HEADERS[version])
     kept = ext(scene).get("header")
     names = hdr.dtype.names or ()
@@ -516,7 +476,7 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed) -> None
                 continue
     if not isinstance(kept, dict):
         hdr["scene_lua"] = -1
-        hdr["player_height"] = int(np.clip(np.rint(1.7 / fx.s), 0, 0xFFFF))
+    player_fields(hdr, scene, ctx, fx.gte, fx.raw)
     hdr["magic"], hdr["version"] = ml.MAGIC, version
     doc.header = hdr
 
@@ -641,7 +601,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     merge_pages(tex.items, uv_boxes(p for o in objs for p in o.parts))
     atlases, textures = place(tex.items)
     doc = ModernDocument()
-    _header(doc, scene, version, fx)
+    _header(doc, scene, version, fx, ctx)
     doc.lua, lua_index = scene_lua(scene, ctx)
     doc.lua_desc = np.zeros(len(doc.lua), ml.LUA_DESC)
     doc.header["scene_lua"] = lua_index if -1 <= lua_index < len(doc.lua) else -1
@@ -650,7 +610,8 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     _skins(doc, scene, objs, fx, ctx)
     _sequences(doc, scene, objs, fx, ctx)
     if version >= 24:
-        _lights(doc, scene, fx, ctx)
+        kept = [isinstance(ext(scene.nodes[o.node]).get("flags"), int) for o in objs]
+        runtime_lights(doc, scene, kept, fx.s, fx.raw, _name, ctx)
     elif scene.lights:
         ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
                  "version 24")

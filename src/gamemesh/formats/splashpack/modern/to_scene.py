@@ -24,11 +24,12 @@ import numpy.typing as npt
 from ....errors import add_new_notes
 from ....registry import Context
 from ....scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
-from ..common import lua_extras, material_keys, primitive
+from ..common import NEUTRAL, bright_note, keep_bright, lua_extras, material_keys, primitive
 from ..conventions import AXES, DEFAULT_GTE, SWAP, bone_trs, object_rotations, track_to_quat
 from ..vram import PageMaterials
 from . import layout as ml
 from .document import ModernDocument, Sequence, SkinnedMesh
+from .player import player_node
 
 FMT = "splashpack"
 UNTEXTURED = 0xFFFF
@@ -56,12 +57,13 @@ class _Builder:
         self.nodes: list[int] = []
         self.skinned_mesh_nodes: dict[int, int] = {}  # object -> the node holding its mesh
         self.by_name: dict[bytes, int] = {}
+        self.bright: list[tuple[str, int]] = []  # meshes with colours clamped to 1.0
 
     def untextured(self) -> int:
         if self.plain is None:
             self.plain = self.scene.add_material(Material(
                 name="vertex_colour", unlit=True, extras={FMT: {"tpage": UNTEXTURED,
-                                                               "color_scale": 255}}))
+                                                               "color_scale": 128}}))
         return self.plain
 
     def material(self, key: tuple[int, int, int], tris: npt.NDArray[np.void]) -> int:
@@ -87,6 +89,10 @@ class _Builder:
                 prim.weights = np.zeros((len(corner), 4), np.float32)
                 prim.weights[:, 0] = 1.0
             mesh.primitives.append(prim)
+            if i in batch.bright:
+                sub = tris if inverse is None else tris[sel]
+                raw = np.take(sub["color"][:, :, :3], SWAP, axis=1).reshape(-1, 3)
+                self.bright.append((mesh.name, keep_bright(mesh, k, raw)))
         return self.scene.add_mesh(mesh)
 
 
@@ -105,6 +111,7 @@ class _Batch:
         for i, n in enumerate(lens):
             self.starts[i], total = total, total + n
         parts = [m for m in meshes if len(m)]
+        self.bright: set[int] = set()  # objects with a colour byte above 128
         if not parts:
             return
         if len(parts) == 1:
@@ -116,6 +123,10 @@ class _Batch:
         else:
             tris = np.concatenate(parts)
         prim = primitive(tris, s)
+        over = np.flatnonzero((tris["color"][:, :, :3] > NEUTRAL).any(axis=(1, 2)))
+        if over.size:
+            owner = np.searchsorted(np.asarray(self.starts), over, side="right") - 1
+            self.bright = set(owner.tolist())
         # (T, 3, ...) views: a triangle's three corners stay together under a mask.
         self.pos = prim.positions.reshape(total, 3, 3)
         self.nrm = prim.normals.reshape(total, 3, 3)  # type: ignore[union-attr]
@@ -183,10 +194,10 @@ def _objects(b: _Builder) -> None:
         ni = b.scene.add_node(node)
         if sk is not None and mesh is not None:
             # glTF ignores a skinned mesh node's transform: the object's transform stays on
-            # this node (the joints' parent), the mesh goes on an untransformed child.
+            # this node (the joints' parent), the mesh goes on an untransformed root node (a
+            # skinned mesh node under a transformed parent draws a validator warning).
             b.skinned_mesh_nodes[i] = b.scene.add_node(Node(
-                name=f"{node.name}_mesh", mesh=mesh, extras={FMT: {"skinned_mesh_of": i}}),
-                parent=ni)
+                name=f"{node.name}_mesh", mesh=mesh, extras={FMT: {"skinned_mesh_of": i}}))
         b.nodes.append(ni)
         b.by_name.setdefault(doc.names[i] if i < len(doc.names) else b"", ni)
 
@@ -207,7 +218,11 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         if frames == 0:
             continue
         fps = clip.fps or ml.FPS
-        times = (np.arange(frames) / fps).astype(np.float32)
+        # A looping clip wraps from its last frame to its first (the runtime's frame % count):
+        # the first pose again at frames / fps closes the loop, so the clip lasts what it
+        # plays for (splashedit-ng: 15 frames at 15 fps is 1.0 s).
+        wrap = bool(clip.flags & 1)
+        times = (np.arange(frames + wrap) / fps).astype(np.float32)
         anim = Animation(name=_text(clip.name) or f"{node.name}_clip_{c}",
                          extras={FMT: {"skin": k, "clip": c, "fps": clip.fps,
                                        "loop": bool(clip.flags & 1)}})
@@ -219,6 +234,8 @@ def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
         scaled = np.abs(trs[2] - 1).max(axis=(0, 2)) > 1e-3
         # (joint, frame, value) in float32: each joint's keys contiguous.
         t, r, s = (a.transpose(1, 0, 2).astype(np.float32) for a in trs)
+        if wrap:
+            t, r, s = (np.concatenate([a, a[:, :1]], axis=1) for a in (t, r, s))
         for j, jn in enumerate(joints):
             anim.channels.append(Channel(jn, "translation", times, t[j]))
             anim.channels.append(Channel(jn, "rotation", times, r[j]))
@@ -402,12 +419,14 @@ def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
         _sequence(b, seq, "cutscene", k)
     _lights(b)
     _nav(b)
-    info: dict[str, Any] = {"version": doc.version, "gte_scaling": gte, "color_scale": 255,
+    player_node(b.scene, doc.header, b.s)
+    info: dict[str, Any] = {"version": doc.version, "gte_scaling": gte, "color_scale": 128,
                             "lua": lua_extras(doc.lua), "header": _header_fields(doc),
                             "sidecars": dict(doc.sidecars), "native": _native(doc)}
     info["scene_lua_index"] = int(doc.hfield("scene_lua"))
     b.scene.extras.update({"format": FMT, "version": doc.version,
                            "variant": f"v{doc.version}", FMT: info})
     _notes(doc, ctx, gte)
+    bright_note(ctx, b.bright)
     add_new_notes(b.scene.notes, ctx.notes)
     return b.scene

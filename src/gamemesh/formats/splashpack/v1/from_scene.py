@@ -101,7 +101,8 @@ def _gather(scene: Scene, ctx: Context, tex: Textures) -> tuple[list[_Object],
             mat = scene.materials[prim.material] if prim.material is not None and \
                 0 <= prim.material < len(scene.materials) else None
             t, texcoord = tex.for_material(mat)
-            got = part(prim, bake, mat, t, texcoord, color_scale(scene, mat), ctx, where)
+            got = part(prim, bake, mat, t, texcoord, color_scale(scene, mat), ctx, where,
+                       (mesh, pi))
             if got is None:
                 continue
             if not obj.parts:

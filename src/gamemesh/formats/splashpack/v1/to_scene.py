@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ....errors import add_new_notes
 from ....registry import Context
 from ....scene import Material, Mesh, Node, Primitive, Scene
-from ..common import lua_extras, lua_files, material_keys, primitive
+from ..common import bright_note, keep_bright, lua_extras, lua_files, material_keys, primitive
 from ..conventions import AXES, DEFAULT_GTE, SWAP, Quat, object_rotations
 from ..vram import PageMaterials
 from .document import SplashpackDocument
@@ -42,7 +42,8 @@ def tris52(doc: SplashpackDocument, i: int) -> npt.NDArray[np.void]:
 
 
 def _object_node(doc: SplashpackDocument, i: int, s: float, tex: PageMaterials, scene: Scene,
-                 ctx: Context, rotation: tuple[Quat, float]) -> None:
+                 ctx: Context, rotation: tuple[Quat, float]) -> int:
+    """Adds object ``i``'s node; returns how many corner colours were clamped to 1.0."""
     obj = doc.objects[i]
     tris = tris52(doc, i)
     rot, err = rotation
@@ -62,6 +63,7 @@ def _object_node(doc: SplashpackDocument, i: int, s: float, tex: PageMaterials, 
         extras["reserved"] = extras.pop("lua_index")
     node = Node(name=f"object_{i}", translation=(float(pos[0]), float(pos[1]), float(pos[2])),
                 rotation=rot, extras={FMT: extras})
+    bright = 0
     if len(tris):
         mesh = Mesh(name=f"object_{i}")
         keys, inverse = material_keys(tris)
@@ -70,8 +72,11 @@ def _object_node(doc: SplashpackDocument, i: int, s: float, tex: PageMaterials, 
             prim = primitive(sel, s)
             prim.material = tex.material(t, sel["uv"])
             mesh.primitives.append(prim)
+            bright += keep_bright(mesh, k, np.take(sel["color"][:, :, :3], SWAP,
+                                                   axis=1).reshape(-1, 3))
         node.mesh = scene.add_mesh(mesh)
     scene.add_node(node)
+    return bright
 
 
 def _navmesh_nodes(doc: SplashpackDocument, s: float, scene: Scene) -> None:
@@ -122,20 +127,19 @@ def to_scene(doc: SplashpackDocument, ctx: Context) -> Scene:
     tex = PageMaterials(doc, scene)
     n = len(doc.meshes)
     rots, errs = object_rotations(doc.objects["rot"][:n]) if n else ([], [])
-    for i in range(n):
-        _object_node(doc, i, s, tex, scene, ctx, (rots[i], errs[i]))
+    bright = [(f"object_{i}", _object_node(doc, i, s, tex, scene, ctx, (rots[i], errs[i])))
+              for i in range(n)]
     _navmesh_nodes(doc, s, scene)
     _player_node(doc, s, scene)
     info: dict[str, Any] = {"layout": doc.layout, "version": doc.version, "gte_scaling": gte,
-                            "color_scale": 255, "lua": lua_extras(doc.lua)}
+                            "color_scale": 128, "lua": lua_extras(doc.lua)}
     if doc.layout == "H":
         info["scene_lua_index"] = int(doc.hfield("scene_lua"))
     scene.extras.update({"format": FMT, "version": doc.version, "variant": f"v1-{doc.layout}",
                          FMT: info})
     ctx.note("splashpack.gte_scaling", f"GTEScaling is not stored in the file; {gte:g} assumed "
              "(raw / 4096 x GTEScaling = units)", "info")
-    ctx.note("splashpack.vertex_colors", "COLOR_0 = byte / 255; the PS1 modulates texture x "
-             "colour / 128, so 128 is neutral and lit scenes look darker in glTF", "info")
+    bright_note(ctx, bright)
     if doc.meshes and any(len(m) for m in doc.meshes):
         ctx.note("splashpack.normals", "the file stores one normal per triangle (v0's); it is "
                  "used for all three corners", "info")
