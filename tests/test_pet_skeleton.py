@@ -269,28 +269,6 @@ def test_sheared_bones_keep_their_matrices() -> None:
     assert [n.code for n in ctx.notes].count("pet.bone_shear") == 1
 
 
-def test_plain_float_quaternion_helpers_match_the_array_ones() -> None:
-    from gamemesh.scene.math import (
-        matrix_to_quat,
-        matrix_to_quat_floats,
-        quat_to_matrix,
-        quat_to_matrix_floats,
-    )
-
-    rng = np.random.default_rng(71)
-    for trial in range(500):
-        q = rng.normal(size=4)
-        m = quat_to_matrix(q) * rng.choice([1.0, -1.0, 1e-30])
-        if trial % 10 == 0:
-            q[int(rng.integers(0, 4))] = rng.choice([np.nan, np.inf])
-            m[int(rng.integers(0, 3)), int(rng.integers(0, 3))] = rng.choice([np.nan, np.inf])
-        with np.errstate(all="ignore"):
-            assert (np.array(quat_to_matrix_floats(q.tolist())).tobytes()
-                    == quat_to_matrix(q).tobytes())
-            assert (np.array(matrix_to_quat_floats(m.tolist())).tobytes()
-                    == matrix_to_quat(m).tobytes())
-
-
 def test_skeleton_and_animation_conventions() -> None:
     scene = SPEC.to_scene(read(fixture("pet", (1, 3)), ctx("a.pet")), ctx("a.pet"))
     names = [n.name for n in scene.nodes]

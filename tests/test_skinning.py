@@ -46,7 +46,8 @@ def test_safe_inverse_gives_identity_for_singular_and_non_finite() -> None:
 
 def _reference_limit(joints: Any, weights: Any, keep: int | None,
                      width: int | None) -> tuple[Any, Any, int, int]:
-    """limit_influences as it was before the column-wise fold and sort (per-row argsort)."""
+    """limit_influences written plainly: every row through a full stable argsort, with fresh
+    arrays at each step."""
     j = np.asarray(joints, dtype=np.int64)
     w = np.asarray(weights, dtype=np.float64)
     w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
@@ -69,12 +70,12 @@ def _reference_limit(joints: Any, weights: Any, keep: int | None,
     return jp, wp, used, over
 
 
-def test_column_fold_and_sort_match_the_per_row_sort() -> None:
-    """Up to 8 slots are folded and sorted column by column: the same bits as the per-row
-    stable argsort, with repeats, ties, zeros, negatives and NaN."""
+def test_limit_influences_matches_the_plain_per_row_sort() -> None:
+    """Sorting only the rows out of order and writing in place gives the same bits as the
+    plain per-row stable argsort, with repeats, ties, zeros, negatives, NaN and inf."""
     rng = np.random.default_rng(11)
     for trial in range(300):
-        k = int(rng.integers(1, 9))
+        k = int(rng.integers(1, 12))
         n = int(rng.integers(0, 60))
         j = rng.integers(0, 4 if trial % 2 else 40, (n, k))
         w = rng.choice([0.0, 0.25, 0.5, 1 / 3, 1 / 255, 7 / 255, -1.0, np.nan, np.inf, 0.1],

@@ -79,15 +79,6 @@ def _quat_to_matrix1(q: list[float]) -> list[list[float]]:
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
 
 
-def quat_to_matrix_floats(q: list[float]) -> list[list[float]]:
-    """:func:`quat_to_matrix` of one quaternion as plain floats in and out (its one-matrix
-    path, so its bits, without the array round trips), for callers working bone by bone."""
-    if all(map(math.isfinite, q)):
-        return _quat_to_matrix1(q)
-    out: list[list[float]] = quat_to_matrix(q).tolist()
-    return out
-
-
 # Row-major positions of m00 m11 m22, m21 m02 m10, m12 m20 m01.
 _GATHER = np.array([0, 4, 8, 7, 2, 3, 5, 6, 1])
 _SQ_SIGNS = np.array([[1.0, 1.0, -1.0, -1.0], [1.0, -1.0, 1.0, -1.0], [1.0, -1.0, -1.0, 1.0]])
@@ -102,10 +93,6 @@ def matrix_to_quat(m: npt.ArrayLike) -> F64:
     turns (w = 0) keep the relative signs of x, y and z that the diagonal alone cannot give.
     """
     a = np.asarray(m, dtype=np.float64)
-    if a.shape == (3, 3):
-        rows = a.tolist()
-        if all(math.isfinite(x) for row in rows for x in row):
-            return np.array(_matrix_to_quat1(rows))
     lead = a.shape[:-2]
     # The diagonal, and the off-diagonal pairs (m21, m12), (m02, m20), (m10, m01), in one
     # gather: a few whole-array operations rather than one per element.
@@ -126,38 +113,6 @@ def matrix_to_quat(m: npt.ArrayLike) -> F64:
     q = cands[rows[:, None], _PICK[big]] / (2 * r[:, None])
     q = np.where(q[:, 3:4] < 0, -q, q).reshape(*lead, 4)
     return quat_normalize(q)
-
-
-def _matrix_to_quat1(m: list[list[float]]) -> list[float]:
-    """:func:`matrix_to_quat` of one finite 3x3 in plain floats: the same operations in the
-    same order, so the same bits (numpy's per-call cost is ~90 us for one matrix; this ~3)."""
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m
-    d21, s21 = m21 - m12, m21 + m12
-    d02, s02 = m02 - m20, m02 + m20
-    d10, s10 = m10 - m01, m10 + m01
-    sq = [1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22]
-    big = sq.index(max(sq))  # the first largest, as argmax
-    r = math.sqrt(max(sq[big], 1e-300))
-    rr = r * r
-    cand = ((d21, d02, d10, rr), (rr, s10, s02, d21), (s10, rr, s21, d02),
-            (s02, s21, rr, d10))[big]
-    two_r = 2 * r
-    q = [c / two_r for c in cand]
-    if q[3] < 0:
-        q = [-c for c in q]
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if n == 0:
-        n = 1.0
-    return [c / n for c in q]
-
-
-def matrix_to_quat_floats(m: list[list[float]]) -> list[float]:
-    """:func:`matrix_to_quat` of one 3x3 as plain floats in and out (its one-matrix path, so
-    its bits, without the array round trips), for callers working bone by bone."""
-    if all(map(math.isfinite, m[0] + m[1] + m[2])):
-        return _matrix_to_quat1(m)
-    out: list[float] = matrix_to_quat(m).tolist()
-    return out
 
 
 def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
@@ -264,15 +219,17 @@ def _det3(rows: list[list[float]], basis: F64, bound: float) -> float:
 
 
 def _basis_to_rs(rows: list[list[float]], basis: F64) -> tuple[F64, F64]:
-    """:func:`matrix_to_trs`'s rotation and scale of one finite 3x3, in plain floats (same
-    operations, same order, same bits; the determinant's sign still comes from LAPACK)."""
+    """:func:`matrix_to_trs`'s rotation and scale of one finite 3x3: the scale in plain floats
+    (same operations, same order, same bits; the determinant's sign still comes from LAPACK),
+    the rotation from :func:`matrix_to_quat` (a real file splits at most a node or two this
+    way, so its ~0.1 ms per matrix does not earn a plain-float twin)."""
     s = [math.sqrt(rows[0][j] * rows[0][j] + rows[1][j] * rows[1][j] + rows[2][j] * rows[2][j])
          for j in range(3)]
     if _det3(rows, basis, s[0] * s[1] * s[2]) < 0:
         s[0] = -s[0]
     safe = [1.0 if x == 0 else x for x in s]
     unit = [[row[j] / safe[j] for j in range(3)] for row in rows]
-    return np.array(_matrix_to_quat1(unit)), np.array(s)
+    return matrix_to_quat(np.array(unit)), np.array(s)
 
 
 def local_matrix(node: Node) -> F64:

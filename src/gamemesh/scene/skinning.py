@@ -6,7 +6,6 @@ glTF) reaches every writer at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,62 +33,44 @@ class Influences:
 
 def fold_repeated_joints(joints: npt.ArrayLike, weights: npt.ArrayLike) -> F64:
     """Weights with a joint named twice for one vertex folded into its first slot (the later
-    slot's weight becomes 0). Vectorized over vertices, one pass per pair of slots."""
-    j = np.asarray(joints)
+    slot's weight becomes 0), slot pair by slot pair in order. Vectorized over vertices."""
     w = np.array(weights, dtype=np.float64)
-    k = j.shape[1] if j.ndim == 2 else 0
-    for a in range(k):
-        for b in range(a + 1, k):
-            same = (j[:, b] == j[:, a]) & (w[:, a] > 0) & (w[:, b] > 0)
-            w[same, a] += w[same, b]
-            w[same, b] = 0.0
+    _fold_in_place(np.asarray(joints), w)
     return w
 
 
-# Up to this many slots, repeats fold and slots sort column by column (a few comparisons of
-# whole columns instead of numpy's per-row sort of a handful of items, ~10x faster).
-_COLUMN_SLOTS = 8
-
-
-def fold_repeated_columns(j: Sequence[npt.NDArray[Any]], w: Sequence[F64]) -> None:
-    """:func:`fold_repeated_joints` on slot columns, in place: where a later slot names the
-    same joint as an earlier one (both weighted), its weight moves onto the earlier slot."""
+def _fold_in_place(j: npt.NDArray[np.integer[Any]], w: F64) -> None:
+    """:func:`fold_repeated_joints` writing into ``w``."""
+    k = w.shape[1] if w.ndim == 2 else 0
     # Which weights are > 0, kept up to date (a fold keeps the earlier slot's > 0 and zeroes
-    # the later one's) rather than compared again for every pair of slots.
-    pos = [c > 0 for c in w]
-    for a in range(len(w)):
-        for b in range(a + 1, len(w)):
-            same = np.flatnonzero((j[b] == j[a]) & pos[a] & pos[b])
-            if len(same):
-                w[a][same] += w[b][same]
-                w[b][same] = 0.0
-                pos[b][same] = False
-
-
-def _fold_sort_columns(j: I64, w: F64) -> tuple[I64, F64, I64]:
-    """:func:`fold_repeated_joints` then the stable sort by descending weight, on columns:
-    the same folds in the same order, and each slot's place in the sorted row is the number
-    of slots that sort before it (a larger weight, or an equal one further left). Also each
-    row's count of non-zero weights."""
-    n, k = w.shape
-    jc = [np.ascontiguousarray(j[:, i]) for i in range(k)]
-    wc = [np.ascontiguousarray(w[:, i]) for i in range(k)]
-    fold_repeated_columns(jc, wc)
-    base = np.arange(n, dtype=np.int64) * k
-    ws = np.empty(n * k)
-    js = np.empty(n * k, np.int64)
+    # the later one's) rather than compared again for every pair of slots; only the few
+    # vertices that repeat a joint are written.
+    pos = w > 0
     for a in range(k):
-        rank = np.zeros(n, np.int8)
-        for b in range(k):
-            if b != a:
-                rank += (wc[b] >= wc[a]) if b < a else (wc[b] > wc[a])
-        at = base + rank
-        ws[at] = wc[a]
-        js[at] = jc[a]
-    counts = np.zeros(n, np.int64)
-    for c in wc:
-        counts += c != 0
-    return js.reshape(n, k), ws.reshape(n, k), counts
+        for b in range(a + 1, k):
+            same = np.flatnonzero((j[:, b] == j[:, a]) & pos[:, a] & pos[:, b])
+            if len(same):
+                w[same, a] += w[same, b]
+                w[same, b] = 0.0
+                pos[same, b] = False
+
+
+def _sort_rows(j: I64, w: F64) -> I64:
+    """Each row's slots in the stable order of descending weight: ``w`` in place, the joints
+    returned (``j`` itself when no row moves). Only the rows not already in that order are
+    sorted: readers mostly hand over sorted rows, and gathering every row through the
+    permutation cost more than the rest of :func:`limit_influences` together."""
+    unsorted = np.zeros(len(w), dtype=bool)
+    for c in range(w.shape[1] - 1):
+        unsorted |= w[:, c] < w[:, c + 1]
+    rows = np.flatnonzero(unsorted)
+    if not len(rows):
+        return j
+    j = j.copy()
+    order = np.argsort(-w[rows], axis=1, kind="stable")
+    w[rows] = np.take_along_axis(w[rows], order, axis=1)
+    j[rows] = np.take_along_axis(j[rows], order, axis=1)
+    return j
 
 
 def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | None = None,
@@ -99,30 +80,28 @@ def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | 
     when None), each row renormalizes to 1 (a row of zeros stays zero) and the result pads
     with zeros to ``width`` columns (default: the kept count rounded up to 4). A slot whose
     weight is 0 names joint 0 (the glTF validator flags a zero weight naming a joint)."""
+    # Written in place on one copy of the weights: on a large mesh every fresh temporary
+    # costs more in page faults than the arithmetic done in it.
     j = np.asarray(joints, dtype=np.int64)
-    w = np.asarray(weights, dtype=np.float64)
-    w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
+    w = np.array(weights, dtype=np.float64)
+    np.copyto(w, 0.0, where=~((w > 0) & (w < np.inf)))
     merged = w.shape[1] <= MAX_MERGE_SLOTS
-    if w.ndim == 2 and 0 < w.shape[1] <= _COLUMN_SLOTS and j.shape == w.shape:
-        j, w, counts = _fold_sort_columns(j, w)
-    else:
-        if merged:
-            w = fold_repeated_joints(j, w)
-        order = np.argsort(-w, axis=1, kind="stable")
-        w = np.take_along_axis(w, order, axis=1)
-        j = np.take_along_axis(j, order, axis=1)
-        counts = np.count_nonzero(w, axis=1)
+    if merged:
+        _fold_in_place(j, w)
+    j = _sort_rows(j, w)
+    # Counted slot by slot: a count across each narrow row is several times slower.
+    counts = np.zeros(len(w), dtype=np.int64)
+    for c in range(w.shape[1]):
+        counts += w[:, c] != 0
     used = int(counts.max()) if len(w) else 0
     n = max(1, used) if keep is None else max(1, min(int(keep), w.shape[1]))
     over = int(np.count_nonzero(counts > n))
-    w, j = w[:, :n], j[:, :n]
-    total = w.sum(axis=1, keepdims=True)
-    w = w / np.where(total > 0, total, 1.0)
+    total = w[:, :n].sum(axis=1, keepdims=True)
     cols = width if width is not None else max(4, -(-n // 4) * 4)
     wp = np.zeros((len(w), cols))
     jp = np.zeros((len(w), cols), dtype=np.int64)
-    wp[:, :n], jp[:, :n] = w, j
-    jp[wp == 0] = 0
+    np.divide(w[:, :n], np.where(total > 0, total, 1.0), out=wp[:, :n])
+    np.copyto(jp[:, :n], j[:, :n], where=wp[:, :n] != 0)
     return Influences(jp, wp, used, over, merged)
 
 
