@@ -474,9 +474,6 @@ def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
         msg = "the runtime reads at most 16 animations"
         raise LimitError(FMT, msg, field="header.animation_count", expected="<= 16",
                          actual=len(doc.animations))
-    if doc.animations:
-        ctx.note("splashpack.rotation_tracks", "rotation tracks assume Unity's Euler order "
-                 "(Z, X, Y); no runtime code confirmed it", "info")
 
 
 # -- lights, header ----------------------------------------------------------------------------
