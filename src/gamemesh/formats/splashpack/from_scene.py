@@ -1,5 +1,5 @@
 """Scene -> a SPLASHPACK document of the version asked for (``v1/from_scene.py`` for version 1,
-``modern/from_scene.py`` for 20..24), and a document -> its files (the main file, and a modern
+``modern/from_scene.py`` for 20..26), and a document -> its files (the main file, and a modern
 one's ``.vram`` and ``.spu`` sidecars)."""
 
 from __future__ import annotations

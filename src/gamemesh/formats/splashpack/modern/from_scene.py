@@ -422,10 +422,28 @@ def _skins(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
         bones = np.concatenate(o.bones)[:, SWAP].reshape(-1).astype(np.uint8)
         doc.skins.append(SkinnedMesh(go_index=k, bone_count=len(joints), bone_index=bones,
                                      clips=_skin_clips(scene, o, fx, ctx), name=doc.names[k]))
+        if doc.version >= ml.SKIN_TAIL_VERSION:
+            _skin_tail(doc.skins[-1], scene, joints, o, fx, ctx)
     if len(doc.skins) > ml.MAX_TABLE:
         msg = "the runtime reads at most 16 skinned meshes"
         raise LimitError(FMT, msg, field="header.skin_count", expected="<= 16",
                          actual=len(doc.skins))
+
+
+def _skin_tail(skin: SkinnedMesh, scene: Scene, joints: list[int], obj: _Obj, fx: _Fixed,
+               ctx: Context) -> None:
+    """v26: each joint's rest position in the vertices' space (object space, PSX frame, as the
+    skinned vertices are written) and its name; a joint read from a v26 file keeps its own."""
+    worlds = world_matrices(scene)
+    local = (np.stack([worlds[j][:3, 3] for j in joints]) - obj.pos) @ obj.rot
+    bind = fx.raw(local).astype(np.int16)
+    for b, j in enumerate(joints):
+        kept = ext(scene.nodes[j]).get("bind_raw")
+        if isinstance(kept, list) and len(kept) == 3 and all(isinstance(v, int) for v in kept):
+            bind[b] = kept
+    skin.bind = bind
+    skin.joint_names = [_name(scene.nodes[j].name or f"joint_{b}", ctx, "joint name")
+                        for b, j in enumerate(joints)]
 
 
 def _track(ch: Any, name: bytes, fx: _Fixed, ctx: Context, where: str) -> Track | None:
@@ -621,6 +639,19 @@ def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
                  f"the runtime will lack {', '.join(lacks)}")
 
 
+def _renderer_sizes(doc: ModernDocument, scene: Scene) -> None:
+    """v25+: the renderer's buffer sizes, kept from the scene's file, else the sizes psxsplash's
+    renderer fixed before they became fields (a 0 would leave the runtime no buffers)."""
+    if doc.version < 25:
+        return
+    kept = ext(scene).get("header")
+    kept = kept if isinstance(kept, dict) else {}
+    for name, default in (("ordering_table_size", ml.DEFAULT_OT_SIZE),
+                          ("bump_allocator_size", ml.DEFAULT_BUMP_SIZE)):
+        v = kept.get(name)
+        doc.header[name] = v if isinstance(v, int) and 0 < v <= 0xFFFFFFFF else default
+
+
 def _version(scene: Scene, ctx: Context) -> int:
     v = ctx.opt("splash_version")
     if v is None:
@@ -639,6 +670,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     atlases, textures = place(tex.items)
     doc = ModernDocument()
     _header(doc, scene, version, fx)
+    _renderer_sizes(doc, scene)
     doc.lua, lua_index = scene_lua(scene, ctx)
     doc.lua_desc = np.zeros(len(doc.lua), ml.LUA_DESC)
     doc.header["scene_lua"] = lua_index if -1 <= lua_index < len(doc.lua) else -1
