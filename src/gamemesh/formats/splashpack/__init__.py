@@ -7,8 +7,8 @@ sample) is refused with UnsupportedVersionError. Versions 20..26 (the 2026 rewri
 and splashedit-ng, with the ``.vram``/``.spu`` sidecars) are read and written back byte for byte
 (``shared/specs/splashpack-modern.md``); 2..19 and the PS1Godot fork's
 own layouts (its 27..32, and its 21..26 told apart from upstream by layout) are refused by
-name. New files are version 23 (24 with point lights), or version 1 in layout G (the seed's)
-or H on request.
+name. New files are version 21 (the newest the public runtime loads), or another version, or
+version 1 in layout G (the seed's) or H on request.
 
 Spec: ``shared/specs/splashpack.md`` (it corrects the seed ``002_a0486480ea728084.txt``: 36-byte
 navmesh triangles, signed player fields, GTEScaling not stored). Public sources of the facts:
@@ -58,8 +58,9 @@ SPEC = FormatSpec(
         Option("gte_scaling", "scene units per GTE unit (not stored in the file; reading "
                "assumes 100, writing keeps the scene's or 100 when the meshes fit, else picks "
                "one from the bounds)", float),
-        Option("splash_version", "version of new files: 23 (default; 24 when the scene has point "
-               "lights), 24, 25, 26, or 1 (the seed's 2025 layout; 20..22 for older runtimes)", int,
+        Option("splash_version", "version of new files: 21 (default: the newest the public "
+               "psxsplash runtime loads), 20, 22..26 (24+ keeps point lights; only splashedit-ng's "
+               "tools read 22+), or 1 (the seed's 2025 layout)", int,
                None, (1, 20, 21, 22, 23, 24, 25, 26)),
         Option("layout", "version-1 layout of new files: G (the seed's) or H (60-byte objects, "
                "scene Lua); implies --splash-version 1", str, None, ("G", "H")),

@@ -17,16 +17,17 @@ from .v1.write import write as write_v1
 __all__ = ["from_scene", "save", "write_files"]
 
 
-def _wanted(ctx: Context) -> int:
+def _wanted(ctx: Context) -> int | None:
+    """1 when asked for (an explicit v1 layout asks for it too), the modern version asked for,
+    else None (the modern writer's default)."""
     v = ctx.opt("splash_version")
     if v is None:
-        # An explicit v1 layout asks for version 1.
-        return 1 if ctx.opt("layout") is not None else 23
+        return 1 if ctx.opt("layout") is not None else None
     return int(v)
 
 
 def from_scene(scene: Scene, ctx: Context) -> Document:
-    """Version 1 (layout G or H) when asked, else a modern file (23, 24 with lights)."""
+    """Version 1 (layout G or H) when asked, else a modern file (21 unless asked)."""
     if _wanted(ctx) == 1:
         return from_scene_v1(scene, ctx)
     return from_scene_modern(scene, ctx)

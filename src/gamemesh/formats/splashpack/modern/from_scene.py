@@ -1,4 +1,5 @@
-"""Scene -> :class:`ModernDocument` (version 23, or 24 when the scene has point lights).
+"""Scene -> :class:`ModernDocument` (version 21, the newest the public runtime loads, or the one
+asked for).
 
 Every mesh node becomes one GameObject named after the node (its world rotation kept, scale
 baked into the vertices, spec-modern §3.2); textures go into the ``.vram`` sidecar with CLUTs
@@ -588,7 +589,9 @@ def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
         if recs is not None:
             setattr(doc, name, recs)
     if doc.version < 22 and (len(doc.agents) or len(doc.waypoints)):
-        ctx.note("splashpack.agents_dropped", "AI agents need version 22 or later")
+        ctx.note("splashpack.agents_dropped", f"{len(doc.agents)} AI agent(s) not written: "
+                 f"agents need version {ml.AGENTS_VERSION} or later (--splash-version "
+                 f"{ml.AGENTS_VERSION} keeps them)")
         doc.agents, doc.waypoints = np.zeros(0, ml.AGENT), np.zeros(0, ml.WAYPOINT)
     same = native.get("poly_counts") == [len(m) for m in doc.meshes]
     missing = []
@@ -653,10 +656,15 @@ def _renderer_sizes(doc: ModernDocument, scene: Scene) -> None:
 
 
 def _version(scene: Scene, ctx: Context) -> int:
+    """The option's version, else the public runtime's (21); a version that runtime cannot
+    load is said in a note naming who reads it."""
     v = ctx.opt("splash_version")
-    if v is None:
-        return 24 if any(n.light is not None for n in scene.nodes) and scene.lights else 23
-    return int(v)
+    version = ml.DEFAULT_VERSION if v is None else int(v)
+    if version not in ml.RUNTIME_VERSIONS:
+        ctx.note("splashpack.runtime_version", f"version {version}: the public runtime, "
+                 f"{ml.PUBLIC_RUNTIME}, loads versions 20 and 21 only; {version} is read by "
+                 f"{ml.READERS.get(version, 'no known runtime')}", "info")
+    return version
 
 
 def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
@@ -681,8 +689,9 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     if version >= 24:
         _lights(doc, scene, fx, ctx)
     elif scene.lights:
-        ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
-                 "version 24")
+        ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s) not written: point "
+                 f"lights need version {ml.LIGHTS_VERSION} or later (--splash-version "
+                 f"{ml.LIGHTS_VERSION} keeps them; the public runtime reads 20 and 21 only)")
     stale = _restore(doc, scene, ctx)
     if _bvh(doc):
         stale = [k for k in stale if not k.startswith("bvh_")]

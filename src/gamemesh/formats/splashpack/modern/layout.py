@@ -19,6 +19,12 @@ FORK_VERSIONS = range(27, 33)
 # 20 and 21 only (it takes the 128-byte header for anything newer, so a v22+ pack breaks it).
 PUBLIC_RUNTIME = "psxsplash main (fd34188)"
 RUNTIME_VERSIONS = (20, 21)
+# New files: the newest version the public runtime loads (21 holds all of 20 plus the memcard
+# table; SplashEdit 2cfa718, the last Unity writer, writes 21 too).
+DEFAULT_VERSION = 21
+# The oldest version of each feature a scene can author (spec-modern §2.2, §4.4, §13).
+LIGHTS_VERSION = 24
+AGENTS_VERSION = 22
 READERS = {20: PUBLIC_RUNTIME, 21: PUBLIC_RUNTIME,
            22: "no public reader (psxsplash between 2cfa718 and c1df566)",
            23: "psxsplash c1df566 (not public) and splashedit-ng's tests/splashdiff.py",
