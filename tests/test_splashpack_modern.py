@@ -216,7 +216,7 @@ def test_missing_vram_is_a_warning_and_untextured(tmp_path: Path) -> None:
 # -- from glTF ----------------------------------------------------------------------------------
 def test_gltf_round_trip_keeps_geometry_texels_skin_clip_and_light(tmp_path: Path) -> None:
     gamemesh.convert(FIXTURES / "v24.splashpack", tmp_path / "a.glb")
-    report = gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.splashpack", splash_version=24)
+    report = gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.splashpack")  # 24: its source
     assert sorted(Path(p).name for p in report.outputs) == ["b.splashpack", "b.vram"]
     a = read_modern(fixture(24)[0])
     b = gamemesh.read_native(tmp_path / "b.splashpack")
@@ -487,7 +487,7 @@ def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path:
     nav_prim = s.meshes[nav.mesh].primitives[0]  # type: ignore[index]
     assert len(nav_prim.positions) == 6  # one square region, fanned into 2 triangles
     assert np.allclose(np.abs(nav_prim.positions[:, [0, 2]]), 200.0)  # 8192 raw x 100 / 4096
-    rep = gamemesh.convert(tmp_path / "rich.glb", tmp_path / "back.splashpack", splash_version=24)
+    rep = gamemesh.convert(tmp_path / "rich.glb", tmp_path / "back.splashpack")
     back = gamemesh.read_native(tmp_path / "back.splashpack")
     a = gamemesh.read_native(path)
     for name in ("colliders", "triggers", "interactables", "agents", "waypoints", "bvh_nodes",

@@ -12,7 +12,7 @@ import pytest
 
 import gamemesh
 from gamemesh.formats.splashpack.modern import layout as ml
-from splashpack_modern_fixtures import scene
+from splashpack_modern_fixtures import FIXTURES, scene
 
 
 def _codes(notes: list[gamemesh.Note]) -> dict[str, gamemesh.Note]:
@@ -48,3 +48,52 @@ def test_the_runtime_versions_give_no_runtime_note(v: int, tmp_path: Path) -> No
     notes = _codes(gamemesh.save(scene(lights=False), tmp_path / "o.splashpack", splash_version=v))
     assert "splashpack.runtime_version" not in notes
     assert gamemesh.read_native(tmp_path / "o.splashpack").version == v
+
+
+# -- item 7: a scene read from a SPLASHPACK goes back to its own version -------------------------
+def _v1_pack(tmp_path: Path, layout: str) -> Path:
+    """A version-1 pack of our own writer (layout G or H), with its navmesh."""
+    path = tmp_path / f"src_{layout}.bin"
+    gamemesh.save(scene(lights=False), path, layout=layout)
+    return path
+
+
+@pytest.mark.parametrize("layout", ["G", "H"])
+def test_v1_scene_through_gltf_is_written_as_v1_with_its_navmesh(layout: str,
+                                                                  tmp_path: Path) -> None:
+    src = _v1_pack(tmp_path, layout)
+    a = gamemesh.read_native(src)
+    gamemesh.convert(src, tmp_path / "a.glb")
+    report = gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.bin")
+    b = gamemesh.read_native(tmp_path / "b.bin")
+    assert (b.version, b.layout) == (1, layout)
+    assert [len(m) for m in b.navmeshes] == [len(m) for m in a.navmeshes] == [2]
+    codes = _codes(report.notes)
+    assert "splashpack.navmesh_dropped" not in codes
+    assert f"version 1 layout {layout}" in codes["splashpack.source_version"].message
+
+
+def test_modern_scene_through_gltf_keeps_its_version(tmp_path: Path) -> None:
+    for v in (20, 23, 26):
+        gamemesh.convert(FIXTURES / f"v{v}.splashpack", tmp_path / f"{v}.glb")
+        gamemesh.convert(tmp_path / f"{v}.glb", tmp_path / f"{v}.splashpack")
+        assert gamemesh.read_native(tmp_path / f"{v}.splashpack").version == v
+    # The option still wins over the source's version.
+    gamemesh.convert(tmp_path / "26.glb", tmp_path / "x.splashpack", splash_version=21)
+    assert gamemesh.read_native(tmp_path / "x.splashpack").version == 21
+
+
+def test_blender_export_finds_the_source_on_the_imported_object(tmp_path: Path) -> None:
+    """The Blender extension keeps the imported file's scene extras on the root object
+    (``gamemesh.extras``) and its glTF export carries them as node extras: that is the source."""
+    src = _v1_pack(tmp_path, "H")
+    s = gamemesh.load(src)
+    kept = dict(s.extras)
+    s.extras.clear()
+    s.nodes[0].extras["gamemesh"] = {"format": "splashpack", "extras": kept}
+    gamemesh.save(s, tmp_path / "blender.bin")
+    b = gamemesh.read_native(tmp_path / "blender.bin")
+    assert (b.version, b.layout) == (1, "H") and len(b.navmeshes) == 1
+    # A scene that never was a SPLASHPACK gets the default.
+    gamemesh.save(scene(lights=False), tmp_path / "new.bin")
+    assert gamemesh.read_native(tmp_path / "new.bin").version == ml.DEFAULT_VERSION
