@@ -54,7 +54,7 @@ from ..conventions import (
     stored_rotation,
 )
 from ..vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
-from . import bvh
+from . import bvh, navbuild
 from . import layout as ml
 from .document import (
     ModernDocument,
@@ -213,22 +213,29 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
 def _gather(scene: Scene, ctx: Context, tex: Textures) -> list[_Obj]:
     worlds = world_matrices(scene)
     out: list[_Obj] = []
-    navs = 0
     for i in scene.walk():
         node = scene.nodes[i]
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
             continue
         if is_navmesh(node):
-            # to_scene's nav-region mesh is a view of records kept in extras (see _restore).
-            navs += 0 if ext(node).get("debug_only") else 1
-            continue
+            continue  # nav regions (_nav), not a GameObject
         obj = _node_object(scene, i, worlds, tex, ctx)
         if obj is not None:
             out.append(obj)
-    if navs:
-        ctx.note("splashpack.navmesh_dropped", f"{navs} navmesh node(s): modern files hold nav "
-                 "regions (convex polygons with portals), which gamemesh does not build")
     return out
+
+
+def _nav(doc: ModernDocument, scene: Scene, fx: _Fixed, ctx: Context) -> None:
+    """Nav regions from the scene's navmesh nodes (a v1 pack's navmeshes, or a glTF's), unless
+    the scene kept a modern file's own (to_scene's debug mesh of those is only a view)."""
+    if len(doc.nav_regions):
+        return
+    nodes = [i for i in scene.walk() if scene.nodes[i].mesh is not None and
+             0 <= (scene.nodes[i].mesh or 0) < len(scene.meshes) and
+             is_navmesh(scene.nodes[i]) and not ext(scene.nodes[i]).get("debug_only")]
+    if nodes:
+        navbuild.nav_from_triangles(doc, navbuild.scene_nav_triangles(scene, nodes),
+                                    fx.raw, ctx)
 
 
 # -- fixed point -------------------------------------------------------------------------------
@@ -637,9 +644,9 @@ def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
         ctx.note("splashpack.derived_dropped", f"{', '.join(stale)} point at triangles that "
                  "changed since the file was read; they are left out")
     if lacks:
-        ctx.note("splashpack.not_built", "rooms and nav regions are not built from a "
-                 "scene (their build rules are in splashedit-ng's D23, not in gamemesh's spec): "
-                 f"the runtime will lack {', '.join(lacks)}")
+        ctx.note("splashpack.not_built", "rooms are not built from a scene, nor nav regions "
+                 "without a navmesh node (a v1 pack's navmesh, or a node flagged or named "
+                 f"navmesh): the runtime will lack {', '.join(lacks)}")
 
 
 def _renderer_sizes(doc: ModernDocument, scene: Scene) -> None:
@@ -693,6 +700,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
                  f"lights need version {ml.LIGHTS_VERSION} or later (--splash-version "
                  f"{ml.LIGHTS_VERSION} keeps them; the public runtime reads 20 and 21 only)")
     stale = _restore(doc, scene, ctx)
+    _nav(doc, scene, fx, ctx)
     if _bvh(doc):
         stale = [k for k in stale if not k.startswith("bvh_")]
     _missing(doc, stale, ctx)
