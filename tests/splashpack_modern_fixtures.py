@@ -1,6 +1,6 @@
 """A small scene with every modern SPLASHPACK feature the writer authors (textured and
 untextured triangles, a skinned mesh with a clip, an object animation, a point light), and the
-fixtures of versions 20..24 made from it by gamemesh's own writer. No tests here."""
+fixtures of versions 20..26 made from it by gamemesh's own writer. No tests here."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from gamemesh.scene import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "splashpack_modern"
-VERSIONS = (20, 21, 22, 23, 24)
+VERSIONS = (20, 21, 22, 23, 24, 25, 26)
 
 
 def checker(n: int = 16) -> np.ndarray:
@@ -100,7 +100,8 @@ def scene(lights: bool = True) -> Scene:
 
 def document(version: int) -> ModernDocument:
     """The scene written as ``version`` (20..22 by re-heading the v23 document: the cursor and
-    data records are the same; only the header grows)."""
+    data records are the same; only the header grows; 25 adds the renderer sizes, 26 the skin's
+    bind positions and joint names)."""
     doc = from_scene_modern(scene(lights=version >= 24),
                             Context(options={"splash_version": max(version, 23)}))
     if version < 23:

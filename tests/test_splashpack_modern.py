@@ -1,4 +1,4 @@
-"""Modern SPLASHPACK (versions 20..24): fixtures made by our writer read back byte for byte (main
+"""Modern SPLASHPACK (versions 20..26): fixtures made by our writer read back byte for byte (main
 file and .vram), match the byte layouts of specs/splashpack-modern.md, convert to valid glTF the
 right way up with textures, skins, clips and lights, come back from glTF, respect the runtime's
 limits, tell the PS1Godot fork apart, and fail cleanly when damaged."""
@@ -37,7 +37,7 @@ from splashpack_modern_fixtures import (
     scene,
 )
 
-HEADER_SIZES = {20: 120, 21: 128, 22: 144, 23: 144, 24: 148}
+HEADER_SIZES = {20: 120, 21: 128, 22: 144, 23: 144, 24: 148, 25: 156, 26: 156}
 
 
 def fixture(v: int) -> tuple[bytes, bytes]:
@@ -56,7 +56,7 @@ def test_fixtures_read_back_byte_for_byte_with_their_sidecar(v: int) -> None:
     assert [n.decode() for n in doc.names] == ["Floor", "Crate", "Pillar"]
     assert [len(m) for m in doc.meshes] == [2, 2, 16]
     assert len(doc.skins) == 1 and len(doc.animations) == 1
-    assert len(doc.lights) == (1 if v == 24 else 0)
+    assert len(doc.lights) == (1 if v >= 24 else 0)
 
 
 @pytest.mark.parametrize("v", VERSIONS)
@@ -217,7 +217,7 @@ def test_missing_vram_is_a_warning_and_untextured(tmp_path: Path) -> None:
 # -- from glTF ----------------------------------------------------------------------------------
 def test_gltf_round_trip_keeps_geometry_texels_skin_clip_and_light(tmp_path: Path) -> None:
     gamemesh.convert(FIXTURES / "v24.splashpack", tmp_path / "a.glb")
-    report = gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.splashpack")
+    report = gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.splashpack")  # 24: its source
     assert sorted(Path(p).name for p in report.outputs) == ["b.splashpack", "b.vram"]
     a = read_modern(fixture(24)[0])
     b = gamemesh.read_native(tmp_path / "b.splashpack")
@@ -255,8 +255,8 @@ def test_a_new_exterior_scene_gets_a_bvh_and_no_bvh_warning(tmp_path: Path) -> N
 def test_version_option_and_default(tmp_path: Path) -> None:
     plain = scene(lights=False)
     gamemesh.save(plain, tmp_path / "d.splashpack")
-    assert gamemesh.read_native(tmp_path / "d.splashpack").version == 23
-    gamemesh.save(scene(), tmp_path / "l.splashpack")
+    assert gamemesh.read_native(tmp_path / "d.splashpack").version == 21
+    gamemesh.save(scene(), tmp_path / "l.splashpack", splash_version=24)
     assert gamemesh.read_native(tmp_path / "l.splashpack").version == 24
     notes = gamemesh.save(scene(), tmp_path / "n.splashpack", splash_version=23)
     assert "splashpack.lights_dropped" in {n.code for n in notes}
@@ -302,7 +302,7 @@ def test_long_names_are_cut_with_a_note() -> None:
 
 
 # -- the PS1Godot fork ---------------------------------------------------------------------------
-@pytest.mark.parametrize("v", [25, 30, 32])
+@pytest.mark.parametrize("v", [27, 30, 32])
 def test_fork_only_versions_are_refused_by_name(v: int) -> None:
     data = bytearray(fixture(23)[0])
     data[2:4] = v.to_bytes(2, "little")
@@ -322,6 +322,84 @@ def test_fork_sidecar_name_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "old.splashpack.vram").write_bytes(vram20)
     doc = gamemesh.read_native(tmp_path / "old.splashpack")
     assert doc.version == 20 and doc.sidecars == {"vram": "old.splashpack.vram"}
+
+
+def _skin_block(data: bytes) -> dict[str, Any]:
+    """The first skinned mesh of a pack walked with struct from the byte rules of spec-modern
+    §4.2 and §13 (splashedit-ng's skincheck.py reads v26 the same way): header counts, bone
+    per corner, clips, then for v26 align 2, bones x i16[3] bind positions, bones x (u8 len,
+    name, NUL)."""
+    version, _, ngo = struct.unpack_from("<HHH", data, 2)
+    hsize = HEADER_SIZES[version]
+    (table,) = struct.unpack_from("<I", data, 116)
+    at, _nlen, _, _, _, name_at = struct.unpack_from("<IBBBBI", data, table)
+    go, bones, nclip = struct.unpack_from("<HBB", data, at)
+    (poly,) = struct.unpack_from("<H", data, hsize + 92 * go + 52)
+    p = (at + 4 + poly * 3 + 3) & ~3
+    for _ in range(nclip):
+        p += 1 + data[p] + 1 + 2
+        p = (p + 1) & ~1
+        (frames,) = struct.unpack_from("<H", data, p)
+        p += 2 + frames * bones * 24
+    bind: list[tuple[int, ...]] = []
+    joints: list[bytes] = []
+    if version >= 26:
+        p = (p + 1) & ~1
+        bind = [struct.unpack_from("<3h", data, p + 6 * b) for b in range(bones)]
+        p += 6 * bones
+        for _ in range(bones):
+            joints.append(data[p + 1:p + 1 + data[p]])
+            assert data[p + 1 + data[p]] == 0
+            p += data[p] + 2
+    return {"go": go, "bones": bones, "bind": bind, "joints": joints, "end": p,
+            "name_at": name_at, "objects": ngo}
+
+
+@pytest.mark.parametrize("v", [25, 26])
+def test_upstream_25_and_26_read_and_write_by_their_layout(v: int, tmp_path: Path) -> None:
+    """v25: a 156-byte header with the renderer's ordering-table and bump-allocator sizes at
+    +148/+152 (the sizes psxsplash's renderer fixed before: 2048*3 and 8096*24); v26 adds
+    the skin's bind positions and joint names after its clips, ending where the skin's name
+    starts. Both round trip byte for byte and read back with the v24 fixture's counts."""
+    data, vram = fixture(v)
+    assert struct.unpack_from("<H", data, 2)[0] == v
+    assert struct.unpack_from("<II", data, 148) == (6144, 194304)
+    doc = SPEC.read(data, Context())
+    assert doc.header.dtype.itemsize == 156
+    assert write_modern(doc) == data and write_vram(read_vram(vram)) == vram
+    ref = SPEC.read(fixture(24)[0], Context())
+    counts = [(len(d.objects), d.triangle_count(), len(d.bvh_refs), len(d.skins),
+               len(d.skins[0].clips), len(d.animations), len(d.lights)) for d in (doc, ref)]
+    assert counts[0] == counts[1] == (3, 20, 20, 1, 1, 1, 1)
+    blk = _skin_block(data)
+    assert (blk["go"], blk["bones"]) == (2, 2)
+    if v == 26:
+        # hip at the pillar's origin, top 1 unit up: -1/100 * 4096 = -41 (Y negated).
+        assert blk["bind"] == [(0, 0, 0), (0, -41, 0)]
+        assert blk["joints"] == [b"hip", b"top"]
+        assert blk["end"] == blk["name_at"]  # the joint names end where the name starts
+        assert data[blk["name_at"]:blk["name_at"] + 7] == b"Pillar\0"
+        assert doc.skins[0].joint_names == [b"hip", b"top"]
+    else:
+        assert doc.skins[0].bind is None and blk["bind"] == []
+    # glTF and back (the version kept): joint names, bind positions and the renderer sizes.
+    gamemesh.convert(FIXTURES / f"v{v}.splashpack", tmp_path / "a.glb")
+    gamemesh.convert(tmp_path / "a.glb", tmp_path / "b.splashpack", splash_version=v)
+    back = gamemesh.read_native(tmp_path / "b.splashpack")
+    assert back.version == v and back.header[0].tobytes()[148:] == data[148:156]
+    assert back.skins[0].joint_names == doc.skins[0].joint_names
+    assert str(back.skins[0].bind) == str(doc.skins[0].bind)
+
+
+def test_a_pack_of_upstream_layout_is_never_called_ps1godot() -> None:
+    """The version alone never says PS1Godot: an upstream 25 reads, and a v23 body relabelled
+    25 (too short a header for upstream 25's 156 bytes) fails naming the fork as the likely
+    writer, because its layout is not upstream's."""
+    SPEC.read(fixture(25)[0], Context())
+    data = bytearray(fixture(23)[0])
+    data[2:4] = (25).to_bytes(2, "little")
+    with pytest.raises(FormatError, match="PS1Godot"):
+        SPEC.read(bytes(data), Context())
 
 
 def test_fork_v21_player_rig_header_is_not_read_as_upstream() -> None:

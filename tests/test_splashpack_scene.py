@@ -4,7 +4,6 @@ validator, splashpack -> glb -> splashpack, and glTF-like scenes written for the
 from __future__ import annotations
 
 import io
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from gamemesh.formats.splashpack.v1.to_scene import tris52
 from gamemesh.registry import Context
 from gamemesh.sample import sample_scene
 from gamemesh.scene import Image, Material, Mesh, Node, Primitive, Scene, TextureRef
-from gamemesh.scene.math import euler_to_quat, world_matrices
+from gamemesh.scene.math import euler_to_quat, matrix_to_quat, world_matrices
 from gamemesh.textures import psx
 from helpers import corpus_files
 from splashpack_fixtures import build_doc, corner_texels, runtime_problems
@@ -156,33 +155,10 @@ def test_object_nodes_carry_position_rotation_and_raw_units() -> None:
     assert scene.materials[scene.meshes[nav.mesh or 0].primitives[0].material or 0].unlit
 
 
-def rotation_to_quat(m: np.ndarray) -> np.ndarray:
-    """The per-matrix reference of the object rotations: xyzw quaternion of a rotation matrix by
-    Shepperd's method on the trace (the largest of w, x, y, z first, so half turns keep their
-    axis signs), its norm summed in a fixed order (np.linalg.norm's BLAS ddot varies by CPU)."""
-    tr = float(np.trace(m))
-    diag = [float(m[0, 0]), float(m[1, 1]), float(m[2, 2])]
-    k = int(np.argmax([tr, *diag]))
-    if k == 0:
-        s = 2.0 * np.sqrt(max(1.0 + tr, 1e-300))
-        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
-    elif k == 1:
-        s = 2.0 * np.sqrt(max(1.0 + diag[0] - diag[1] - diag[2], 1e-300))
-        q = [s / 4, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
-    elif k == 2:
-        s = 2.0 * np.sqrt(max(1.0 + diag[1] - diag[0] - diag[2], 1e-300))
-        q = [(m[0, 1] + m[1, 0]) / s, s / 4, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
-    else:
-        s = 2.0 * np.sqrt(max(1.0 + diag[2] - diag[0] - diag[1], 1e-300))
-        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
-    a = np.asarray(q, dtype=np.float64)
-    a /= math.sqrt(((a[0] * a[0] + a[1] * a[1]) + a[2] * a[2]) + a[3] * a[3])
-    return a if a[3] >= 0 else -a
-
-
 def test_batched_object_rotations_match_one_matrix_at_a_time() -> None:
     """The objects' rotations go through one stacked SVD; each must have the bits the
-    per-matrix path (SVD, reflection fix, rotation_to_quat) gives, half turns included."""
+    per-matrix path (SVD, reflection fix, scene.math.matrix_to_quat of one matrix) gives,
+    half turns included."""
     rng = np.random.default_rng(7)
     turns = [np.diag(d) * 4096 for d in ((1, 1, 1), (-1, -1, 1), (1, -1, -1), (-1, 1, -1))]
     perm = np.array([[0, 1, 0], [0, 0, -1], [-1, 0, 0]]) * 4096
@@ -197,7 +173,7 @@ def test_batched_object_rotations_match_one_matrix_at_a_time() -> None:
         if np.linalg.det(rot) < 0:
             u[:, -1] = -u[:, -1]
             rot = u @ vt
-        want = tuple(float(x) for x in rotation_to_quat(rot))
+        want = tuple(float(x) for x in matrix_to_quat(rot))
         assert repr(quats[k]) == repr(want), k
         assert errs[k] == float(np.abs(rot - r).max())
 

@@ -158,9 +158,9 @@ def test_every_format_package_has_one_shape() -> None:
             # modules choose between them by version.
             generation = {"__init__", "layout", "document", "read", "write", "to_scene",
                           "from_scene", "info"}
-            # modern's from_scene (past 600 lines) keeps the runtime's rules for the player,
-            # lights and parented tracks in modules of their own.
-            modern_extra = {"bvh", "player", "lights", "tracks"}
+            # modern/ also builds the derived sections the runtime walks (bvh, navbuild) and
+            # keeps the runtime's rules for the player, lights and parented tracks apart.
+            modern_extra = {"bvh", "navbuild", "player", "lights", "tracks"}
             for sub, cls, extra in (("v1", doc_class, set()), ("modern", "ModernDocument",
                                                                 modern_extra)):
                 assert {p.stem for p in (folder / sub).glob("*.py")} == generation | extra, sub

@@ -3,11 +3,12 @@ Unity exporter and linked into the PS-EXE.
 
 Versions: the version field is 1 for eight layouts (A..H, 2025-03-22 to 2025-09-04). Layouts B..H
 are read and written back byte for byte, found by the file's own arithmetic; layout A (no public
-sample) is refused with UnsupportedVersionError. Versions 20..24 (the 2026 rewrite, SplashEdit
-today, with the ``.vram``/``.spu`` sidecars) are read and written back byte for byte
+sample) is refused with UnsupportedVersionError. Versions 20..26 (the 2026 rewrite, SplashEdit
+and splashedit-ng, with the ``.vram``/``.spu`` sidecars) are read and written back byte for byte
 (``shared/specs/splashpack-modern.md``); 2..19 and the PS1Godot fork's
-own layouts are refused by name. New files are version 23 (24 with point lights), or version 1
-in layout G (the seed's) or H on request.
+own layouts (its 27..32, and its 21..26 told apart from upstream by layout) are refused by
+name. New files are version 21 (the newest the public runtime loads), or another version, or
+version 1 in layout G (the seed's) or H on request.
 
 Spec: ``shared/specs/splashpack.md`` (it corrects the seed ``002_a0486480ea728084.txt``: 36-byte
 navmesh triangles, signed player fields, GTEScaling not stored). Public sources of the facts:
@@ -32,7 +33,7 @@ __all__ = ["SPEC"]
 
 SPEC = FormatSpec(
     name="splashpack",
-    title="SPLASHPACK (psxsplash PS1 scene: version 1 layouts B..H, versions 20..24)",
+    title="SPLASHPACK (psxsplash PS1 scene: version 1 layouts B..H, versions 20..26)",
     extensions=(".splashpack", ".bin"),
     sniff=lazy(__name__, "read:sniff"),
     read=lazy(__name__, "read:read"),
@@ -50,9 +51,10 @@ SPEC = FormatSpec(
         Option("gte_scaling", "scene units per GTE unit (not stored in the file; reading "
                "assumes 100, writing keeps the scene's or 100 when the meshes fit, else picks "
                "one from the bounds)", float),
-        Option("splash_version", "version of new files: 23 (default; 24 when the scene has point "
-               "lights), 24, or 1 (the seed's 2025 layout; 20..22 for older runtimes)", int,
-               None, (1, 20, 21, 22, 23, 24)),
+        Option("splash_version", "version of new files: 21 (default: the newest the public "
+               "psxsplash runtime loads), 20, 22..26 (24+ keeps point lights; only splashedit-ng's "
+               "tools read 22+), or 1 (the seed's 2025 layout)", int,
+               None, (1, 20, 21, 22, 23, 24, 25, 26)),
         Option("layout", "version-1 layout of new files: G (the seed's) or H (60-byte objects, "
                "scene Lua); implies --splash-version 1", str, None, ("G", "H")),
         Option("no_siblings", "do not read the .vram/.spu sidecars beside a version 20+ file",

@@ -3,9 +3,9 @@
 Positions are the PSX frame of v1 (spec §b.9): glTF = s * C * raw with C = diag(-1, -1, 1) and
 s = GTEScaling / 4096, for vertices, object positions, bone translations and position tracks.
 Matrices (object rotation, baked bone matrices) become C R C. Rotation tracks store Unity Euler
-angles as (-x, y, -z) in units of 1024 = 180 degrees (spec-modern §4.3); gamemesh assumes
-Unity's Euler order (Z, then X, then Y: R = Ry Rx Rz) and Unity = glTF with X mirrored. That
-last step is an assumption no runtime code checked here: it is noted when clips are converted.
+angles as (-x, y, -z) in units of 1024 = 180 degrees (spec-modern §4.3) in Unity's Euler order
+(Z, then X, then Y: R = Ry Rx Rz), with Unity = glTF with X mirrored. The runtime builds the same
+matrix (``src/animation.cpp`` with psyqo's ``multiplyMatrix33``, spec-modern §13).
 
 Both generations share these: the axes, the winding flip, GTEScaling's default, and the
 object rotations (a stored 4.12 matrix <-> a glTF quaternion, each way).
@@ -14,7 +14,6 @@ object rotations (a stored 4.12 matrix <-> a glTF quaternion, each way).
 from __future__ import annotations
 
 import itertools
-import math
 from functools import cache
 from typing import Any
 
@@ -174,68 +173,23 @@ def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
     One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
     stack, so the bits are those of one call per matrix; the quaternions are
-    the rows' :func:`_quat`."""
+    the rows' ``scene.math.matrix_to_quat`` (the batched and the one-matrix paths give the same
+    bits, summed in a fixed order: no BLAS norm, whose last bit depends on the CPU)."""
     # r / 4096 then C R C as one product by +-2**-12 per element: the scaling by a power of
     # two and the sign changes are exact, so the bits are those of the three steps.
     r = np.multiply(np.asarray(raw).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
     u, _, vt = np.linalg.svd(r)
     rot = u @ vt
-    if len(rot) <= 16:
-        return _rotations_few(u, vt, rot, r)
     neg = np.flatnonzero(np.linalg.det(rot) < 0)
     if neg.size:
         u[neg, :, -1] = -u[neg, :, -1]
         rot[neg] = u[neg] @ vt[neg]
     err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
-    return [_quat(a) for a in rot.tolist()], err.tolist()
+    return [_as_quat(q) for q in matrix_to_quat(rot).tolist()], err.tolist()
 
 
-def _rotations_few(u: npt.NDArray[np.float64], vt: npt.NDArray[np.float64],
-                   rot: npt.NDArray[np.float64], r: npt.NDArray[np.float64]
-                   ) -> tuple[list[Quat], list[float]]:
-    """The rest of :func:`_rotations_svd` for a few objects in plain floats. ``rot`` is
-    orthogonal (U V^T of an SVD, to 1e-15), so its determinant is +-1 and its sign comes out
-    the same by any formula."""
-    m = rot.tolist()
-    for i, ((a, b, c), (d, e, f), (g, h, k)) in enumerate(m):
-        if a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g) < 0:
-            u[i, :, -1] = -u[i, :, -1]
-            rot[i] = u[i] @ vt[i]
-            m[i] = rot[i].tolist()
-    err = np.abs(rot - r).reshape(-1, 9).max(axis=1)
-    return [_quat(a) for a in m], err.tolist()
-
-
-def _quat(m: list[list[float]]) -> Quat:
-    """The xyzw quaternion (w >= 0) of one rotation matrix, in plain floats (one call per
-    object, never per vertex), by Shepperd's method on the trace: the largest of w, x, y, z
-    first, so half turns (w = 0, common in level files) keep their axis signs. Its norm is
-    summed in a fixed order (np.linalg.norm's BLAS ddot varied in the last bit by CPU).
-
-    Not ``scene.math.matrix_to_quat``, whose rounding differs in the last bit on about a
-    quarter of matrices (s / 4 against r * r / 2r, 1 + trace summed in another order): the
-    object rotations of 9 corpus files' GLBs would change; making ``scene.math`` round this
-    way instead changes one Papa file's. Unifying them is an output change of its own."""
-    d0, d1, d2 = m[0][0], m[1][1], m[2][2]
-    tr = (d0 + d1) + d2  # np.trace's order
-    cand = [tr, d0, d1, d2]
-    k = cand.index(max(cand))  # the first largest, as np.argmax
-    if k == 0:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
-        q = [(m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4]
-    elif k == 1:
-        s = 2.0 * math.sqrt(max(1.0 + d0 - d1 - d2, 1e-300))
-        q = [s / 4, (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s, (m[2][1] - m[1][2]) / s]
-    elif k == 2:
-        s = 2.0 * math.sqrt(max(1.0 + d1 - d0 - d2, 1e-300))
-        q = [(m[0][1] + m[1][0]) / s, s / 4, (m[1][2] + m[2][1]) / s, (m[0][2] - m[2][0]) / s]
-    else:
-        s = 2.0 * math.sqrt(max(1.0 + d2 - d0 - d1, 1e-300))
-        q = [(m[0][2] + m[2][0]) / s, (m[1][2] + m[2][1]) / s, s / 4, (m[1][0] - m[0][1]) / s]
-    # np.linalg.norm of a 4-vector is sqrt(q . q), summed in this order.
-    n = math.sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
-    x, y, z, w = q[0] / n, q[1] / n, q[2] / n, q[3] / n
-    return (x, y, z, w) if w >= 0 else (-x, -y, -z, -w)
+def _as_quat(q: list[float]) -> Quat:
+    return (q[0], q[1], q[2], q[3])
 
 
 def nearest_rotation(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

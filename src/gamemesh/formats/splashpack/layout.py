@@ -1,6 +1,6 @@
 """What both SPLASHPACK generations share on disk: the magic, and the PlayStation's own VRAM
 and texture-page constants. Each generation's records are in its own ``layout``
-(``v1/layout.py``: version 1, layouts B..H; ``modern/layout.py``: versions 20..24); the version
+(``v1/layout.py``: version 1, layouts B..H; ``modern/layout.py``: versions 20..26); the version
 field after the magic says which generation reads a file (``read.py``).
 """
 

@@ -1,4 +1,4 @@
-"""The native document of a modern SPLASHPACK (versions 20..24) and its ``.vram`` sidecar.
+"""The native document of a modern SPLASHPACK (versions 20..26) and its ``.vram`` sidecar.
 
 Records are numpy arrays of the dtypes in ``layout``; nothing is converted. Counts and
 absolute offsets are recomputed by the writer; every other field is written back as read.
@@ -71,6 +71,9 @@ class SkinnedMesh:
     bone_index: U8  # (poly_count * 3,)
     clips: list[SkinClip] = field(default_factory=list)
     name: bytes = b""
+    # v26: each bone's bind position (bones, 3) int16 in the vertices' space, and its name.
+    bind: npt.NDArray[np.int16] | None = None
+    joint_names: list[bytes] = field(default_factory=list)
 
 
 @dataclass
@@ -100,7 +103,7 @@ class PointLight:
 
 @dataclass
 class ModernDocument:
-    """One file of version 20..24 with the sidecars found beside it."""
+    """One file of version 20..26 with the sidecars found beside it."""
 
     header: Records = field(default_factory=lambda: np.zeros(1, ml.HEADERS[23]))
     lua: list[bytes] = field(default_factory=list)

@@ -1,4 +1,5 @@
-"""Scene -> :class:`ModernDocument` (version 23, or 24 when the scene has point lights).
+"""Scene -> :class:`ModernDocument` (version 21, the newest the public runtime loads, or the one
+asked for).
 
 Every mesh node becomes one GameObject named after the node (its world rotation kept, scale
 baked into the vertices, spec-modern §3.2); textures go into the ``.vram`` sidecar with CLUTs
@@ -51,7 +52,7 @@ from ..conventions import (
     stored_rotation,
 )
 from ..vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
-from . import bvh
+from . import bvh, navbuild
 from . import layout as ml
 from .document import (
     ModernDocument,
@@ -218,22 +219,29 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
 def _gather(scene: Scene, ctx: Context, tex: Textures) -> list[_Obj]:
     worlds = world_matrices(scene)
     out: list[_Obj] = []
-    navs = 0
     for i in scene.walk():
         node = scene.nodes[i]
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
             continue
         if is_navmesh(node):
-            # to_scene's nav-region mesh is a view of records kept in extras (see _restore).
-            navs += 0 if ext(node).get("debug_only") else 1
-            continue
+            continue  # nav regions (_nav), not a GameObject
         obj = _node_object(scene, i, worlds, tex, ctx)
         if obj is not None:
             out.append(obj)
-    if navs:
-        ctx.note("splashpack.navmesh_dropped", f"{navs} navmesh node(s): modern files hold nav "
-                 "regions (convex polygons with portals), which gamemesh does not build")
     return out
+
+
+def _nav(doc: ModernDocument, scene: Scene, fx: _Fixed, ctx: Context) -> None:
+    """Nav regions from the scene's navmesh nodes (a v1 pack's navmeshes, or a glTF's), unless
+    the scene kept a modern file's own (to_scene's debug mesh of those is only a view)."""
+    if len(doc.nav_regions):
+        return
+    nodes = [i for i in scene.walk() if scene.nodes[i].mesh is not None and
+             0 <= (scene.nodes[i].mesh or 0) < len(scene.meshes) and
+             is_navmesh(scene.nodes[i]) and not ext(scene.nodes[i]).get("debug_only")]
+    if nodes:
+        navbuild.nav_from_triangles(doc, navbuild.scene_nav_triangles(scene, nodes),
+                                    fx.raw, ctx)
 
 
 # -- fixed point -------------------------------------------------------------------------------
@@ -408,10 +416,28 @@ def _skins(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
         bones = np.concatenate(o.bones)[:, SWAP].reshape(-1).astype(np.uint8)
         doc.skins.append(SkinnedMesh(go_index=k, bone_count=len(joints), bone_index=bones,
                                      clips=_skin_clips(scene, o, fx, ctx), name=doc.names[k]))
+        if doc.version >= ml.SKIN_TAIL_VERSION:
+            _skin_tail(doc.skins[-1], scene, joints, o, fx, ctx)
     if len(doc.skins) > ml.MAX_TABLE:
         msg = "the runtime reads at most 16 skinned meshes"
         raise LimitError(FMT, msg, field="header.skin_count", expected="<= 16",
                          actual=len(doc.skins))
+
+
+def _skin_tail(skin: SkinnedMesh, scene: Scene, joints: list[int], obj: _Obj, fx: _Fixed,
+               ctx: Context) -> None:
+    """v26: each joint's rest position in the vertices' space (object space, PSX frame, as the
+    skinned vertices are written) and its name; a joint read from a v26 file keeps its own."""
+    worlds = world_matrices(scene)
+    local = (np.stack([worlds[j][:3, 3] for j in joints]) - obj.pos) @ obj.rot
+    bind = fx.raw(local).astype(np.int16)
+    for b, j in enumerate(joints):
+        kept = ext(scene.nodes[j]).get("bind_raw")
+        if isinstance(kept, list) and len(kept) == 3 and all(isinstance(v, int) for v in kept):
+            bind[b] = kept
+    skin.bind = bind
+    skin.joint_names = [_name(scene.nodes[j].name or f"joint_{b}", ctx, "joint name")
+                        for b, j in enumerate(joints)]
 
 
 def _track(ch: Any, name: bytes, fx: _Fixed, ctx: Context, where: str) -> Track | None:
@@ -458,9 +484,6 @@ def _sequences(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
         msg = "the runtime reads at most 16 animations"
         raise LimitError(FMT, msg, field="header.animation_count", expected="<= 16",
                          actual=len(doc.animations))
-    if doc.animations:
-        ctx.note("splashpack.rotation_tracks", "rotation tracks assume Unity's Euler order "
-                 "(Z, X, Y); no runtime code confirmed it", "info")
 
 
 # -- header ----------------------------------------------------------------------------
@@ -533,7 +556,9 @@ def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
         if recs is not None:
             setattr(doc, name, recs)
     if doc.version < 22 and (len(doc.agents) or len(doc.waypoints)):
-        ctx.note("splashpack.agents_dropped", "AI agents need version 22 or later")
+        ctx.note("splashpack.agents_dropped", f"{len(doc.agents)} AI agent(s) not written: "
+                 f"agents need version {ml.AGENTS_VERSION} or later (--splash-version "
+                 f"{ml.AGENTS_VERSION} keeps them)")
         doc.agents, doc.waypoints = np.zeros(0, ml.AGENT), np.zeros(0, ml.WAYPOINT)
     same = native.get("poly_counts") == [len(m) for m in doc.meshes]
     missing = []
@@ -579,16 +604,34 @@ def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
         ctx.note("splashpack.derived_dropped", f"{', '.join(stale)} point at triangles that "
                  "changed since the file was read; they are left out")
     if lacks:
-        ctx.note("splashpack.not_built", "rooms and nav regions are not built from a "
-                 "scene (their build rules are in splashedit-ng's D23, not in gamemesh's spec): "
-                 f"the runtime will lack {', '.join(lacks)}")
+        ctx.note("splashpack.not_built", "rooms are not built from a scene, nor nav regions "
+                 "without a navmesh node (a v1 pack's navmesh, or a node flagged or named "
+                 f"navmesh): the runtime will lack {', '.join(lacks)}")
+
+
+def _renderer_sizes(doc: ModernDocument, scene: Scene) -> None:
+    """v25+: the renderer's buffer sizes, kept from the scene's file, else the sizes psxsplash's
+    renderer fixed before they became fields (a 0 would leave the runtime no buffers)."""
+    if doc.version < 25:
+        return
+    kept = ext(scene).get("header")
+    kept = kept if isinstance(kept, dict) else {}
+    for name, default in (("ordering_table_size", ml.DEFAULT_OT_SIZE),
+                          ("bump_allocator_size", ml.DEFAULT_BUMP_SIZE)):
+        v = kept.get(name)
+        doc.header[name] = v if isinstance(v, int) and 0 < v <= 0xFFFFFFFF else default
 
 
 def _version(scene: Scene, ctx: Context) -> int:
+    """The option's version, else the public runtime's (21); a version that runtime cannot
+    load is said in a note naming who reads it."""
     v = ctx.opt("splash_version")
-    if v is None:
-        return 24 if any(n.light is not None for n in scene.nodes) and scene.lights else 23
-    return int(v)
+    version = ml.DEFAULT_VERSION if v is None else int(v)
+    if version not in ml.RUNTIME_VERSIONS:
+        ctx.note("splashpack.runtime_version", f"version {version}: the public runtime, "
+                 f"{ml.PUBLIC_RUNTIME}, loads versions 20 and 21 only; {version} is read by "
+                 f"{ml.READERS.get(version, 'no known runtime')}", "info")
+    return version
 
 
 def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
@@ -602,6 +645,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
     atlases, textures = place(tex.items)
     doc = ModernDocument()
     _header(doc, scene, version, fx, ctx)
+    _renderer_sizes(doc, scene)
     doc.lua, lua_index = scene_lua(scene, ctx)
     doc.lua_desc = np.zeros(len(doc.lua), ml.LUA_DESC)
     doc.header["scene_lua"] = lua_index if -1 <= lua_index < len(doc.lua) else -1
@@ -613,9 +657,11 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
         kept = [isinstance(ext(scene.nodes[o.node]).get("flags"), int) for o in objs]
         runtime_lights(doc, scene, kept, fx.s, fx.raw, _name, ctx)
     elif scene.lights:
-        ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s): point lights need "
-                 "version 24")
+        ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s) not written: point "
+                 f"lights need version {ml.LIGHTS_VERSION} or later (--splash-version "
+                 f"{ml.LIGHTS_VERSION} keeps them; the public runtime reads 20 and 21 only)")
     stale = _restore(doc, scene, ctx)
+    _nav(doc, scene, fx, ctx)
     if _bvh(doc):
         stale = [k for k in stale if not k.startswith("bvh_")]
     _missing(doc, stale, ctx)

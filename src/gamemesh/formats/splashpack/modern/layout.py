@@ -1,8 +1,8 @@
-"""Record tables of modern SPLASHPACK, versions 20..24 (``specs/splashpack-modern.md``).
+"""Record tables of modern SPLASHPACK, versions 20..26 (``specs/splashpack-modern.md``).
 
-The file is a header whose size depends only on the version (120, 128, 144, 148), a cursor region
-of fixed records walked in one order (§3), then data blocks reached by absolute offsets (§4). The
-textures live in a ``.vram`` sidecar (§6). Field names follow the spec.
+The file is a header whose size depends only on the version (120, 128, 144, 148, 156), a cursor
+region of fixed records walked in one order (§3), then data blocks reached by absolute offsets
+(§4). The textures live in a ``.vram`` sidecar (§6). Field names follow the spec.
 """
 
 from __future__ import annotations
@@ -11,9 +11,26 @@ import numpy as np
 
 from ..layout import MAGIC as MAGIC
 
-VERSIONS = (20, 21, 22, 23, 24)
-# PS1Godot (BuffJesus) kept numbering its own layouts: 21..24 collide, 25..32 are only its own.
-FORK_VERSIONS = range(25, 33)
+VERSIONS = (20, 21, 22, 23, 24, 25, 26)
+# PS1Godot (BuffJesus) kept numbering its own layouts: 21..26 collide with upstream (told apart
+# by layout, never by the number), 27..32 are only its own.
+FORK_VERSIONS = range(27, 33)
+# Which runtime or tool reads each version (spec-modern §0, §13): psxsplash main @ fd34188 reads
+# 20 and 21 only (it takes the 128-byte header for anything newer, so a v22+ pack breaks it).
+PUBLIC_RUNTIME = "psxsplash main (fd34188)"
+RUNTIME_VERSIONS = (20, 21)
+# New files: the newest version the public runtime loads (21 holds all of 20 plus the memcard
+# table; SplashEdit 2cfa718, the last Unity writer, writes 21 too).
+DEFAULT_VERSION = 21
+# The oldest version of each feature a scene can author (spec-modern §2.2, §4.4, §13).
+LIGHTS_VERSION = 24
+AGENTS_VERSION = 22
+READERS = {20: PUBLIC_RUNTIME, 21: PUBLIC_RUNTIME,
+           22: "no public reader (psxsplash between 2cfa718 and c1df566)",
+           23: "psxsplash c1df566 (not public) and splashedit-ng's tests/splashdiff.py",
+           24: "psxsplash c1df566 (not public) and splashedit-ng's checkers",
+           25: "splashedit-ng's writer and checkers (no public runtime)",
+           26: "splashedit-ng's newest checkers (skincheck.py, lightcheck.py; no public runtime)"}
 
 _COMMON = [
     ("magic", "S2"), ("version", "<u2"), ("lua_count", "<u2"), ("go_count", "<u2"),
@@ -39,11 +56,24 @@ _V21 = [("memcard_offset", "<u4"), ("stream_offset", "<u4")]
 _V22 = [("sprite_table_offset", "<u4"), ("sprite_sheet_count", "<u2"),
         ("sprite_anim_count", "<u2"), ("scene_hash", "<u4"), ("tilemap_offset", "<u4")]
 _V24 = [("light_table_offset", "<u4")]
+# v25: the renderer's ordering-table buckets and bump-allocator bytes per frame (the runtime
+# allocates two of each; splashedit-ng computes them when the scene sets 0).
+_V25 = [("ordering_table_size", "<u4"), ("bump_allocator_size", "<u4")]
+# What psxsplash's renderer.hh fixed before v25 made them fields (SplashEdit's memory report
+# quotes them): 2048 * 3 ordering-table buckets and 8096 * 24 bytes.
+DEFAULT_OT_SIZE = 2048 * 3
+DEFAULT_BUMP_SIZE = 8096 * 24
 
 HEADERS: dict[int, np.dtype[np.void]] = {
     20: np.dtype(_COMMON), 21: np.dtype(_COMMON + _V21), 22: np.dtype(_COMMON + _V21 + _V22),
     23: np.dtype(_COMMON + _V21 + _V22), 24: np.dtype(_COMMON + _V21 + _V22 + _V24),
+    25: np.dtype(_COMMON + _V21 + _V22 + _V24 + _V25),
+    26: np.dtype(_COMMON + _V21 + _V22 + _V24 + _V25),
 }
+# v26: after a skin's clips, align 2, then per bone its bind position (i16[3], the vertices'
+# space) and then per bone its joint name (u8 length, bytes, NUL).
+SKIN_TAIL_VERSION = 26
+BIND_POS = np.dtype("<i2")
 
 LUA_DESC = np.dtype([("offset", "<u4"), ("length", "<u4")])
 # §3.2: world transform with the Y flip, world AABB (20.12, Y negated so min/max swap).
@@ -113,6 +143,7 @@ LIGHT = np.dtype([("pos", "<i4", (3,)), ("radius", "<i4"), ("intensity", "<u2"),
                   ("rgb", "u1", (3,)), ("flags", "u1"), ("pad", "<u2"), ("name_offset", "<u4")])
 
 for _dt, _size in ((HEADERS[20], 120), (HEADERS[21], 128), (HEADERS[22], 144), (HEADERS[24], 148),
+                   (HEADERS[25], 156),
                    (GO, 92), (COLLIDER, 32), (TRIGGER, 32), (BVH_NODE, 32), (INTERACTABLE, 28),
                    (AGENT, 28), (NAV_REGION, 84), (NAV_PORTAL, 20), (TRI, 52), (ANIM_HEADER, 16),
                    (CUTSCENE_HEADER, 20), (TRACK, 12), (KEY, 8), (BONE_MATRIX, 24),

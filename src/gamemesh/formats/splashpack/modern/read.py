@@ -1,9 +1,10 @@
-"""Bytes -> :class:`ModernDocument` for versions 20..24, and the ``.vram`` / ``.spu`` sidecars.
+"""Bytes -> :class:`ModernDocument` for versions 20..26, and the ``.vram`` / ``.spu`` sidecars.
 
 The header size follows from the version (§2); the cursor region is walked in its fixed order
 (§3); data blocks are reached by their absolute offsets (§4) and every offset, count and length
-is checked against the file before it is used. Files of the PS1Godot fork, whose versions 21..24
-collide with upstream (§9), fail the sanity checks of §8 and are refused by name.
+is checked against the file before it is used. Files of the PS1Godot fork, whose versions 21..26
+collide with upstream (§9, §13), fail the sanity checks of §8 and are refused by name; its
+versions 27..32 are its own and refused by name at once.
 """
 
 from __future__ import annotations
@@ -309,8 +310,22 @@ def _skin(r: Reader, doc: ModernDocument, e: dict[str, Any], where: str,
             frames = w.u16("frame_count")
             mats = _own(w, ml.BONE_MATRIX, frames * bones, "matrices")
         skin.clips.append(SkinClip(name, flags, fps, mats.reshape(frames, bones)))
+    if doc.version >= ml.SKIN_TAIL_VERSION:
+        _skin_tail(w, skin, bones)
     skin.name = _cstring(r, e["name_offset"], e["name_len"], f"{where}.name")
     return skin
+
+
+def _skin_tail(w: Reader, skin: SkinnedMesh, bones: int) -> None:
+    """v26: after the clips, align 2, each bone's bind position, then each bone's name."""
+    w.align(2)
+    skin.bind = _own(w, ml.BIND_POS, bones * 3, "bind").reshape(bones, 3)
+    for b in range(bones):
+        with w.field(f"joint_names[{b}]"):
+            skin.joint_names.append(w.bytes(w.u8("len"), "bytes"))
+            if w.u8("nul") != 0:
+                msg = "joint name is not NUL-terminated"
+                raise w.corrupt(msg, expected=0, offset=w.tell() - 1)
 
 
 def _clip_fast(w: Reader, bones: int) -> SkinClip | None:
@@ -412,11 +427,11 @@ def _check_version(r: Reader, version: int) -> None:
         msg = (f"version {version} is only written by the {FORK} fork, whose layouts gamemesh "
                "does not read")
         raise r.error(UnsupportedVersionError, msg, field="header.version", offset=2,
-                      expected="20..24", actual=version)
-    msg = (f"version {version}: gamemesh reads versions 1 and 20..24 (2..19 were development "
+                      expected="20..26", actual=version)
+    msg = (f"version {version}: gamemesh reads versions 1 and 20..26 (2..19 were development "
            "versions no public file uses)")
     raise r.error(UnsupportedVersionError, msg, field="header.version", offset=2,
-                  expected="1 or 20..24", actual=version)
+                  expected="1 or 20..26", actual=version)
 
 
 # -- sidecars (§6, §7) -------------------------------------------------------------------------

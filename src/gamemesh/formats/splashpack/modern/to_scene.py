@@ -202,10 +202,25 @@ def _objects(b: _Builder) -> None:
         b.by_name.setdefault(doc.names[i] if i < len(doc.names) else b"", ni)
 
 
+def _joint_name(sk: SkinnedMesh, j: int, owner: str) -> str:
+    """A v26 joint's own name, else one made from the object's."""
+    own = _text(sk.joint_names[j]) if j < len(sk.joint_names) else ""
+    return own or f"{owner}_bone_{j}"
+
+
+def _joint_extras(sk: SkinnedMesh, j: int) -> dict[str, Any]:
+    """The bone's index and, from v26, its stored bind position (so a rewrite keeps it)."""
+    out: dict[str, Any] = {"bone": j}
+    if sk.bind is not None and j < len(sk.bind):
+        out["bind_raw"] = [int(v) for v in sk.bind[j]]
+    return out
+
+
 def _skin(b: _Builder, k: int, sk: SkinnedMesh) -> None:
     owner = b.nodes[sk.go_index]
     node = b.scene.nodes[owner]
-    joints = [b.scene.add_node(Node(name=f"{node.name}_bone_{j}", extras={FMT: {"bone": j}}),
+    joints = [b.scene.add_node(Node(name=_joint_name(sk, j, node.name),
+                                    extras={FMT: _joint_extras(sk, j)}),
                                parent=owner) for j in range(sk.bone_count)]
     holder = b.skinned_mesh_nodes.get(sk.go_index)
     if holder is None or not joints:

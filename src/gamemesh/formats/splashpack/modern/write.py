@@ -56,8 +56,8 @@ def _cursor_tables(doc: ModernDocument) -> list[tuple[str, npt.NDArray[Any], np.
 def _header(doc: ModernDocument) -> npt.NDArray[np.void]:
     v = doc.version
     if v not in ml.VERSIONS:
-        msg = "modern files are versions 20..24"
-        raise LimitError(FMT, msg, field="header.version", expected="20..24", actual=v)
+        msg = "modern files are versions 20..26"
+        raise LimitError(FMT, msg, field="header.version", expected="20..26", actual=v)
     hdr = np.zeros(1, ml.HEADERS[v])
     src = doc.header
     for name in hdr.dtype.names or ():
@@ -193,7 +193,27 @@ def _skin(w: Writer, doc: ModernDocument, skin: SkinnedMesh, where: str) -> int:
         _limit(f"{where}.clips[{c}].frame_count", mats.shape[0], 0xFFFF)
         w.u16(mats.shape[0])
         w.array(mats.reshape(-1), ml.BONE_MATRIX)
+    if doc.version >= ml.SKIN_TAIL_VERSION:
+        _skin_tail(w, skin, where)
     return at
+
+
+def _skin_tail(w: Writer, skin: SkinnedMesh, where: str) -> None:
+    """v26: align 2, each bone's bind position, each bone's name (zeros and empty names when
+    the document has none); the skin's own name follows at once (where its readers expect)."""
+    bones = skin.bone_count
+    bind = np.zeros((bones, 3), np.int16) if skin.bind is None else np.asarray(skin.bind)
+    names = skin.joint_names or [b""] * bones
+    if bind.shape != (bones, 3) or len(names) != bones:
+        msg = "one bind position and one joint name per bone"
+        raise LimitError(FMT, msg, field=f"{where}.bind", expected=bones,
+                         actual=(bind.shape, len(names)))
+    w.align(2)
+    w.array(bind.reshape(-1), ml.BIND_POS)
+    for b, name in enumerate(names):
+        _limit(f"{where}.joint_names[{b}]", len(name), 255, "a name is at most 255 bytes")
+        w.u8(len(name))
+        w.write(name + b"\0")
 
 
 def _skins(w: Writer, doc: ModernDocument) -> int:
