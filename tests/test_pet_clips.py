@@ -4,13 +4,18 @@ as clips, against np.interp per channel."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import gamemesh
 from gamemesh.formats.pet.document import Track
 from gamemesh.registry import Context
+from gamemesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene
+from gamemesh.scene.math import local_matrix, matrix_to_trs, trs_to_matrices
+from gamemesh.scene.sampling import sample_channel
 
 anim = importlib.import_module("gamemesh.formats.pet.animation")
 
@@ -63,3 +68,97 @@ def test_motion_clips_of_all_channels_match_np_interp_per_channel(
             for ch, cut in zip(channels, got, strict=True):
                 assert (cut.node, cut.path) == (ch.node, ch.path)
                 assert (cut.times.tobytes(), cut.values.tobytes()) == _reference_cut(ch, *motion)
+
+
+# -- clips in sequence ---------------------------------------------------------------------
+FIXTURES = Path(__file__).parent / "fixtures" / "gltf"
+
+
+def _cube(half: float = 0.5) -> Primitive:
+    p = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (-half, half)],
+                 np.float32)
+    tris = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                     [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]],
+                    np.uint32)
+    return Primitive(positions=p, indices=tris.reshape(-1))
+
+
+def five_objects() -> Scene:
+    """A chain of 5 cube objects and 5 clips, clip k moving object k alone (even clips lift
+    it by 1 in y, odd ones turn it about y), as Blender exports one action per object."""
+    scene = Scene(name="five")
+    parent: int | None = None
+    for i in range(5):
+        m = scene.add_mesh(Mesh(name=f"Cube{i}", primitives=[_cube()]))
+        parent = scene.add_node(Node(name=f"Obj{i}", translation=(0.0, 0.0, 2.0 * (i > 0)),
+                                     mesh=m), parent)
+    t = np.array([0.0, 0.5, 1.0], np.float32)
+    for k in range(5):
+        if k % 2 == 0:
+            rest = np.array(scene.nodes[k].translation, np.float32)
+            ch = Channel(k, "translation", t, rest + np.array([[0, 0, 0], [0, 1, 0], [0, 1, 0]],
+                                                               np.float32))
+        else:
+            half = np.array([0.0, 0.35, 0.7])
+            ch = Channel(k, "rotation", t, np.stack(
+                [np.zeros(3), np.sin(half), np.zeros(3), np.cos(half)], 1).astype(np.float32))
+        scene.animations.append(Animation(name=f"clip{k}", channels=[ch]))
+    return scene
+
+
+def _rig_with_more_clips() -> Scene:
+    """Blender's rig with its clip 'Bend' (every bone keyed), then a clip that moves only
+    'Lower' and one that turns only 'Upper', starting late."""
+    scene = gamemesh.load(FIXTURES / "blender_rig.glb")
+    by = {n.name: i for i, n in enumerate(scene.nodes)}
+    t = np.array([0.0, 0.4], np.float32)
+    scene.animations.append(Animation(name="Shift", channels=[Channel(
+        by["Lower"], "translation", t, np.array([[0, 0, 0], [0.5, 0, 0]], np.float32))]))
+    turn = np.array([[0, 0, 0, 1], [0, 0, 0.6, 0.8]], np.float32)
+    scene.animations.append(Animation(name="Turn", channels=[Channel(
+        by["Upper"], "rotation", np.array([0.3, 0.9], np.float32), turn)]))
+    return scene
+
+
+def posed_worlds(scene: Scene, anim: Animation, times: np.ndarray) -> dict[str, np.ndarray]:
+    """Every named node's world matrix at ``times`` (T, 4, 4), the clip played alone: a node
+    it does not animate holds its own (rest) transform."""
+    local = []
+    for i, n in enumerate(scene.nodes):
+        rest = (matrix_to_trs(local_matrix(n)) if n.matrix is not None
+                else (n.translation, n.rotation, n.scale))
+        trs = {p: np.repeat(np.asarray(v, np.float64)[None], len(times), axis=0)
+               for p, v in zip(("translation", "rotation", "scale"), rest, strict=True)}
+        for c in anim.channels:
+            if c.node == i and c.path in trs:
+                trs[c.path] = sample_channel(c, times)
+        local.append(trs_to_matrices(trs["translation"], trs["rotation"], trs["scale"]))
+    world: list[np.ndarray] = [np.eye(4)[None]] * len(scene.nodes)
+    parents = scene.parents()
+    for i in scene.walk():
+        p = parents[i]
+        world[i] = local[i] if p is None else world[p] @ local[i]
+    return {n.name: world[i] for i, n in enumerate(scene.nodes) if n.name}
+
+
+@pytest.mark.parametrize("make", [five_objects, _rig_with_more_clips])
+def test_each_clip_read_back_poses_every_node_as_the_clip_alone(
+        tmp_path: Path, make: Any) -> None:
+    """PET lays the clips end to end on one timeline: a bone a clip leaves alone must not keep
+    the previous clip's last pose. Each clip of the PET read back poses every node (world
+    matrices at 9 times) as the source clip does alone."""
+    src = make()
+    notes = gamemesh.save(src, tmp_path / "m.pet")
+    back = gamemesh.load(tmp_path / "m.pet")
+    assert [a.name for a in back.animations] == [a.name for a in src.animations]
+    assert not [n for n in notes if n.code.startswith("pet.lost.clips")]
+    moved = 0.0
+    for a, b in zip(src.animations, back.animations, strict=True):
+        times = np.linspace(0.0, a.duration, 9)
+        want, got = posed_worlds(src, a, times), posed_worlds(back, b, times)
+        bones = sorted(set(want) & set(got))
+        assert len(bones) >= 2, bones
+        for name in bones:
+            assert got[name] == pytest.approx(want[name], abs=2e-5), (a.name, name)
+            moved = max(moved, float(np.abs(want[name] - want[name][:1]).max()))
+    assert moved > 0.3  # the clips do move things

@@ -17,26 +17,22 @@ import numpy.typing as npt
 from ...errors import FormatError, LimitError
 from ...fileio import safe_name
 from ...registry import Context, Files
-from ...scene import Animation, Image, Material, Scene
+from ...scene import Image, Material, Scene
 from ...scene.math import snap, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
 from ...textures import encode_png, image_rgba
 from .document import (
-    AnimSection,
     BoneSection,
     CollBox,
     CollSection,
     ExtrSection,
     FramSection,
     MeshSection,
-    Motion,
-    MotiSection,
     Payload,
     PetDocument,
     Section,
     TextSection,
     Texture,
-    Track,
     Vers,
 )
 from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
@@ -45,17 +41,16 @@ from .layout import (
     ENCODING,
     FLAG_CHARS,
     FMT,
-    FPS,
     FRAME_LIMIT,
     KIND_SECTIONS,
     MAX_BONE_ID,
     SKIN_DT,
-    TRACK_LIMIT,
     VERSIONS,
     WRITE_ORDER,
 )
 from .read import kind_of
 from .skeleton import S4
+from .timeline import animations
 from .write import write
 
 F64 = npt.NDArray[np.float64]
@@ -132,7 +127,7 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
             secs[b"TEXT"] = TextSection(texts)
     secs[b"BONE"] = _bone_section(bones, kind, version, scene)
     if b"ANIM" in allowed and scene.animations:
-        anim, moti = _animations(scene, ctx, bones, version)
+        anim, moti = animations(scene, ctx, bones.nodes, bones.names, version)
         if anim.tracks:
             secs[b"ANIM"] = anim
         if moti is not None and (anim.tracks or any(
@@ -510,124 +505,6 @@ def _spec_for(scene: Scene, mi: int | None) -> int:
         return 0xFF
     v = scene.materials[mi].extras.get("pet_smtl", -1)
     return int(v) & 0xFF if isinstance(v, int) and 0 <= v < 255 else 0xFF
-
-
-# -- animation ------------------------------------------------------------------------------------
-def _channel_keys(ch: Any, ctx: Context) -> tuple[F64, F64]:
-    t = np.asarray(ch.times, np.float64)
-    v = np.asarray(ch.values, np.float64).reshape(len(t) * (3 if ch.interpolation ==
-                                                             "CUBICSPLINE" else 1), -1)
-    if ch.interpolation == "CUBICSPLINE":
-        v = v[1::3]
-        ctx.note("pet.anim_cubic", "CUBICSPLINE keys written as linear keys (tangents dropped)")
-    elif ch.interpolation == "STEP":
-        ctx.note("pet.anim_step", "STEP keys written as linear keys (PET has no step)")
-    return t, v
-
-
-def _animations(scene: Scene, ctx: Context, bones: _Bones,
-                version: tuple[int, int]) -> tuple[AnimSection, MotiSection | None]:
-    keys: dict[tuple[int, str], list[tuple[F64, F64]]] = {}
-    motions: list[Motion] = []
-    cursor = 0
-    # MOTI names the clips: written whenever there is a name to keep (a lone clip without
-    # one is named after the file when read, as before).
-    use_moti = len(scene.animations) > 1 or any(
-        a.name or isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
-    flags: dict[int, F64] = {}
-    for anim in scene.animations:
-        start_frame, motion = _motion_of(anim, cursor)
-        offset = start_frame / FPS if use_moti else 0.0
-        end_t = 0.0
-        for ch in anim.channels:
-            b = bones.index_of_node(ch.node)
-            if b is None or ch.path == "weights":
-                ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: a {ch.path} "
-                         "channel on a node that is not a bone is left out",
-                         covers=("channels",))
-                continue
-            t, v = _channel_keys(ch, ctx)
-            if not len(t):
-                continue
-            end_t = max(end_t, float(t[-1]))
-            keys.setdefault((b, ch.path), []).append((t + offset, v))
-        end_frame = start_frame + int(np.ceil(end_t * FPS - 1e-6))
-        if use_moti:
-            motion.frame_start, motion.frame_end = start_frame, end_frame
-            motions.append(motion)
-        cursor = max(cursor, end_frame + 1)
-        _flags_of(anim, bones, offset, flags)
-    return _tracks(keys, flags, bones, version, ctx), (MotiSection(motions) if use_moti
-                                                       else None)
-
-
-def _motion_of(anim: Animation, cursor: int) -> tuple[int, Motion]:
-    ex = anim.extras.get("pet_motion")
-    if isinstance(ex, dict):
-        try:
-            start = int(ex.get("frame_start", cursor))
-            return start, Motion(value_bytes(ex.get("name")) or anim.name.encode(ENCODING,
-                                                                                   "replace"),
-                                 start, start, value_bytes(ex.get("next_move")),
-                                 value_bytes(ex.get("connection_method")),
-                                 float(ex.get("connection_time", 0.0)),
-                                 value_bytes(ex.get("root_bone")))
-        except (TypeError, ValueError):
-            pass
-    return cursor, Motion(anim.name.encode(ENCODING, "replace") or b"clip", cursor, cursor)
-
-
-def _flags_of(anim: Animation, bones: _Bones, offset: float, out: dict[int, F64]) -> None:
-    fl = anim.extras.get("pet_flags")
-    if not isinstance(fl, dict):
-        return
-    for name, vals in fl.items():
-        try:
-            b = bones.names.index(str(name).encode(ENCODING, "replace"))
-            a = np.asarray(vals, np.float64).reshape(-1, 2)
-        except (ValueError, TypeError):
-            continue
-        out.setdefault(b, a)
-
-
-def _merge(parts: list[tuple[F64, F64]]) -> tuple[F64, F64]:
-    t = np.concatenate([p[0] for p in parts])
-    v = np.concatenate([p[1] for p in parts])
-    order = np.argsort(t, kind="stable")
-    t, v = t[order], v[order]
-    keep = np.ones(len(t), bool)
-    keep[1:] = np.diff(t) > 1e-9
-    return t[keep], v[keep]
-
-
-def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int, F64],
-            bones: _Bones, version: tuple[int, int], ctx: Context) -> AnimSection:
-    out = AnimSection(terminator=b"\xff")  # §E.2: always end ANIM with 0xFF
-    ids = sorted({b for b, _ in keys})
-    if len(ids) > TRACK_LIMIT[version[1]]:
-        raise LimitError(FMT, "too many animation tracks for this version", field="ANIM",
-                         expected=f"<= {TRACK_LIMIT[version[1]]}", actual=len(ids))
-    dropped_scale = False
-    for b in ids:
-        tr = Track(bone=b, wide=b > 0xFD)
-        for path, attr, tail in (("translation", "pos", FLIP),
-                                 ("rotation", "rot", np.array([1.0, 1.0, -1.0, 1.0])),
-                                 ("scale", "scale", np.ones(3))):
-            if (b, path) not in keys:
-                continue
-            t, v = _merge(keys[(b, path)])
-            if path == "scale" and version < (1, 2):
-                dropped_scale = dropped_scale or bool(np.any(np.abs(v - 1) > 1e-6))
-                continue
-            rec = np.concatenate([t[:, None], v * tail], axis=1).astype(np.float32)
-            setattr(tr, attr, rec)
-        if version >= (1, 3) and b in flags:
-            tr.flags = flags[b].astype(np.float32)
-        out.tracks.append(tr)
-    if dropped_scale:
-        ctx.note("pet.anim_scale_dropped", f"PET {version[0]}.{version[1]} has no scale keys: "
-                 "scale animation left out", covers=("channels",))
-    return out
 
 
 # -- sections kept in extras ---------------------------------------------------------------------
