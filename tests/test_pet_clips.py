@@ -162,3 +162,32 @@ def test_each_clip_read_back_poses_every_node_as_the_clip_alone(
             assert got[name] == pytest.approx(want[name], abs=2e-5), (a.name, name)
             moved = max(moved, float(np.abs(want[name] - want[name][:1]).max()))
     assert moved > 0.3  # the clips do move things
+
+
+def test_lossy_keys_are_one_note_per_clip_naming_the_nodes(tmp_path: Path) -> None:
+    """STEP keys that change value, CUBICSPLINE keys and morph weights: one note per clip and
+    kind, naming the nodes (not one per channel); STEP keys that hold one value lose nothing
+    and get no note."""
+    scene = five_objects()
+    t = np.array([0.0, 0.5, 1.0], np.float32)
+    for k, anim in enumerate(scene.animations[:2]):
+        for i in range(5):
+            v = np.zeros((3, 3), np.float32)
+            v[:, 2] = [2.0 * (i > 0), 2.0 * (i > 0) + k, 2.0 * (i > 0)]  # k == 0: held
+            anim.channels.append(Channel(i, "translation", t, v, "STEP"))
+    cubic = np.zeros((9, 4), np.float32)
+    cubic[1::3, 3] = 1.0
+    scene.animations[2].channels.append(Channel(3, "rotation", t, cubic, "CUBICSPLINE"))
+    for i in (0, 1):
+        scene.animations[3].channels.append(Channel(i, "weights", t, np.zeros((3, 1),
+                                                                             np.float32)))
+    notes = gamemesh.save(scene, tmp_path / "m.pet")
+    got = sorted((n.code, n.message) for n in notes if n.code.startswith("pet.anim"))
+    assert got == [
+        ("pet.anim_channel_dropped", "animation 'clip3': channels 'weights of Obj0', "
+                                     "'weights of Obj1' left out (PET animates bones, not "
+                                     "morph weights or other nodes)"),
+        ("pet.anim_cubic", "animation 'clip2': CUBICSPLINE keys of 'Obj3' written as linear "
+                           "keys (tangents dropped)"),
+        ("pet.anim_step", "animation 'clip1': STEP keys of 'Obj0', 'Obj1', 'Obj2', 'Obj3' "
+                          "(+1 more) written as linear keys (PET has no step)")]

@@ -11,6 +11,7 @@ it does not. Each clip then plays, cut out of the timeline, as it does alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,7 @@ _TAILS = (("translation", "pos", np.array([1.0, 1.0, -1.0])),
           ("scale", "scale", np.ones(3)))
 # The reader takes a key within this of a motion's bound as that bound's key (Clipper.cut).
 _NEAR = 1e-4
+_LIST = 4  # node names listed in one note before "+N more"
 
 
 @dataclass
@@ -76,27 +78,49 @@ def animations(scene: Scene, ctx: Context, bone_nodes: list[int | None],
 
 def _clip_keys(scene: Scene, anim: Animation, bone_of: dict[int, int], offset: float,
                ctx: Context) -> tuple[dict[Key, tuple[F64, F64]], float]:
-    """The clip's keys per (bone, path) at timeline times, and its last key's own time."""
+    """The clip's keys per (bone, path) at timeline times, and its last key's own time. What
+    PET cannot hold is one note per clip and kind, naming the nodes."""
     parts: dict[Key, list[tuple[F64, F64]]] = {}
+    dropped: list[str] = []
+    changed: dict[str, list[str]] = {"STEP": [], "CUBICSPLINE": []}
     end_t = 0.0
     for ch in anim.channels:
         b = bone_of.get(ch.node)
+        name = _node_name(scene, ch.node)
         if b is None or ch.path == "weights":
-            ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: a {ch.path} "
-                     "channel on a node that is not a bone is left out",
-                     covers=("channels",))
+            dropped.append(f"{ch.path} of {name}")
             continue
-        if ch.interpolation == "CUBICSPLINE":
-            ctx.note("pet.anim_cubic", "CUBICSPLINE keys written as linear keys (tangents "
-                     "dropped)")
-        elif ch.interpolation == "STEP":
-            ctx.note("pet.anim_step", "STEP keys written as linear keys (PET has no step)")
         t, v = _channel_keys(ch)
+        # STEP keys whose value never changes play the same as linear ones: nothing is lost.
+        if ch.interpolation == "CUBICSPLINE" or (ch.interpolation == "STEP"
+                                                 and np.any(v[1:] != v[:-1])):
+            changed[ch.interpolation].append(name)
         if not len(t):
             continue
         end_t = max(end_t, float(t[-1]))
         parts.setdefault((b, ch.path), []).append((t + offset, v))
+    if dropped:
+        ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: channels "
+                 f"{_listed(dropped)} left out (PET animates bones, not morph weights or "
+                 "other nodes)", covers=("channels",))
+    if changed["CUBICSPLINE"]:
+        ctx.note("pet.anim_cubic", f"animation {anim.name!r}: CUBICSPLINE keys of "
+                 f"{_listed(changed['CUBICSPLINE'])} written as linear keys (tangents dropped)")
+    if changed["STEP"]:
+        ctx.note("pet.anim_step", f"animation {anim.name!r}: STEP keys of "
+                 f"{_listed(changed['STEP'])} written as linear keys (PET has no step)")
     return {k: _merge(p) for k, p in parts.items()}, end_t
+
+
+def _node_name(scene: Scene, node: int) -> str:
+    return (scene.nodes[node].name or f"node {node}") if 0 <= node < len(scene.nodes) \
+        else f"node {node}"
+
+
+def _listed(names: Iterable[str]) -> str:
+    items = sorted(set(names))
+    shown = ", ".join(repr(n) for n in items[:_LIST])
+    return shown + (f" (+{len(items) - _LIST} more)" if len(items) > _LIST else "")
 
 
 def _channel_keys(ch: Channel) -> tuple[F64, F64]:
