@@ -191,3 +191,14 @@ def test_lossy_keys_are_one_note_per_clip_naming_the_nodes(tmp_path: Path) -> No
                            "keys (tangents dropped)"),
         ("pet.anim_step", "animation 'clip1': STEP keys of 'Obj0', 'Obj1', 'Obj2', 'Obj3' "
                           "(+1 more) written as linear keys (PET has no step)")]
+
+
+def test_meshes_merged_into_one_are_an_info_note_not_a_loss(tmp_path: Path) -> None:
+    """PET holds one mesh: 5 meshes become one with every triangle kept. That is an info note
+    (covering "meshes"), and the loss check reports only the mesh names, which PET has none
+    of."""
+    notes = gamemesh.save(five_objects(), tmp_path / "m.pet")
+    assert [(n.code, n.level, n.message) for n in notes if "mesh" in n.code] == [
+        ("pet.meshes_merged", "info", "5 meshes merged into the one mesh a PET file holds")]
+    assert [n.code for n in notes if n.level == "warning"] == ["pet.lost.names"]
+    assert gamemesh.load(tmp_path / "m.pet").summary()["triangles"] == 5 * 12

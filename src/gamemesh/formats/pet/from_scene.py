@@ -251,6 +251,7 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
     mat_tex: dict[int | None, int] = {}
     mat_spec: dict[int | None, int] = {}
     nsets = 0
+    merged: set[int] = set()
     for ni in scene.walk():
         node = scene.nodes[ni]
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
@@ -281,8 +282,13 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
             part["global_weight"] = float(gw) if isinstance(gw, int | float) else None
             nsets = max(nsets, len(part["uv"]))
             parts.append(part)
+            merged.add(node.mesh)
     if not parts:
         return None
+    if len(merged) > 1:
+        # Nothing of theirs is lost but the names, which the loss check names.
+        ctx.note("pet.meshes_merged", f"{len(merged)} meshes merged into the one mesh a PET "
+                 "file holds", level="info", covers=("meshes",))
     # In the order the reader gives primitives back (by texture, none first, then specular),
     # so a second trip through glTF writes the triangles in the same order.
     parts.sort(key=lambda p: (-1 if p["tex"] == 0xFF else p["tex"], p["spec"]))
