@@ -357,6 +357,12 @@ def quantize_weights(joints: npt.NDArray[np.int64],
         q[rows, k[rows]] -= 1
         q[rows, 0] += 1
         short = q[:, 0] < 1
+    # The first byte takes the rounding rest, so equal weights (0.5, 0.5) give (127, 128): the
+    # largest byte goes first, as the reader sorts them, or the next trip picks another main
+    # bone (and bone space) for the vertex.
+    order = np.argsort(-q, axis=1, kind="stable")
+    q = np.take_along_axis(q, order, axis=1)
+    j = np.take_along_axis(j, order, axis=1)
     count = (q > 0).sum(axis=1)
     # Zero weights sit at the end after sorting (they were the smallest).
     j = np.where(q > 0, j, 0)

@@ -70,8 +70,9 @@ def animations(scene: Scene, ctx: Context, bone_nodes: list[int | None],
             motions.append(motion)
         cursor = max(cursor, end_frame + 1)
         _flags_of(anim, bone_names, offset, flags)
-    if use_moti and len(clips) > 1:
-        _key_bounds(clips, _rest_values(scene, bone_nodes, {k for c in clips for k in c.keys}))
+    if use_moti:
+        _key_bounds(clips, _rest_values(scene, bone_nodes, {k for c in clips for k in c.keys})
+                    if len(clips) > 1 else {})
     return (_tracks(clips, flags, version, ctx),
             MotiSection(motions) if use_moti else None)
 
@@ -149,21 +150,26 @@ def _rest_values(scene: Scene, bone_nodes: list[int | None], keys: set[Key]) -> 
 
 
 def _key_bounds(clips: list[_Clip], rest: dict[Key, F64]) -> None:
-    """Every (bone, path) of ``rest`` keyed at every clip's first and last frame (see the
-    module's docstring)."""
+    """Every key of a clip, and every (bone, path) of ``rest``, keyed at every clip's first and
+    last frame (see the module's docstring), at the times the reader gives back: it takes a
+    key within ``_NEAR`` of a bound as the bound's key and times from the clip's start in
+    float32, so a second trip through the scene writes these times again."""
     for c in clips:
-        bounds = np.array([c.start, c.end] if c.end > c.start else [c.start])
-        for k, r in rest.items():
+        end = c.start + float(np.float32(c.end - c.start))
+        bounds = np.array([c.start, end] if c.end > c.start else [c.start])
+        for k in {*c.keys, *rest}:
             got = c.keys.get(k)
             if got is None:
-                c.keys[k] = (bounds, np.repeat(r[None], len(bounds), axis=0))
+                c.keys[k] = (bounds, np.repeat(rest[k][None], len(bounds), axis=0))
                 continue
             t, v = got
-            if t[0] > c.start + _NEAR:
+            t = np.where(np.abs(t - c.start) < _NEAR, c.start,
+                         np.where(np.abs(t - end) < _NEAR, end, t))
+            if t[0] > c.start:
                 t, v = np.concatenate([[c.start], t]), np.concatenate([v[:1], v])
-            if t[-1] < c.end - _NEAR:
-                t, v = np.concatenate([t, [c.end]]), np.concatenate([v, v[-1:]])
-            c.keys[k] = (t, v)
+            if t[-1] < end and c.end > c.start:
+                t, v = np.concatenate([t, [end]]), np.concatenate([v, v[-1:]])
+            c.keys[k] = _merge([(t, v)])
 
 
 def _motion_of(anim: Animation, cursor: int) -> tuple[int, Motion]:
