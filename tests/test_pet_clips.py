@@ -14,7 +14,7 @@ import gamemesh
 from gamemesh.formats.pet.document import Track
 from gamemesh.registry import Context
 from gamemesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene
-from gamemesh.scene.math import local_matrix, matrix_to_trs, trs_to_matrices
+from gamemesh.scene.math import local_matrix, matrix_to_trs, trs_to_matrices, world_matrices
 from gamemesh.scene.sampling import sample_channel
 
 anim = importlib.import_module("gamemesh.formats.pet.animation")
@@ -204,14 +204,61 @@ def test_meshes_merged_into_one_are_an_info_note_not_a_loss(tmp_path: Path) -> N
     assert gamemesh.load(tmp_path / "m.pet").summary()["triangles"] == 5 * 12
 
 
-@pytest.mark.parametrize("make", ["blender_rig", "five_objects", "rig_with_more_clips"])
+def _quat(rng: np.random.Generator) -> np.ndarray:
+    v = rng.normal(size=4)
+    return np.asarray(v / np.linalg.norm(v))
+
+
+def _twisted_rig(seed: int) -> Scene:
+    """Blender's rig with bones turned and moved at random (inverse binds to match), random
+    two-bone weights, and a clip of random rotation keys that flip sign and are off unit
+    length by ~1e-3."""
+    rng = np.random.default_rng(seed)
+    scene = gamemesh.load(FIXTURES / "blender_rig.glb")
+    for i in (0, 1):
+        scene.nodes[i].rotation = tuple(_quat(rng))
+        scene.nodes[i].translation = tuple(rng.normal(size=3))
+    world = world_matrices(scene)
+    scene.skins[0].inverse_bind_matrices = np.stack(
+        [np.linalg.inv(world[j]) for j in scene.skins[0].joints]).astype(np.float32)
+    prim = scene.meshes[0].primitives[0]
+    w = rng.random((len(prim.positions), 4)) * (np.arange(4) < 2)
+    prim.weights = (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
+    t = np.linspace(0, 0.7, 6).astype(np.float32)
+    q = np.stack([_quat(rng) * rng.choice([-1, 1]) * (1 + rng.normal() * 1e-3) for _ in t])
+    scene.animations.append(Animation(name="Wobble", channels=[
+        Channel(0, "rotation", t, q.astype(np.float32))]))
+    return scene
+
+
+def _twisted_objects(seed: int) -> Scene:
+    """The 5-object hierarchy with every object turned, moved up to ~10 units and (odd seeds)
+    scaled unevenly, so its world placements shear."""
+    rng = np.random.default_rng(seed)
+    scene = five_objects()
+    for n in scene.nodes:
+        n.rotation = tuple(_quat(rng))
+        n.translation = tuple(rng.normal(size=3) * 3)
+        n.scale = tuple(rng.uniform(0.5, 2.0, 3)) if seed % 2 else (1.0, 1.0, 1.0)
+    return scene
+
+
+@pytest.mark.parametrize("make", ["blender_rig", "five_objects", "rig_with_more_clips",
+                                  *(f"rig{s}" for s in range(1, 4)),
+                                  *(f"objects{s}" for s in (1, 4, 5, 13, 14))])
 def test_second_trip_through_glb_writes_the_first_pet_again(tmp_path: Path, make: str) -> None:
     """glb -> PET -> glb -> PET gives the first PET's bytes for glTF the tests did not shape
     for PET: Blender's rig (a clip starting at 1/24 s, equal 0.5/0.5 weights, which quantize
-    to 127 + 128) and scenes whose clips end off the 30 fps grid."""
+    to 127 + 128), scenes whose clips end off the 30 fps grid, and random rigs and object
+    hierarchies (the seeds are ones that differed before bone rows, positions, normals and
+    rotation keys were put on grids)."""
     src = tmp_path / "src.glb"
     if make == "blender_rig":
         src.write_bytes((FIXTURES / "blender_rig.glb").read_bytes())
+    elif make.startswith("rig") and make[3:].isdigit():
+        gamemesh.save(_twisted_rig(int(make[3:])), src)
+    elif make.startswith("objects"):
+        gamemesh.save(_twisted_objects(int(make[7:])), src)
     else:
         gamemesh.save(five_objects() if make == "five_objects" else _rig_with_more_clips(), src)
     gamemesh.convert(src, tmp_path / "a.pet")

@@ -18,7 +18,7 @@ from ...errors import FormatError, LimitError
 from ...fileio import safe_name
 from ...registry import Context, Files
 from ...scene import Image, Material, Scene
-from ...scene.math import snap, vertex_normals, world_matrices
+from ...scene.math import snap, snap_quat, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
 from ...textures import encode_png, image_rgba
 from .document import (
@@ -50,7 +50,7 @@ from .layout import (
 )
 from .read import kind_of
 from .skeleton import S4
-from .timeline import animations
+from .timeline import QUAT_BITS, animations
 from .write import write
 
 F64 = npt.NDArray[np.float64]
@@ -215,6 +215,33 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
     return bones, skin_i
 
 
+def _local_rows(world: F64, parents: list[int]) -> npt.NDArray[np.float32]:
+    """The (B, 12) float32 BONE rows (row-vector 4x3, local to the parent) of file-space
+    world matrices, on the grid of snap(): the reader chains the rows into world matrices and
+    float32 inverse binds, and the writer takes the bones back from those, a few ulps off;
+    on the grid they come back the same, so a second trip writes the same rows."""
+    local = world.copy()
+    for i, p in enumerate(parents):
+        if p >= 0:
+            local[i] = safe_inverse(world[p][None])[0] @ world[i]
+    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
+                          axis=1)
+    rows = snap(rows.reshape(len(world), 12), POS_BITS)
+    # Translations come from world placements, whose float32 noise scales with the model.
+    rows[:, 9:] = snap_within(rows[:, 9:], world[:, :3, 3], POS_BITS)
+    return rows.astype(np.float32)
+
+
+def snap_within(x: F64, ref: F64, bits: int) -> F64:
+    """``x`` on one grid of ``bits`` significant bits of the largest magnitude in ``x`` and
+    ``ref`` (as snap() below 2): values composed from float32 model-space data carry noise of
+    the model's size, not of their own."""
+    top = float(np.max(np.abs(x), initial=0.0)) if np.size(x) else 0.0
+    top = max(top, float(np.max(np.abs(ref), initial=0.0)) if np.size(ref) else 0.0)
+    step = np.ldexp(1.0, max(int(np.frexp(top)[1]), 1) - bits) if np.isfinite(top) else 1.0
+    return np.asarray(np.round(x / step) * step + 0.0)
+
+
 def _bone_section(bones: _Bones, kind: str, version: tuple[int, int],
                   scene: Scene) -> BoneSection:
     n = len(bones.names)
@@ -223,13 +250,7 @@ def _bone_section(bones: _Bones, kind: str, version: tuple[int, int],
     if kind == "apet":
         return out
     world = np.stack(bones.world) if n else np.zeros((0, 4, 4))
-    local = world.copy()
-    for i, p in enumerate(bones.parents):
-        if p >= 0:
-            local[i] = safe_inverse(world[p][None])[0] @ world[i]
-    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
-                          axis=1)
-    out.matrices = rows.reshape(n, 12).astype(np.float32)
+    out.matrices = _local_rows(world, bones.parents)
     if version >= (1, 3):
         extra = np.full(n, -1.0, np.float32)
         for i, node in enumerate(bones.nodes):
@@ -398,12 +419,15 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     inv = inv_all[main]
     # Bone-space positions are composed (inverse bone @ world): on the grid of snap() they come
     # out the same on the next trip, and so sort the same in the vertex merge below.
-    local = snap(np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3], POS_BITS)
+    local = snap_within(np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3], pos,
+                        POS_BITS)
     if version < (1, 1):
         # v1.0 normals are stored in the main bone's space (or the fake body bone's, §B.8).
         rot = fake_body_substitute(bones.names, bones.parents, main, nb)[main]
         nrm = np.einsum("nij,nj->ni", inv_all[rot, :3, :3], nrm)
-    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-20)
+    # Unit normals on snap_quat's grid (a zero fourth component): the reader's float32 normals
+    # normalized again on the next trip land on the same grid point.
+    nrm = snap_quat(np.pad(nrm, ((0, 0), (0, 1))), QUAT_BITS)[:, :3]
     # One PET vertex per distinct (stored position, influences): glTF split them per corner.
     key = np.concatenate([local, q.astype(np.float64), j.astype(np.float64)], axis=1)
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)

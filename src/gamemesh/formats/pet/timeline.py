@@ -20,7 +20,7 @@ import numpy.typing as npt
 from ...errors import LimitError
 from ...registry import Context
 from ...scene import Animation, Channel, Scene
-from ...scene.math import local_matrix, matrix_to_trs
+from ...scene.math import local_matrix, matrix_to_trs, snap_quat
 from .document import AnimSection, Motion, MotiSection, Track
 from .extras import value_bytes
 from .layout import ENCODING, FMT, FPS, TRACK_LIMIT
@@ -33,6 +33,7 @@ _TAILS = (("translation", "pos", np.array([1.0, 1.0, -1.0])),
           ("scale", "scale", np.ones(3)))
 # The reader takes a key within this of a motion's bound as that bound's key (Clipper.cut).
 _NEAR = 1e-4
+QUAT_BITS = 21  # snap_quat() grid of rotation keys: 1e-6
 _LIST = 4  # node names listed in one note before "+N more"
 
 
@@ -212,6 +213,16 @@ def _merge(parts: list[tuple[F64, F64]]) -> tuple[F64, F64]:
     return t[keep], v[keep]
 
 
+def _settled_rotations(v: F64) -> F64:
+    """Rotation keys as the reader gives them back, so a second trip writes them again: each
+    in the hemisphere of the key before (the reader flips them so, from the first key on),
+    and on snap_quat's grid (the reader normalizes them: a float32 ulp)."""
+    if len(v) > 1:
+        d = np.sum(v[1:] * v[:-1], axis=1)
+        v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
+    return snap_quat(v, QUAT_BITS)
+
+
 def _tracks(clips: list[_Clip], flags: dict[int, F64], version: tuple[int, int],
             ctx: Context) -> AnimSection:
     out = AnimSection(terminator=b"\xff")  # §E.2: always end ANIM with 0xFF
@@ -233,6 +244,8 @@ def _tracks(clips: list[_Clip], flags: dict[int, F64], version: tuple[int, int],
             if path == "scale" and version < (1, 2):
                 dropped_scale = dropped_scale or bool(np.any(np.abs(v - 1) > 1e-6))
                 continue
+            if path == "rotation":
+                v = _settled_rotations(v)
             rec = np.concatenate([t[:, None], v * tail], axis=1).astype(np.float32)
             setattr(tr, attr, rec)
         if version >= (1, 3) and b in flags:
