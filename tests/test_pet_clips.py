@@ -14,6 +14,7 @@ import gamemesh
 from gamemesh.formats.pet.document import Track
 from gamemesh.registry import Context
 from gamemesh.scene import Animation, Channel, Mesh, Node, Primitive, Scene
+from gamemesh.scene.loss import compare
 from gamemesh.scene.math import local_matrix, matrix_to_trs, trs_to_matrices, world_matrices
 from gamemesh.scene.sampling import sample_channel
 
@@ -197,11 +198,19 @@ def test_meshes_merged_into_one_are_an_info_note_not_a_loss(tmp_path: Path) -> N
     """PET holds one mesh: 5 meshes become one with every triangle kept. That is an info note
     (covering "meshes"), and the loss check reports only the mesh names, which PET has none
     of."""
-    notes = gamemesh.save(five_objects(), tmp_path / "m.pet")
+    src = five_objects()
+    notes = gamemesh.save(src, tmp_path / "m.pet")
     assert [(n.code, n.level, n.message) for n in notes if "mesh" in n.code] == [
         ("pet.meshes_merged", "info", "5 meshes merged into the one mesh a PET file holds")]
     assert [n.code for n in notes if n.level == "warning"] == ["pet.lost.names"]
-    assert gamemesh.load(tmp_path / "m.pet").summary()["triangles"] == 5 * 12
+    back = gamemesh.load(tmp_path / "m.pet")
+    assert back.summary()["triangles"] == 5 * 12
+    # The loss check itself: the names are lost, the meshes (every triangle kept) are not.
+    assert [(x.prop, x.message) for x in compare(src, back)] == [
+        ("names", "mesh names 'Cube0', 'Cube1', 'Cube2', 'Cube3' (+1 more)")]
+    # Drop one cube's triangles: now meshes are lost too.
+    back.meshes[0].primitives[0].indices = back.meshes[0].primitives[0].indices[:-36]
+    assert "meshes" in {x.prop for x in compare(src, back)}
 
 
 def _quat(rng: np.random.Generator) -> np.ndarray:

@@ -169,10 +169,14 @@ def _by_name(meshes: list[Mesh]) -> dict[str, list[Mesh]]:
 
 def _meshes(before: Scene, after: Scene) -> list[Loss]:
     out = []
-    if len(after.meshes) < len(before.meshes):
+    whole_b, whole_a = _facts(before.meshes), _facts(after.meshes)
+    # Fewer meshes holding every triangle were merged (PET holds one mesh): nothing is lost
+    # but their names, checked below.
+    merged = (whole_a.triangles >= whole_b.triangles
+              and whole_a.other_modes >= whole_b.other_modes)
+    if len(after.meshes) < len(before.meshes) and not merged:
         out.append(Loss("meshes", f"{len(before.meshes) - len(after.meshes)} of "
                                   f"{len(before.meshes)} meshes"))
-    whole_b, whole_a = _facts(before.meshes), _facts(after.meshes)
     if whole_a.triangles < whole_b.triangles:
         out.append(Loss("primitives", f"{whole_b.triangles - whole_a.triangles} of "
                                       f"{whole_b.triangles} triangles"))
