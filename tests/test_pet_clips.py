@@ -209,7 +209,9 @@ def test_meshes_merged_into_one_are_an_info_note_not_a_loss(tmp_path: Path) -> N
     assert [(x.prop, x.message) for x in compare(src, back)] == [
         ("names", "mesh names 'Cube0', 'Cube1', 'Cube2', 'Cube3' (+1 more)")]
     # Drop one cube's triangles: now meshes are lost too.
-    back.meshes[0].primitives[0].indices = back.meshes[0].primitives[0].indices[:-36]
+    prim = back.meshes[0].primitives[0]
+    assert prim.indices is not None
+    prim.indices = prim.indices[:-36]
     assert "meshes" in {x.prop for x in compare(src, back)}
 
 

@@ -21,6 +21,7 @@ from ...scene import Image, Material, Scene
 from ...scene.math import snap, snap_quat, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
 from ...textures import encode_png, image_rgba
+from .animation import QUAT_BITS, animations
 from .document import (
     BoneSection,
     CollBox,
@@ -50,7 +51,6 @@ from .layout import (
 )
 from .read import kind_of
 from .skeleton import S4
-from .timeline import QUAT_BITS, animations
 from .write import write
 
 F64 = npt.NDArray[np.float64]
@@ -306,8 +306,7 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
             merged.add(node.mesh)
     if not parts:
         return None
-    if len(merged) > 1:
-        # Nothing of theirs is lost but the names, which the loss check names.
+    if len(merged) > 1:  # nothing of theirs is lost but the names (the loss check says so)
         ctx.note("pet.meshes_merged", f"{len(merged)} meshes merged into the one mesh a PET "
                  "file holds", level="info", covers=("meshes",))
     # In the order the reader gives primitives back (by texture, none first, then specular),
