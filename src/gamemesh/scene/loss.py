@@ -198,9 +198,11 @@ def _by_name(meshes: list[Mesh]) -> dict[str, list[Mesh]]:
 def _meshes(before: Scene, after: Scene) -> list[Loss]:
     out = []
     whole_b, whole_a = _facts(before.meshes), _facts(after.meshes)
-    # Fewer meshes holding every triangle were merged (PET writes one mesh), not lost; the
-    # names they had are checked below.
-    if len(after.meshes) < len(before.meshes) and whole_a.triangles < whole_b.triangles:
+    # Fewer meshes holding every triangle were merged (PET holds one mesh): nothing is lost
+    # but their names, checked below.
+    merged = (whole_a.triangles >= whole_b.triangles
+              and whole_a.other_modes >= whole_b.other_modes)
+    if len(after.meshes) < len(before.meshes) and not merged:
         out.append(Loss("meshes", f"{len(before.meshes) - len(after.meshes)} of "
                                   f"{len(before.meshes)} meshes"))
     if whole_a.triangles < whole_b.triangles:

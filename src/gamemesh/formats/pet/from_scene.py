@@ -17,26 +17,23 @@ import numpy.typing as npt
 from ...errors import FormatError, LimitError
 from ...fileio import safe_name
 from ...registry import Context, Files
-from ...scene import Animation, Image, Material, Scene
-from ...scene.math import snap, vertex_normals, world_matrices
+from ...scene import Image, Material, Scene
+from ...scene.math import snap, snap_quat, vertex_normals, world_matrices
 from ...scene.skinning import safe_inverse
 from ...textures import encode_png, image_rgba
+from .animation import QUAT_BITS, animations
 from .document import (
-    AnimSection,
     BoneSection,
     CollBox,
     CollSection,
     ExtrSection,
     FramSection,
     MeshSection,
-    Motion,
-    MotiSection,
     Payload,
     PetDocument,
     Section,
     TextSection,
     Texture,
-    Track,
     Vers,
 )
 from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
@@ -45,12 +42,10 @@ from .layout import (
     ENCODING,
     FLAG_CHARS,
     FMT,
-    FPS,
     FRAME_LIMIT,
     KIND_SECTIONS,
     MAX_BONE_ID,
     SKIN_DT,
-    TRACK_LIMIT,
     VERSIONS,
     WRITE_ORDER,
 )
@@ -132,7 +127,7 @@ def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetD
             secs[b"TEXT"] = TextSection(texts)
     secs[b"BONE"] = _bone_section(bones, kind, version, scene)
     if b"ANIM" in allowed and scene.animations:
-        anim, moti = _animations(scene, ctx, bones, version)
+        anim, moti = animations(scene, ctx, bones.nodes, bones.names, version)
         if anim.tracks:
             secs[b"ANIM"] = anim
         if moti is not None and (anim.tracks or any(
@@ -220,6 +215,33 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
     return bones, skin_i
 
 
+def _local_rows(world: F64, parents: list[int]) -> npt.NDArray[np.float32]:
+    """The (B, 12) float32 BONE rows (row-vector 4x3, local to the parent) of file-space
+    world matrices, on the grid of snap(): the reader chains the rows into world matrices and
+    float32 inverse binds, and the writer takes the bones back from those, a few ulps off;
+    on the grid they come back the same, so a second trip writes the same rows."""
+    local = world.copy()
+    for i, p in enumerate(parents):
+        if p >= 0:
+            local[i] = safe_inverse(world[p][None])[0] @ world[i]
+    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
+                          axis=1)
+    rows = snap(rows.reshape(len(world), 12), POS_BITS)
+    # Translations come from world placements, whose float32 noise scales with the model.
+    rows[:, 9:] = snap_within(rows[:, 9:], world[:, :3, 3], POS_BITS)
+    return rows.astype(np.float32)
+
+
+def snap_within(x: F64, ref: F64, bits: int) -> F64:
+    """``x`` on one grid of ``bits`` significant bits of the largest magnitude in ``x`` and
+    ``ref`` (as snap() below 2): values composed from float32 model-space data carry noise of
+    the model's size, not of their own."""
+    top = float(np.max(np.abs(x), initial=0.0)) if np.size(x) else 0.0
+    top = max(top, float(np.max(np.abs(ref), initial=0.0)) if np.size(ref) else 0.0)
+    step = np.ldexp(1.0, max(int(np.frexp(top)[1]), 1) - bits) if np.isfinite(top) else 1.0
+    return np.asarray(np.round(x / step) * step + 0.0)
+
+
 def _bone_section(bones: _Bones, kind: str, version: tuple[int, int],
                   scene: Scene) -> BoneSection:
     n = len(bones.names)
@@ -228,13 +250,7 @@ def _bone_section(bones: _Bones, kind: str, version: tuple[int, int],
     if kind == "apet":
         return out
     world = np.stack(bones.world) if n else np.zeros((0, 4, 4))
-    local = world.copy()
-    for i, p in enumerate(bones.parents):
-        if p >= 0:
-            local[i] = safe_inverse(world[p][None])[0] @ world[i]
-    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
-                          axis=1)
-    out.matrices = rows.reshape(n, 12).astype(np.float32)
+    out.matrices = _local_rows(world, bones.parents)
     if version >= (1, 3):
         extra = np.full(n, -1.0, np.float32)
         for i, node in enumerate(bones.nodes):
@@ -256,6 +272,7 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
     mat_tex: dict[int | None, int] = {}
     mat_spec: dict[int | None, int] = {}
     nsets = 0
+    merged: set[int] = set()
     for ni in scene.walk():
         node = scene.nodes[ni]
         if node.mesh is None or not 0 <= node.mesh < len(scene.meshes):
@@ -286,8 +303,12 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
             part["global_weight"] = float(gw) if isinstance(gw, int | float) else None
             nsets = max(nsets, len(part["uv"]))
             parts.append(part)
+            merged.add(node.mesh)
     if not parts:
         return None
+    if len(merged) > 1:  # nothing of theirs is lost but the names (the loss check says so)
+        ctx.note("pet.meshes_merged", f"{len(merged)} meshes merged into the one mesh a PET "
+                 "file holds", level="info", covers=("meshes",))
     # In the order the reader gives primitives back (by texture, none first, then specular),
     # so a second trip through glTF writes the triangles in the same order.
     parts.sort(key=lambda p: (-1 if p["tex"] == 0xFF else p["tex"], p["spec"]))
@@ -356,6 +377,12 @@ def quantize_weights(joints: npt.NDArray[np.int64],
         q[rows, k[rows]] -= 1
         q[rows, 0] += 1
         short = q[:, 0] < 1
+    # The first byte takes the rounding rest, so equal weights (0.5, 0.5) give (127, 128): the
+    # largest byte goes first, as the reader sorts them, or the next trip picks another main
+    # bone (and bone space) for the vertex.
+    order = np.argsort(-q, axis=1, kind="stable")
+    q = np.take_along_axis(q, order, axis=1)
+    j = np.take_along_axis(j, order, axis=1)
     count = (q > 0).sum(axis=1)
     # Zero weights sit at the end after sorting (they were the smallest).
     j = np.where(q > 0, j, 0)
@@ -391,12 +418,15 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     inv = inv_all[main]
     # Bone-space positions are composed (inverse bone @ world): on the grid of snap() they come
     # out the same on the next trip, and so sort the same in the vertex merge below.
-    local = snap(np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3], POS_BITS)
+    local = snap_within(np.einsum("nij,nj->ni", inv[:, :3, :3], pos) + inv[:, :3, 3], pos,
+                        POS_BITS)
     if version < (1, 1):
         # v1.0 normals are stored in the main bone's space (or the fake body bone's, §B.8).
         rot = fake_body_substitute(bones.names, bones.parents, main, nb)[main]
         nrm = np.einsum("nij,nj->ni", inv_all[rot, :3, :3], nrm)
-    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-20)
+    # Unit normals on snap_quat's grid (a zero fourth component): the reader's float32 normals
+    # normalized again on the next trip land on the same grid point.
+    nrm = snap_quat(np.pad(nrm, ((0, 0), (0, 1))), QUAT_BITS)[:, :3]
     # One PET vertex per distinct (stored position, influences): glTF split them per corner.
     key = np.concatenate([local, q.astype(np.float64), j.astype(np.float64)], axis=1)
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
@@ -510,124 +540,6 @@ def _spec_for(scene: Scene, mi: int | None) -> int:
         return 0xFF
     v = scene.materials[mi].extras.get("pet_smtl", -1)
     return int(v) & 0xFF if isinstance(v, int) and 0 <= v < 255 else 0xFF
-
-
-# -- animation ------------------------------------------------------------------------------------
-def _channel_keys(ch: Any, ctx: Context) -> tuple[F64, F64]:
-    t = np.asarray(ch.times, np.float64)
-    v = np.asarray(ch.values, np.float64).reshape(len(t) * (3 if ch.interpolation ==
-                                                             "CUBICSPLINE" else 1), -1)
-    if ch.interpolation == "CUBICSPLINE":
-        v = v[1::3]
-        ctx.note("pet.anim_cubic", "CUBICSPLINE keys written as linear keys (tangents dropped)")
-    elif ch.interpolation == "STEP":
-        ctx.note("pet.anim_step", "STEP keys written as linear keys (PET has no step)")
-    return t, v
-
-
-def _animations(scene: Scene, ctx: Context, bones: _Bones,
-                version: tuple[int, int]) -> tuple[AnimSection, MotiSection | None]:
-    keys: dict[tuple[int, str], list[tuple[F64, F64]]] = {}
-    motions: list[Motion] = []
-    cursor = 0
-    # MOTI names the clips: written whenever there is a name to keep (a lone clip without
-    # one is named after the file when read, as before).
-    use_moti = len(scene.animations) > 1 or any(
-        a.name or isinstance(a.extras.get("pet_motion"), dict) for a in scene.animations)
-    flags: dict[int, F64] = {}
-    for anim in scene.animations:
-        start_frame, motion = _motion_of(anim, cursor)
-        offset = start_frame / FPS if use_moti else 0.0
-        end_t = 0.0
-        for ch in anim.channels:
-            b = bones.index_of_node(ch.node)
-            if b is None or ch.path == "weights":
-                ctx.note("pet.anim_channel_dropped", f"animation {anim.name!r}: a {ch.path} "
-                         "channel on a node that is not a bone is left out",
-                         covers=("channels",))
-                continue
-            t, v = _channel_keys(ch, ctx)
-            if not len(t):
-                continue
-            end_t = max(end_t, float(t[-1]))
-            keys.setdefault((b, ch.path), []).append((t + offset, v))
-        end_frame = start_frame + int(np.ceil(end_t * FPS - 1e-6))
-        if use_moti:
-            motion.frame_start, motion.frame_end = start_frame, end_frame
-            motions.append(motion)
-        cursor = max(cursor, end_frame + 1)
-        _flags_of(anim, bones, offset, flags)
-    return _tracks(keys, flags, bones, version, ctx), (MotiSection(motions) if use_moti
-                                                       else None)
-
-
-def _motion_of(anim: Animation, cursor: int) -> tuple[int, Motion]:
-    ex = anim.extras.get("pet_motion")
-    if isinstance(ex, dict):
-        try:
-            start = int(ex.get("frame_start", cursor))
-            return start, Motion(value_bytes(ex.get("name")) or anim.name.encode(ENCODING,
-                                                                                   "replace"),
-                                 start, start, value_bytes(ex.get("next_move")),
-                                 value_bytes(ex.get("connection_method")),
-                                 float(ex.get("connection_time", 0.0)),
-                                 value_bytes(ex.get("root_bone")))
-        except (TypeError, ValueError):
-            pass
-    return cursor, Motion(anim.name.encode(ENCODING, "replace") or b"clip", cursor, cursor)
-
-
-def _flags_of(anim: Animation, bones: _Bones, offset: float, out: dict[int, F64]) -> None:
-    fl = anim.extras.get("pet_flags")
-    if not isinstance(fl, dict):
-        return
-    for name, vals in fl.items():
-        try:
-            b = bones.names.index(str(name).encode(ENCODING, "replace"))
-            a = np.asarray(vals, np.float64).reshape(-1, 2)
-        except (ValueError, TypeError):
-            continue
-        out.setdefault(b, a)
-
-
-def _merge(parts: list[tuple[F64, F64]]) -> tuple[F64, F64]:
-    t = np.concatenate([p[0] for p in parts])
-    v = np.concatenate([p[1] for p in parts])
-    order = np.argsort(t, kind="stable")
-    t, v = t[order], v[order]
-    keep = np.ones(len(t), bool)
-    keep[1:] = np.diff(t) > 1e-9
-    return t[keep], v[keep]
-
-
-def _tracks(keys: dict[tuple[int, str], list[tuple[F64, F64]]], flags: dict[int, F64],
-            bones: _Bones, version: tuple[int, int], ctx: Context) -> AnimSection:
-    out = AnimSection(terminator=b"\xff")  # §E.2: always end ANIM with 0xFF
-    ids = sorted({b for b, _ in keys})
-    if len(ids) > TRACK_LIMIT[version[1]]:
-        raise LimitError(FMT, "too many animation tracks for this version", field="ANIM",
-                         expected=f"<= {TRACK_LIMIT[version[1]]}", actual=len(ids))
-    dropped_scale = False
-    for b in ids:
-        tr = Track(bone=b, wide=b > 0xFD)
-        for path, attr, tail in (("translation", "pos", FLIP),
-                                 ("rotation", "rot", np.array([1.0, 1.0, -1.0, 1.0])),
-                                 ("scale", "scale", np.ones(3))):
-            if (b, path) not in keys:
-                continue
-            t, v = _merge(keys[(b, path)])
-            if path == "scale" and version < (1, 2):
-                dropped_scale = dropped_scale or bool(np.any(np.abs(v - 1) > 1e-6))
-                continue
-            rec = np.concatenate([t[:, None], v * tail], axis=1).astype(np.float32)
-            setattr(tr, attr, rec)
-        if version >= (1, 3) and b in flags:
-            tr.flags = flags[b].astype(np.float32)
-        out.tracks.append(tr)
-    if dropped_scale:
-        ctx.note("pet.anim_scale_dropped", f"PET {version[0]}.{version[1]} has no scale keys: "
-                 "scale animation left out", covers=("channels",))
-    return out
 
 
 # -- sections kept in extras ---------------------------------------------------------------------
