@@ -85,7 +85,7 @@ def test_player_start_node_gives_position_rotation_and_height(tmp_path: Path) ->
 def test_v1_player_start_carries_into_a_modern_pack(tmp_path: Path) -> None:
     """The corpus's layout-F pack stores the start (-585, 64, -722) and height 243
     (v1 reader, spec §b); a v23 pack converted from it keeps them at GTEScaling 100."""
-    gamemesh.convert(V1_F, tmp_path / "f.splashpack")
+    gamemesh.convert(V1_F, tmp_path / "f.splashpack", splash_version=23)
     doc = gamemesh.read_native(tmp_path / "f.splashpack")
     h = doc.header[0]
     assert list(h["player_pos"]) == [-585, 64, -722] and int(h["player_height"]) == 243
