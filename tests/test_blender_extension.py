@@ -385,7 +385,9 @@ def _check_dialogs(installed: dict[str, Any]) -> None:
                                                                 "splashpack")]
     fixed_export = ["format", "use_selection", "apply_modifiers"]
     assert drawn("export") == ([*fixed_export, "gte_scaling", "splash_version", "layout", "bpp",
-                                "lua"], [["GAMEMESH_splashpack", False]])
+                                "lua", "move_speed", "sprint_speed", "jump_height", "gravity",
+                                "player_radius", "player_height"],
+                               [["GAMEMESH_splashpack", False]])
     assert drawn("export_papa")[0] == [*fixed_export, "no_textures", "no_animations", "diffuse",
                                        "mask", "material", "texture_format", "csg",
                                        "csg_texture_dir"]

@@ -412,7 +412,7 @@ def test_memory_error_anywhere_is_one_line(tmp_path: Path, monkeypatch: pytest.M
     for args in (["info", str(src)], ["convert", str(src), str(tmp_path / "o.pmf")]):
         assert main(args) == 1
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"gamemesh: error: {src}: gamemesh: not enough memory to read or "
+        assert err == [f"gamemesh: error: {src}: not enough memory to read or "
                        "convert this input"]
 
 

@@ -218,7 +218,8 @@ def test_thumbnail_time_nan_is_a_usage_error(glb: Path, tmp_path: Path) -> None:
         r = _cli("thumbnail", str(glb), str(tmp_path / "t.png"), f"--time={bad}")
         assert r.returncode == 2, r.stderr
         assert r.stderr.strip().splitlines() == [
-            f"gamemesh: error: --time must be a finite number of seconds, got {float(bad)}"]
+            f"gamemesh: usage error: --time must be a finite number of seconds, got "
+            f"{float(bad)}"]
     assert not (tmp_path / "t.png").exists()
 
 

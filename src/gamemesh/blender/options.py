@@ -34,7 +34,9 @@ DIRECTIONS: dict[str, Literal["read", "write", "both"]] = {
     "no_textures": "write", "no_animations": "write", "diffuse": "write", "mask": "write",
     "material": "write", "texture_format": "write", "csg": "write", "csg_texture_dir": "write",
     "ptx_bpp": "write", "pet_version": "write", "fps": "write", "splash_version": "write",
-    "layout": "write", "bpp": "write", "lua": "write",
+    "layout": "write", "bpp": "write", "lua": "write", "move_speed": "write",
+    "sprint_speed": "write", "jump_height": "write", "gravity": "write",
+    "player_radius": "write", "player_height": "write",
     "max_influences": "both", "euler_order": "both", "angle_unit": "both",
     "root_position": "both", "handedness": "both", "winding": "both", "flip_v": "both",
     "gte_scaling": "both",
@@ -57,6 +59,9 @@ _LABELS = {
     "flip_v": "Flip V", "max_influences": "Bone influences per vertex",
     "drop_shadows": "Without blob shadows", "alpha_mask": "Foliage as alpha mask",
     "state": "Damage state", "texture_dir": "Texture folders",
+    "move_speed": "Player walk speed", "sprint_speed": "Player sprint speed",
+    "jump_height": "Player jump height", "gravity": "Player gravity",
+    "player_radius": "Player radius", "player_height": "Player eye height",
 }
 # Options naming files or folders on disk get Blender's browse button.
 _PATHS = {"anim": "FILE_PATH", "diffuse": "FILE_PATH", "mask": "FILE_PATH",

@@ -24,8 +24,7 @@ FORMAT_OPTIONS = True
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", nargs="?", help="folder to convert (searched recursively)")
     p.add_argument("dst", nargs="?", help="output folder: mirrors SRC, holds the manifest")
-    p.add_argument("--report", metavar="DST", help="print the summary of the batch in DST "
-                   "(counts per format and status, common errors, slowest files) and exit")
+    p.add_argument("--report", metavar="DST", help="print the summary of the batch in DST and exit")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--to", default="glb", help="output format or extension (default: glb)")
     p.add_argument("--jobs", "-j", type=int, metavar="N",
@@ -37,8 +36,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="leave out paths matching GLOB; repeatable")
     p.add_argument("--format", action="append", default=[], metavar="NAME", dest="only",
-                   help="only inputs of this format (repeatable; default: every format, "
-                   "plain images included)")
+                   help="only inputs of this format (repeatable)")
     p.add_argument("--force", action="store_true", help="convert again even what is unchanged")
     p.add_argument("--retry-errors", action="store_true",
                    help="convert again the inputs that failed last time")
@@ -47,18 +45,15 @@ def add_args(p: argparse.ArgumentParser) -> None:
                          help="run on a Dask distributed cluster (pip install "
                          "'gamemesh[cluster]'); workers need SRC and DST at the same paths")
     cluster.add_argument("--scheduler-file", metavar="FILE", type=Path,
-                         help="the cluster named by a Dask scheduler file (as dask-jobqueue, "
-                         "dask-mpi and `dask scheduler --scheduler-file` write)")
+                         help="the cluster a Dask scheduler file names (dask-jobqueue, dask-mpi)")
     p.add_argument("--connect-timeout", type=float, default=5.0, metavar="S",
-                   help="seconds to reach the Dask scheduler (and for its file to appear); "
-                   "default 5")
+                   help="seconds to reach the scheduler or its file (default 5)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary")
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="S",
                    help="seconds between progress lines when stderr is not a terminal")
     p.add_argument("--thumbnails", action="store_true",
-                   help="write a thumbnail beside each output (x.glb.thumb.png), a contact "
-                   "sheet (PNG and HTML) in each output folder and an index of the whole tree "
-                   "in DST (contact_sheet_index.html)")
+                   help="a thumbnail beside each output, a contact sheet per folder and an "
+                   "index of the whole tree (DST/contact_sheet_index.html)")
     p.add_argument("--post-step", action="append", default=[], metavar="MODULE:FUNC",
                    help="call FUNC(main_output, source) after each conversion; it returns the "
                    "extra files it wrote (thumbnails)")
