@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -153,39 +154,44 @@ def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
 
 def trs_to_matrix(t: npt.ArrayLike = (0, 0, 0), r: npt.ArrayLike = (0, 0, 0, 1),
                   s: npt.ArrayLike = (1, 1, 1)) -> F64:
-    m = np.eye(4)
-    m[:3, :3] = quat_to_matrix(r) * np.asarray(s, dtype=np.float64)[None, :]
-    m[:3, 3] = np.asarray(t, dtype=np.float64)
+    one = [np.asarray(v, dtype=np.float64).reshape(1, k) for v, k in ((t, 3), (r, 4), (s, 3))]
+    m: F64 = trs_to_matrices(*one)[0]
     return m
 
 
 def matrix_to_trs(m: npt.ArrayLike) -> tuple[F64, F64, F64]:
     """Decompose an affine matrix (no shear) into translation, xyzw rotation and scale."""
-    a = np.asarray(m, dtype=np.float64)
-    t = a[:3, 3].copy()
-    basis = a[:3, :3]
-    s = np.linalg.norm(basis, axis=0)
-    if np.linalg.det(basis) < 0:
-        s[0] = -s[0]
-    safe = np.where(s == 0, 1.0, s)
-    r = matrix_to_quat(basis / safe[None, :])
-    return t, r, s
+    t, r, s = matrices_to_trs(np.asarray(m, dtype=np.float64)[None])
+    return t[0].copy(), r[0], s[0]
+
+
+def local_matrices(nodes: Sequence[Node]) -> F64:
+    """(N, 4, 4) local matrices of ``nodes``: a node's matrix when it has one, else its TRS,
+    every rotation in one :func:`quat_to_matrix` call (per node, numpy's fixed cost per call
+    was most of a small file's scene summary)."""
+    n = len(nodes)
+    out = trs_to_matrices(np.array([nd.translation for nd in nodes], np.float64).reshape(n, 3),
+                          np.array([nd.rotation for nd in nodes], np.float64).reshape(n, 4),
+                          np.array([nd.scale for nd in nodes], np.float64).reshape(n, 3))
+    for i, nd in enumerate(nodes):
+        if nd.matrix is not None:
+            out[i] = nd.matrix
+    return out
 
 
 def local_matrix(node: Node) -> F64:
-    if node.matrix is not None:
-        return np.asarray(node.matrix, dtype=np.float64)
-    return trs_to_matrix(node.translation, node.rotation, node.scale)
+    m: F64 = local_matrices([node])[0]
+    return m
 
 
 def world_matrices(scene: Scene) -> list[F64]:
     """World matrix of every node (identity for nodes not reachable from a root)."""
     out = [np.eye(4) for _ in scene.nodes]
+    local = local_matrices(scene.nodes)
     parents = scene.parents()
     for i in scene.walk():
         p = parents[i]
-        local = local_matrix(scene.nodes[i])
-        out[i] = local if p is None else out[p] @ local
+        out[i] = local[i] if p is None else out[p] @ local[i]
     return out
 
 
