@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import gamemesh
-from gamemesh.binary import Reader
 from gamemesh.errors import (
     BadMagicError,
     CorruptDataError,
@@ -23,7 +22,6 @@ from gamemesh.formats.pmf import SPEC
 from gamemesh.formats.pmf.document import Animation, Piece, PmfDocument
 from gamemesh.formats.pmf.info import info
 from gamemesh.formats.pmf.layout import make_frames, make_vertices, pack_name
-from gamemesh.formats.pmf.read import _pieces_checked, _pieces_fast
 from gamemesh.formats.pmf.sample import make_sample
 from gamemesh.registry import Context
 from helpers import (
@@ -223,23 +221,6 @@ def test_figure_tree_and_names() -> None:
     assert [(a.text, a.loop, a.fps, a.frame_count) for a in doc.animations] == [
         ("walk", True, 12, 12), ("wave", False, 24, 5), ("pose", False, 1, 1)]
     assert doc.animations[0].frames["flags"].tolist() == [1, 0, 0, 0, 1, 2, 0, 0, 1, 2, 0, 1]
-
-
-@pytest.mark.parametrize("name", list(BUILDERS))
-def test_fast_piece_reader_matches_the_checked_one(name: str) -> None:
-    """A well-formed tree is read by one struct loop; the checked reader (which a note or an
-    error falls back to) must give the same pieces, byte for byte."""
-    data = (FIXTURES / name).read_bytes()
-    fast_reader, checked_reader = Reader(data, "pmf", 4), Reader(data, "pmf", 4)
-    fast = _pieces_fast(fast_reader)
-    checked = _pieces_checked(checked_reader, Context(), "keep")
-    if fast is None:  # a piece that needs a note (odd.pmf's long name): the checked one reads
-        assert name == "odd.pmf"
-        return
-    assert fast_reader.tell() == checked_reader.tell()
-    assert [(p.name, p.translation.tobytes(), p.vertices.tobytes(), p.parent, p.children)
-            for p in fast] == [(p.name, p.translation.tobytes(), p.vertices.tobytes(),
-                                p.parent, p.children) for p in checked]
 
 
 def test_odd_fixture_keeps_what_the_spec_leaves_open() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,6 @@ def row_lengths(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return s
 
 
-# Up to this many rows, quat_to_matrix and quat_multiply work row by row in plain floats
-# (numpy's fixed cost per call is most of their time on a few rows).
-_FEW = 8
-
-
 def quat_normalize(q: npt.ArrayLike) -> F64:
     a = np.asarray(q, dtype=np.float64)
     n = row_lengths(a)[..., None]
@@ -44,15 +39,6 @@ def quat_normalize(q: npt.ArrayLike) -> F64:
 def quat_to_matrix(q: npt.ArrayLike) -> F64:
     """(..., 4) xyzw quaternions to (..., 3, 3) rotation matrices."""
     a = np.asarray(q, dtype=np.float64)
-    if a.shape == (4,):
-        one = a.tolist()
-        if all(math.isfinite(c) for c in one):
-            return np.array(_quat_to_matrix1(one))
-    elif a.ndim == 2 and a.shape[1] == 4 and 0 < len(a) <= _FEW:
-        # A few quaternions (a model's bones): row by row in plain floats, the same bits.
-        rows = a.tolist()
-        if all(math.isfinite(c) for row in rows for c in row):
-            return np.array([_quat_to_matrix1(row) for row in rows])
     x, y, z, w = np.moveaxis(quat_normalize(a), -1, 0)
     m = np.empty((*x.shape, 3, 3))
     m[..., 0, 0] = 1 - 2 * (y * y + z * z)
@@ -65,18 +51,6 @@ def quat_to_matrix(q: npt.ArrayLike) -> F64:
     m[..., 2, 1] = 2 * (y * z + x * w)
     m[..., 2, 2] = 1 - 2 * (x * x + y * y)
     return m
-
-
-def _quat_to_matrix1(q: list[float]) -> list[list[float]]:
-    """:func:`quat_to_matrix` of one finite quaternion in plain floats (same operations in the
-    same order as the numpy path, so the same bits, at a tenth of its cost)."""
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if n == 0:
-        n = 1.0
-    x, y, z, w = q[0] / n, q[1] / n, q[2] / n, q[3] / n
-    return [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
 
 
 # Row-major positions of m00 m11 m22, m21 m02 m10, m12 m20 m01.
@@ -137,8 +111,8 @@ def euler_to_quat(angles: npt.ArrayLike, order: str = "XYZ") -> F64:
 
 
 def _multiply_components(p: list[Any], q: list[Any]) -> list[Any]:
-    """:func:`quat_multiply` of quaternions given as (x, y, z, w) components: arrays, or plain
-    floats for one quaternion (the same expressions, so the same bits)."""
+    """:func:`quat_multiply`'s expressions on quaternions given as (x, y, z, w) component
+    arrays (term for term, so the same bits)."""
     x1, y1, z1, w1 = p
     x2, y2, z2, w2 = q
     return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
@@ -166,10 +140,6 @@ def quat_to_euler(q: npt.ArrayLike, order: str = "XYZ") -> F64:
 def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
     p = np.asarray(a, dtype=np.float64)
     q = np.asarray(b, dtype=np.float64)
-    if p.shape == q.shape and p.ndim == 2 and p.shape[1] == 4 and len(p) <= _FEW:
-        # The expressions below in plain floats, in the same order: the same bits.
-        return np.array([_multiply_components(r1, r2) for r1, r2 in zip(
-            p.tolist(), q.tolist(), strict=True)], dtype=np.float64).reshape(p.shape)
     x1, y1, z1, w1 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
     x2, y2, z2, w2 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     # Filled in place (np.stack and moveaxis cost more than the arithmetic on short arrays),
@@ -184,68 +154,44 @@ def quat_multiply(a: npt.ArrayLike, b: npt.ArrayLike) -> F64:
 
 def trs_to_matrix(t: npt.ArrayLike = (0, 0, 0), r: npt.ArrayLike = (0, 0, 0, 1),
                   s: npt.ArrayLike = (1, 1, 1)) -> F64:
-    m = np.eye(4)
-    m[:3, :3] = quat_to_matrix(r) * np.asarray(s, dtype=np.float64)[None, :]
-    m[:3, 3] = np.asarray(t, dtype=np.float64)
+    one = [np.asarray(v, dtype=np.float64).reshape(1, k) for v, k in ((t, 3), (r, 4), (s, 3))]
+    m: F64 = trs_to_matrices(*one)[0]
     return m
 
 
 def matrix_to_trs(m: npt.ArrayLike) -> tuple[F64, F64, F64]:
     """Decompose an affine matrix (no shear) into translation, xyzw rotation and scale."""
-    a = np.asarray(m, dtype=np.float64)
-    t = a[:3, 3].copy()
-    basis = a[:3, :3]
-    if a.shape == (4, 4):
-        rows = basis.tolist()
-        if all(math.isfinite(x) for row in rows for x in row):
-            return t, *_basis_to_rs(rows, basis)
-    s = np.linalg.norm(basis, axis=0)
-    if np.linalg.det(basis) < 0:
-        s[0] = -s[0]
-    safe = np.where(s == 0, 1.0, s)
-    r = matrix_to_quat(basis / safe[None, :])
-    return t, r, s
+    t, r, s = matrices_to_trs(np.asarray(m, dtype=np.float64)[None])
+    return t[0].copy(), r[0], s[0]
 
 
-def _det3(rows: list[list[float]], basis: F64, bound: float) -> float:
-    """The determinant, for its sign: by cofactors while it is clearly away from zero (the
-    product of the column lengths bounds it, and both ways err by ~1e-15 of that), else from
-    LAPACK as the numpy path has it (a call costs more than the rest of the split)."""
-    (a, b, c), (d, e, f), (g, h, i) = rows
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    if abs(det) > 1e-9 * bound:
-        return det
-    return float(np.linalg.det(basis))
-
-
-def _basis_to_rs(rows: list[list[float]], basis: F64) -> tuple[F64, F64]:
-    """:func:`matrix_to_trs`'s rotation and scale of one finite 3x3: the scale in plain floats
-    (same operations, same order, same bits; the determinant's sign still comes from LAPACK),
-    the rotation from :func:`matrix_to_quat` (a real file splits at most a node or two this
-    way, so its ~0.1 ms per matrix does not earn a plain-float twin)."""
-    s = [math.sqrt(rows[0][j] * rows[0][j] + rows[1][j] * rows[1][j] + rows[2][j] * rows[2][j])
-         for j in range(3)]
-    if _det3(rows, basis, s[0] * s[1] * s[2]) < 0:
-        s[0] = -s[0]
-    safe = [1.0 if x == 0 else x for x in s]
-    unit = [[row[j] / safe[j] for j in range(3)] for row in rows]
-    return matrix_to_quat(np.array(unit)), np.array(s)
+def local_matrices(nodes: Sequence[Node]) -> F64:
+    """(N, 4, 4) local matrices of ``nodes``: a node's matrix when it has one, else its TRS,
+    every rotation in one :func:`quat_to_matrix` call (per node, numpy's fixed cost per call
+    was most of a small file's scene summary)."""
+    n = len(nodes)
+    out = trs_to_matrices(np.array([nd.translation for nd in nodes], np.float64).reshape(n, 3),
+                          np.array([nd.rotation for nd in nodes], np.float64).reshape(n, 4),
+                          np.array([nd.scale for nd in nodes], np.float64).reshape(n, 3))
+    for i, nd in enumerate(nodes):
+        if nd.matrix is not None:
+            out[i] = nd.matrix
+    return out
 
 
 def local_matrix(node: Node) -> F64:
-    if node.matrix is not None:
-        return np.asarray(node.matrix, dtype=np.float64)
-    return trs_to_matrix(node.translation, node.rotation, node.scale)
+    m: F64 = local_matrices([node])[0]
+    return m
 
 
 def world_matrices(scene: Scene) -> list[F64]:
     """World matrix of every node (identity for nodes not reachable from a root)."""
     out = [np.eye(4) for _ in scene.nodes]
+    local = local_matrices(scene.nodes)
     parents = scene.parents()
     for i in scene.walk():
         p = parents[i]
-        local = local_matrix(scene.nodes[i])
-        out[i] = local if p is None else out[p] @ local
+        out[i] = local[i] if p is None else out[p] @ local[i]
     return out
 
 

@@ -7,7 +7,6 @@ the front faces stay front faces.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import Any
@@ -80,10 +79,6 @@ _CONJUGATE = np.array([-1.0, -1.0, -1.0, 1.0])
 def lh_quats(wxyz: npt.ArrayLike) -> F32:
     """(..., 4) file quaternions (w, x, y, z) -> unit glTF (x, y, z, w) = [-x, -y, z, w]."""
     q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
-    if len(q) <= 16:
-        few = _lh_quats_few(q.tolist())
-        if few is not None:
-            return few
     out = q[:, [1, 2, 3, 0]] * _QUAT_SIGNS
     # np.linalg.norm's own sum, without its argument checks (models have a few bones).
     n = np.sqrt(np.add.reduce(out * out, axis=1, keepdims=True))
@@ -92,20 +87,6 @@ def lh_quats(wxyz: npt.ArrayLike) -> F32:
         return np.asarray(out / n, dtype=np.float32)
     out = np.where(ok, out / np.where(ok, n, 1.0), _IDENTITY)
     return out.astype(np.float32)
-
-
-def _lh_quats_few(rows: list[list[float]]) -> F32 | None:
-    """:func:`lh_quats` of a few rows in plain floats: the same products by the signs, norm's
-    sum in its order and the same divisions, then one rounding to float32 (the same bits);
-    None when a row cannot be normalised (the numpy path words that case)."""
-    out = []
-    for w, x, y, z in rows:
-        a, b, c, d = x * -1.0, y * -1.0, z * 1.0, w * 1.0
-        n = math.sqrt(((a * a + b * b) + c * c) + d * d)
-        if not (math.isfinite(n) and n > 1e-12):
-            return None
-        out.append((a / n, b / n, c / n, d / n))
-    return np.array(out, dtype=np.float64).reshape(-1, 4).astype(np.float32)
 
 
 def flip_winding(idx: npt.ArrayLike) -> npt.NDArray[np.uint32]:

@@ -17,7 +17,6 @@ from .document import Animation, Piece, PmfDocument
 from .layout import (
     ANIM_HEAD,
     FRAME_FIXED,
-    I32,
     MAGIC,
     MIN_PIECE,
     NAME_MAX,
@@ -78,65 +77,6 @@ def _piece(r: Reader, index: int, parent: int, ctx: Context, partial: str) -> tu
 
 
 def _pieces(r: Reader, ctx: Context, partial: str) -> list[Piece]:
-    start = r.tell()
-    pieces = _pieces_fast(r)
-    if pieces is not None:
-        return pieces
-    # Something needs a note or an error: read again piece by piece with every check.
-    r.seek(start)
-    return _pieces_checked(r, ctx, partial)
-
-
-def _pieces_fast(r: Reader) -> list[Piece] | None:
-    """The piece tree of a well-formed file in one tight loop (struct and one numpy view per
-    piece, translations joined into one array), or None at the first piece that needs a
-    note (a long name, a partial triangle) or fails a check: :func:`_pieces_checked` then
-    reads the file again and says what and where. Accepts exactly what it accepts."""
-    view, pos, end = r.data, r.tell(), r.end
-    head, i32 = PIECE_HEAD, I32
-    vsize = VERTEX.itemsize
-    found: list[tuple[bytes, int, int, int]] = []  # name, parent, vertex offset, count
-    trans: list[bytes] = []
-    # (piece index, children still to read), as in _pieces_checked; -1: the root to read.
-    stack: list[list[int]] = [[-1, 1]]
-    while stack:
-        top = stack[-1]
-        if top[1] == 0:
-            stack.pop()
-            continue
-        top[1] -= 1
-        if pos + head.size > end:
-            return None
-        name, t, nv = head.unpack_from(view, pos)
-        pos += head.size
-        if name[0] > NAME_MAX or nv < 0 or nv % 3 or pos + nv * vsize + i32.size > end:
-            return None
-        vpos = pos
-        pos += nv * vsize
-        (nc,) = i32.unpack_from(view, pos)
-        pos += i32.size
-        if nc < 0 or nc * MIN_PIECE > end - pos:
-            return None
-        found.append((name, top[0], vpos, nv))
-        trans.append(t)
-        stack.append([len(found) - 1, nc])
-    r.seek(pos)
-    # One writable array of every translation (float32 bits as stored); each piece a row.
-    rows = np.frombuffer(b"".join(trans), dtype="<f4").reshape(-1, 3).copy()
-    # Pieces without vertices (joints of a skeleton-like tree) share one empty read-only
-    # view, as read-only as the views over the file the others get.
-    empty = np.frombuffer(b"", VERTEX)
-    pieces = [Piece(name=name, translation=rows[i],
-                    vertices=np.frombuffer(view, VERTEX, nv, vpos) if nv else empty,
-                    parent=parent)
-              for i, (name, parent, vpos, nv) in enumerate(found)]
-    for i, piece in enumerate(pieces):
-        if piece.parent >= 0:
-            pieces[piece.parent].children.append(i)
-    return pieces
-
-
-def _pieces_checked(r: Reader, ctx: Context, partial: str) -> list[Piece]:
     root, nc = _piece(r, 0, -1, ctx, partial)
     pieces = [root]
     # (piece index, children still to read): the explicit stack replaces recursion.
