@@ -97,19 +97,11 @@ class _Bones:
         self.world.append(world_file)
         return len(self.nodes) - 1
 
-    def index_of_node(self, node: int) -> int | None:
-        try:
-            return self.nodes.index(node)
-        except ValueError:
-            return None
 
-
-def from_scene(scene: Scene, ctx: Context) -> PetDocument:
-    return build_document(scene, ctx, {})
-
-
-def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetDocument:
+def from_scene(scene: Scene, ctx: Context, images: dict[str, Image] | None = None
+               ) -> PetDocument:
     """The document, and in ``images`` the texture files to write beside it (by TEXT name)."""
+    images = {} if images is None else images
     kind = kind_of(ctx)
     version = parse_version(ctx.opt("pet_version"))
     stem = ctx.path.stem if ctx.path is not None else "model"
@@ -181,15 +173,10 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
     if skin_i is not None and 0 <= skin_i < len(scene.skins):
         skin = scene.skins[skin_i]
         ibm = skin.inverse_bind_matrices
-        joint_set = set(skin.joints)
-        for k, j in enumerate(skin.joints):
-            w = (safe_inverse(np.asarray(ibm[k], np.float64)[None])[0] if ibm is not None
-                 else worlds[j])
-            p = parents[j]
-            while p is not None and p not in joint_set:
-                p = parents[p]
-            bones.add(j, encode_name(scene.nodes[j].name or f"bone{k}", ctx, "bone name"),
-                      -1 if p is None else skin.joints.index(p), S4 @ w @ S4)
+        keep = list(skin.joints)
+        world = [safe_inverse(np.asarray(ibm[k], np.float64)[None])[0] if ibm is not None
+                 else worlds[j] for k, j in enumerate(keep)]
+        unnamed = [f"bone{k}" for k in range(len(keep))]
     else:
         skin_i = None
         # No skin: every node that holds no mesh is a bone (rigid parts follow their parent),
@@ -198,13 +185,17 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
         animated = {c.node for a in scene.animations for c in a.channels
                     if c.path != "weights"}
         keep = [i for i in scene.walk() if scene.nodes[i].mesh is None or i in animated]
-        index = {n: k for k, n in enumerate(keep)}
-        for n in keep:
-            p = parents[n]
-            while p is not None and p not in index:
-                p = parents[p]
-            bones.add(n, encode_name(scene.nodes[n].name or f"node{n}", ctx, "bone name"),
-                      -1 if p is None else index[p], S4 @ worlds[n] @ S4)
+        world = [worlds[n] for n in keep]
+        unnamed = [f"node{n}" for n in keep]
+    index: dict[int, int] = {}
+    for k, n in enumerate(keep):
+        index.setdefault(n, k)  # a joint listed twice: its first place is its bone
+    for k, n in enumerate(keep):
+        p = parents[n]
+        while p is not None and p not in index:  # the nearest ancestor that is a bone
+            p = parents[p]
+        bones.add(n, encode_name(scene.nodes[n].name or unnamed[k], ctx, "bone name"),
+                  -1 if p is None else index[p], S4 @ world[k] @ S4)
     want = stem.upper().encode(ENCODING, "replace") if kind == "mpet" else None
     if not bones.names or (want is not None and want not in bones.names):
         # #1's exporter: an .mpet's skin list points at a bone named after the file.
@@ -328,9 +319,8 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
 def _rigid_bone(ni: int, parents: list[int | None], bones: _Bones) -> int:
     p: int | None = ni
     while p is not None:
-        k = bones.index_of_node(p)
-        if k is not None:
-            return k
+        if p in bones.nodes:
+            return bones.nodes.index(p)
         p = parents[p]
     return len(bones.names) - 1 if bones.nodes and bones.nodes[-1] is None else 0
 
@@ -394,11 +384,8 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     pos = np.concatenate([p["pos"] for p in parts]) * FLIP
     nrm = np.concatenate([p["nrm"] for p in parts]) * FLIP
     width = max(p["joints"].shape[1] for p in parts)
-    joints = np.concatenate([np.pad(p["joints"], ((0, 0), (0, width - p["joints"].shape[1])))
-                             for p in parts])
-    weights = np.concatenate([np.pad(p["weights"],
-                                     ((0, 0), (0, width - p["weights"].shape[1])))
-                              for p in parts])
+    joints, weights = (np.concatenate([np.pad(p[k], ((0, 0), (0, width - p[k].shape[1])))
+                                       for p in parts]) for k in ("joints", "weights"))
     uvs = np.zeros((len(pos), nsets, 2))
     base = 0
     tris_l, tex_l = [], []
@@ -453,10 +440,8 @@ def _mpet_skin(mesh: MeshSection, parts: list[dict[str, Any]], bones: _Bones) ->
     last bone) and its global weight per vertex."""
     nv, nf = len(mesh.positions), len(mesh.texture)
     skins = np.zeros(1, SKIN_DT)
-    target = len(bones.names) - 1
-    for i, node in enumerate(bones.nodes):
-        if node is None:
-            target = i
+    target = max((i for i, node in enumerate(bones.nodes) if node is None),
+                 default=len(bones.names) - 1)
     skins[0] = (min(target, 255), b"\0\0\0", 0, nv, 0, nf)
     mesh.skins = skins
     gw = next((p["global_weight"] for p in parts if p.get("global_weight") is not None), 0.0)
@@ -596,7 +581,7 @@ def save(scene: Scene, ctx: Context) -> Files:
     """The PET file and, beside it, the textures its TEXT section names."""
     name = ctx.path.name if ctx.path is not None else "out.pet"
     images: dict[str, Image] = {}
-    doc = build_document(scene, ctx, images)
+    doc = from_scene(scene, ctx, images)
     files: Files = {name: write(doc, ctx)}
     for tex_name, img in images.items():
         data = _image_bytes(tex_name, img, ctx)

@@ -19,11 +19,7 @@ from .dedup import first_equal, first_occurrences, numbered
 from .document import MeshSection, Texture
 from .extras import texture_record
 from .files import TextureFinder
-from .influences import (
-    Influences,
-    clean_influences,
-    fake_body_substitute,
-)
+from .influences import Influences, clean_influences, fake_body_substitute
 from .layout import MASK_FLAGS
 from .read import check_corner_range
 from .skeleton import Skeleton, Unit, make_skeleton

@@ -41,16 +41,7 @@ from .document import (
     Track,
     Vers,
 )
-from .layout import (
-    FANM_DT,
-    FMT,
-    FOURCCS,
-    KINDS,
-    SKIN_DT,
-    SMTL_SIZES,
-    VERSIONS,
-    corner_dtype,
-)
+from .layout import FANM_DT, FMT, FOURCCS, KINDS, SKIN_DT, SMTL_SIZES, VERSIONS, corner_dtype
 from .vertices import follow, vertex_records
 
 _HEADER = struct.Struct("<4sI")

@@ -14,14 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ...registry import Context
-from ...scene import (
-    Node,
-    Scene,
-)
-from ...scene.math import (
-    matrices_to_trs,
-    trs_to_matrices,
-)
+from ...scene import Node, Scene
+from ...scene.math import matrices_to_trs, trs_to_matrices
 from ...scene.skinning import safe_inverse
 from .corners import finite32
 from .document import BoneSection, PetDocument

@@ -13,11 +13,7 @@ import numpy as np
 from ...errors import FormatError
 from ...registry import Context
 from ...safeio import read_regular
-from ...scene import (
-    Node,
-    Scene,
-    Skin,
-)
+from ...scene import Node, Scene, Skin
 from .animation import add_animations
 from .document import CollSection, PetDocument
 from .extras import doc_extras, text_value
