@@ -50,7 +50,7 @@ from .layout import (
     WRITE_ORDER,
 )
 from .read import kind_of
-from .skeleton import S4
+from .skeleton import S4, bone_rows
 from .write import write
 
 F64 = npt.NDArray[np.float64]
@@ -215,9 +215,7 @@ def _local_rows(world: F64, parents: list[int]) -> npt.NDArray[np.float32]:
     for i, p in enumerate(parents):
         if p >= 0:
             local[i] = safe_inverse(world[p][None])[0] @ world[i]
-    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
-                          axis=1)
-    rows = snap(rows.reshape(len(world), 12), POS_BITS)
+    rows = snap(bone_rows(local), POS_BITS)
     # Translations come from world placements, whose float32 noise scales with the model.
     rows[:, 9:] = snap_within(rows[:, 9:], world[:, :3, 3], POS_BITS)
     return rows.astype(np.float32)
@@ -227,8 +225,7 @@ def snap_within(x: F64, ref: F64, bits: int) -> F64:
     """``x`` on one grid of ``bits`` significant bits of the largest magnitude in ``x`` and
     ``ref`` (as snap() below 2): values composed from float32 model-space data carry noise of
     the model's size, not of their own."""
-    top = float(np.max(np.abs(x), initial=0.0)) if np.size(x) else 0.0
-    top = max(top, float(np.max(np.abs(ref), initial=0.0)) if np.size(ref) else 0.0)
+    top = max(float(np.max(np.abs(x), initial=0.0)), float(np.max(np.abs(ref), initial=0.0)))
     step = np.ldexp(1.0, max(int(np.frexp(top)[1]), 1) - bits) if np.isfinite(top) else 1.0
     return np.asarray(np.round(x / step) * step + 0.0)
 

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from ...registry import Context
 from ...scene import Material, Mesh, Node, Primitive, Scene, TextureRef
+from ...scene.math import row_lengths
 from ...scene.skinning import safe_inverse
 from .corners import dense, finite32, single_value
 from .dedup import first_equal, first_occurrences, numbered
@@ -211,9 +212,7 @@ class MeshBuilder:
             a = self._rebind(wm, bone_map)
             r = np.where((cmain >= 0)[:, None, None], a[np.maximum(cmain, 0), :3, :3], np.eye(3))
             nrm = np.einsum("nij,nj->ni", r, nrm)
-        # np.linalg.norm(nrm, axis=1) by columns: the same sums, ~3x faster on narrow rows.
-        x, y, z = nrm[:, 0], nrm[:, 1], nrm[:, 2]
-        return self._unit_normals(pos, cv_all, sel, nrm, np.sqrt(x * x + y * y + z * z))
+        return self._unit_normals(pos, cv_all, sel, nrm, row_lengths(nrm))
 
     @staticmethod
     def _unit_normals(pos: F64, cv_all: I64, sel: I64, nrm: F64,
@@ -436,17 +435,14 @@ def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
 
 
 def _finite_lengths(a: F64) -> tuple[F64, F64]:
-    """Rows of 3 with NaN and infinities made 0 (where there are any) and their lengths, by
-    columns (``np.linalg.norm``'s sums). A row's length is finite only where its values
-    are: the values are checked only when some length is not (non-finite or huge values)."""
-    x, y, z = a[:, 0], a[:, 1], a[:, 2]
-    length: F64 = np.sqrt(x * x + y * y + z * z)
+    """Rows of 3 with NaN and infinities made 0 (where there are any) and their lengths. A
+    row's length is finite only where its values are: the values are checked only when some
+    length is not (non-finite or huge values)."""
+    length: F64 = row_lengths(a)
     if np.isfinite(length).all() or np.isfinite(a).all():
         return a, length
     a = np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
-    x, y, z = a[:, 0], a[:, 1], a[:, 2]
-    length = np.sqrt(x * x + y * y + z * z)
-    return a, length
+    return a, row_lengths(a)
 
 
 def _uv_sets(uv: npt.NDArray[np.float32], rows: npt.NDArray[Any]

@@ -65,6 +65,12 @@ def bone_locals(bs: BoneSection) -> F64:
     return out
 
 
+def bone_rows(m: F64) -> F64:
+    """The inverse of :func:`bone_locals`: (B, 12) rows from column-form 4x4 matrices."""
+    rows = np.concatenate([np.transpose(m[:, :3, :3], (0, 2, 1)), m[:, None, :3, 3]], axis=1)
+    return rows.reshape(len(m), 12)
+
+
 def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:
     """(order with parents first, parents with bad links cut, number cut). Iterative."""
     par = [p if 0 <= p < n and p != i else -1 for i, p in enumerate(parents)]
