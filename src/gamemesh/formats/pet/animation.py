@@ -14,11 +14,7 @@ import numpy.typing as npt
 
 from ...errors import LimitError
 from ...registry import Context
-from ...scene import (
-    Animation,
-    Channel,
-    Scene,
-)
+from ...scene import Animation, Channel, Scene
 from ...scene.math import local_matrix, matrix_to_trs, snap_quat
 from .document import AnimSection, Motion, MotiSection, Track
 from .extras import text_value, value_bytes
@@ -29,9 +25,10 @@ F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
 
-_PATHS = (("pos", "translation"), ("rot", "rotation"), ("scale", "scale"))
-_FLIP3 = np.array([1.0, 1.0, -1.0])
-_FLIP4 = np.array([1.0, 1.0, -1.0, 1.0])
+# (glTF path, Track attribute, factor between file and scene values: z mirrored).
+_TAILS = (("translation", "pos", np.array([1.0, 1.0, -1.0])),
+          ("rotation", "rot", np.array([1.0, 1.0, -1.0, 1.0])),
+          ("scale", "scale", np.ones(3)))
 _UNIT_Q = np.array([0.0, 0.0, 0.0, 1.0])
 
 
@@ -64,14 +61,14 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
     lost keys gets a note with its label."""
     per_path: list[dict[int, Channel]] = []
     bad: set[tuple[int, int]] = set()
-    for p, (attr, path) in enumerate(_PATHS):
+    for p, (path, attr, tail) in enumerate(_TAILS):
         out: dict[int, Channel] = {}
         per_path.append(out)
         keyed = _path_arrays(tracks, attr)
         if keyed is None:
             continue
         used, a, lens = keyed
-        t32, v32, counts, lost = _path_keys(a, lens, path)
+        t32, v32, counts, lost = _path_keys(a, lens, tail, path == "rotation")
         for k in lost:
             bad.add((used[k], p))
         s = 0
@@ -95,7 +92,7 @@ def track_channels(tracks: Sequence[Any], nodes: Sequence[int], labels: Sequence
 _PathKeys = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], list[int], list[int]]
 
 
-def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
+def _path_keys(a: F64, lens: list[int], tail: F64, rotation: bool) -> _PathKeys:
     """One path's keys of all used tracks (``a``: rows t, values..., concatenated per track
     with ``lens``) cleaned: (times, values, keys kept per track, tracks that lost keys)."""
     _, seg0 = _segments(lens)
@@ -110,10 +107,7 @@ def _path_keys(a: F64, lens: list[int], path: str) -> _PathKeys:
     lost = (np.bincount(seg[~keep], minlength=len(lens))
             + np.bincount(seg0[~ok], minlength=len(lens)))
     t, v, seg = t[keep], v[keep], seg[keep]
-    if path == "translation":
-        v = v * _FLIP3
-    elif path == "rotation":
-        v = _unit_rotations(v * _FLIP4)
+    v = _unit_rotations(v * tail) if rotation else v * tail
     counts = np.bincount(seg, minlength=len(lens)).tolist()
     return (t.astype(np.float32), v.astype(np.float32), counts,
             np.flatnonzero(lost).tolist())
@@ -126,6 +120,21 @@ def _unit_rotations(v: F64) -> F64:
         return out
     return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
                                _UNIT_Q))
+
+
+def _one_hemisphere(v: F64, seg: I64, starts: I64) -> F64:
+    """Rotation keys (rows of segments ``seg`` starting at ``starts``) each in the hemisphere
+    of the key before in its segment, from the segment's first key on."""
+    if len(v) < 2:
+        return v
+    # v * cumprod(sign of each key's dot with the one before), the product of signs being the
+    # parity of the negative dots so far in the segment.
+    d = np.sum(v[1:] * v[:-1], axis=1)
+    neg = np.zeros(len(v), np.int64)
+    neg[1:] = (d < 0) & (seg[1:] == seg[:-1])
+    cnt = np.cumsum(neg)
+    flips = cnt - cnt[starts][seg]
+    return v * np.where(flips % 2 == 1, -1.0, 1.0)[:, None]
 
 
 @dataclass
@@ -159,15 +168,8 @@ class Clipper:
         t = np.concatenate([c.times for c in chs], dtype=np.float64)
         v = np.concatenate([c.values for c in chs], dtype=np.float64)
         starts, seg = _segments(lens)
-        if rotation and len(v) > 1:
-            # Per channel: v * cumprod(sign of each key's dot with the one before), the
-            # product of signs being the parity of the negative dots so far.
-            d = np.sum(v[1:] * v[:-1], axis=1)
-            neg = np.zeros(len(v), np.int64)
-            neg[1:] = (d < 0) & (seg[1:] == seg[:-1])
-            cnt = np.cumsum(neg)
-            flips = cnt - cnt[starts][seg]
-            v = v * np.where(flips % 2 == 1, -1.0, 1.0)[:, None]
+        if rotation:
+            v = _one_hemisphere(v, seg, starts)
         ends = starts + np.asarray(lens, np.int64)
         return _Group(index, t, v, starts, ends, seg, rotation)
 
@@ -179,15 +181,14 @@ class Clipper:
         for g in self.groups:
             step = max(1, _CUT_ROWS // max(1, len(g.times)))
             for c0 in range(0, len(bounds), step):
-                for m, chans in enumerate(self._cut_group(g, bounds[c0:c0 + step]), c0):
-                    for i, ch in zip(g.index, chans, strict=True):
-                        out[m][i] = ch
+                self._cut_group(g, bounds[c0:c0 + step], out[c0:c0 + step])
         return [[c for c in o if c is not None] for o in out]
 
-    def _cut_group(self, g: _Group, bounds: Sequence[tuple[float, float]]
-                   ) -> list[list[Channel]]:
-        """One group cut for a chunk of motions: the keys repeated once per motion,
-        segment ``m * nch + c`` being channel ``c`` in motion ``m``."""
+    def _cut_group(self, g: _Group, bounds: Sequence[tuple[float, float]],
+                   out: list[list[Channel | None]]) -> None:
+        """One group cut for a chunk of motions, into ``out`` (per motion, per channel): the
+        keys repeated once per motion, segment ``m * nch + c`` being channel ``c`` in motion
+        ``m``."""
         nm, nk, nch = len(bounds), len(g.times), len(g.index)
         t0s = np.array([b[0] for b in bounds], np.float64)
         t1s = np.array([b[1] for b in bounds], np.float64)
@@ -227,23 +228,10 @@ class Clipper:
             vals /= np.maximum(np.linalg.norm(vals, axis=1, keepdims=True), 1e-12)
         t32 = (times - np.repeat(s0, size)).astype(np.float32)
         v32 = vals.astype(np.float32)
-        spans = list(zip(ostart.tolist(), size.tolist(), strict=True))
-        return self._clip_channels(g, spans, t32, v32, nm)
-
-
-    def _clip_channels(self, g: _Group, rows: list[tuple[int, int]], t32: Any, v32: Any,
-                       clips: int) -> list[list[Channel]]:
-        """Each clip's channels of group ``g``: ``rows`` holds (start, count) in ``t32`` and
-        ``v32`` per clip and channel, clip-major."""
-        nch = len(g.index)
-        res: list[list[Channel]] = []
-        for m in range(clips):
-            row: list[Channel] = []
-            for i, (s, n) in zip(g.index, rows[m * nch:(m + 1) * nch], strict=True):
-                ch = self.channels[i]
-                row.append(Channel(ch.node, ch.path, t32[s:s + n], v32[s:s + n]))
-            res.append(row)
-        return res
+        for k, (s, n) in enumerate(zip(ostart.tolist(), size.tolist(), strict=True)):
+            ch = self.channels[g.index[k % nch]]
+            out[k // nch][g.index[k % nch]] = Channel(ch.node, ch.path, t32[s:s + n],
+                                                      v32[s:s + n])
 
 # Keys (times the motions cut at once) per chunk of :meth:`Clipper.cut`.
 _CUT_ROWS = 1 << 20
@@ -311,15 +299,13 @@ def add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) 
     bounds = [(mo.frame_start / FPS, max(mo.frame_start, mo.frame_end) / FPS)
               for mo in motions]
     channels = track_channels(tracks, nodes, [m[2] for m in matched], ctx)
-    clips = Clipper(channels).cut(bounds) if motions else None
     if skipped:
         ctx.note("pet.anim_track_unmatched", f"{stem}: {skipped} track(s) name no bone")
     base = {"pet_source": stem}
     if flags:
         base["pet_flags"] = flags  # type: ignore[assignment]
     if motions:
-        assert clips is not None
-        for mo, clip in zip(motions, clips, strict=True):
+        for mo, clip in zip(motions, Clipper(channels).cut(bounds), strict=True):
             extras: dict[str, Any] = {"pet_motion": {
                 "name": text_value(mo.name), "frame_start": mo.frame_start,
                 "frame_end": mo.frame_end, "next_move": text_value(mo.next_move),
@@ -343,9 +329,6 @@ def add_animations(scene: Scene, unit: Unit, sk: Skeleton | None, ctx: Context) 
 
 Key = tuple[int, str]  # (bone index, glTF path)
 
-_TAILS = (("translation", "pos", np.array([1.0, 1.0, -1.0])),
-          ("rotation", "rot", np.array([1.0, 1.0, -1.0, 1.0])),
-          ("scale", "scale", np.ones(3)))
 # The reader takes a key within this of a motion's bound as that bound's key (Clipper.cut).
 _NEAR = 1e-4
 QUAT_BITS = 21  # snap_quat() grid of rotation keys: 1e-6
@@ -532,10 +515,8 @@ def _settled_rotations(v: F64) -> F64:
     """Rotation keys as the reader gives them back, so a second trip writes them again: each
     in the hemisphere of the key before (the reader flips them so, from the first key on),
     and on snap_quat's grid (the reader normalizes them: a float32 ulp)."""
-    if len(v) > 1:
-        d = np.sum(v[1:] * v[:-1], axis=1)
-        v = v * np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])[:, None]
-    return snap_quat(v, QUAT_BITS)
+    return snap_quat(_one_hemisphere(v, np.zeros(len(v), np.int64), np.zeros(1, np.int64)),
+                     QUAT_BITS)
 
 
 def _tracks(clips: list[_Clip], flags: dict[int, F64], version: tuple[int, int],

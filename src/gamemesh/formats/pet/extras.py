@@ -58,15 +58,12 @@ def doc_extras(doc: PetDocument) -> dict[str, Any]:
                                     "value": v.value.hex()} for v in m.values]}
                        for m in smtl.materials]
     fanm = doc.get(b"FANM")
-    if isinstance(fanm, FanmSection) and fanm.entries.dtype == FANM_DT:
+    if isinstance(fanm, FanmSection):
         # The records' bytes sliced (a numpy record's fields cost ~1 us each).
-        raw, size = fanm.entries.tobytes(), FANM_DT.itemsize
+        raw, size = np.asarray(fanm.entries, FANM_DT).tobytes(), FANM_DT.itemsize
         out["fanm"] = [{"group": raw[at], "name": raw[at + 1:at + 33].hex(),
                         "material": raw[at + 33:at + 65].hex()}
                        for at in range(0, len(raw), size)]
-    elif isinstance(fanm, FanmSection):
-        out["fanm"] = [{"group": int(e["group"]), "name": bytes(e["name"]).hex(),
-                        "material": bytes(e["material"]).hex()} for e in fanm.entries]
     fram = doc.get(b"FRAM")
     if isinstance(fram, FramSection):
         out["fram"] = [{"index": f.index, "chunks": [text_value(c) for c in f.chunks],
@@ -76,15 +73,10 @@ def doc_extras(doc: PetDocument) -> dict[str, Any]:
         out["extr"] = list(extr.bones)
     mesh = doc.mesh
     if mesh is not None and mesh.skins is not None:
-        out["skins"] = _skin_rows(mesh.skins)
+        # The records as tuples in one call.
+        out["skins"] = [[b, vs, vc, ps, pc] for b, _, vs, vc, ps, pc
+                        in np.asarray(mesh.skins, SKIN_DT).tolist()]
     return out
-
-
-def _skin_rows(skins: npt.NDArray[Any]) -> list[list[int]]:
-    if skins.dtype == SKIN_DT:  # the records as tuples in one call
-        return [[b, vs, vc, ps, pc] for b, _, vs, vc, ps, pc in skins.tolist()]
-    return [[int(r["bone"]), int(r["vtx_start"]), int(r["vtx_count"]), int(r["poly_start"]),
-             int(r["poly_count"])] for r in skins]
 
 
 def texture_record(t: Texture) -> dict[str, Any]:

@@ -203,12 +203,15 @@ def _textures_beside(files: list[Path]) -> list[Path]:
     return found
 
 
+def path_option(ctx: Context, name: str) -> list[Path]:
+    """An option that takes one path or several, as a list."""
+    given = ctx.opt(name, []) or []
+    return [Path(p) for p in ([given] if isinstance(given, str | Path) else given)]
+
+
 def part_paths(ctx: Context) -> list[Path]:
-    given = ctx.opt("with", []) or []
-    paths = [Path(p) for p in ([given] if isinstance(given, str | Path) else given)]
-    given_alias = ctx.opt("parts", []) or []  # the API spelling (``with`` is a keyword)
-    paths += [Path(p) for p in ([given_alias] if isinstance(given_alias, str | Path)
-                                else given_alias)]
+    # ``parts``: the API spelling of ``with`` (a Python keyword).
+    paths = path_option(ctx, "with") + path_option(ctx, "parts")
     if ctx.path is None:
         return paths
     if ctx.opt("character", False):

@@ -50,7 +50,7 @@ from .layout import (
     WRITE_ORDER,
 )
 from .read import kind_of
-from .skeleton import S4
+from .skeleton import S4, bone_rows
 from .write import write
 
 F64 = npt.NDArray[np.float64]
@@ -97,19 +97,11 @@ class _Bones:
         self.world.append(world_file)
         return len(self.nodes) - 1
 
-    def index_of_node(self, node: int) -> int | None:
-        try:
-            return self.nodes.index(node)
-        except ValueError:
-            return None
 
-
-def from_scene(scene: Scene, ctx: Context) -> PetDocument:
-    return build_document(scene, ctx, {})
-
-
-def build_document(scene: Scene, ctx: Context, images: dict[str, Image]) -> PetDocument:
+def from_scene(scene: Scene, ctx: Context, images: dict[str, Image] | None = None
+               ) -> PetDocument:
     """The document, and in ``images`` the texture files to write beside it (by TEXT name)."""
+    images = {} if images is None else images
     kind = kind_of(ctx)
     version = parse_version(ctx.opt("pet_version"))
     stem = ctx.path.stem if ctx.path is not None else "model"
@@ -181,15 +173,10 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
     if skin_i is not None and 0 <= skin_i < len(scene.skins):
         skin = scene.skins[skin_i]
         ibm = skin.inverse_bind_matrices
-        joint_set = set(skin.joints)
-        for k, j in enumerate(skin.joints):
-            w = (safe_inverse(np.asarray(ibm[k], np.float64)[None])[0] if ibm is not None
-                 else worlds[j])
-            p = parents[j]
-            while p is not None and p not in joint_set:
-                p = parents[p]
-            bones.add(j, encode_name(scene.nodes[j].name or f"bone{k}", ctx, "bone name"),
-                      -1 if p is None else skin.joints.index(p), S4 @ w @ S4)
+        keep = list(skin.joints)
+        world = [safe_inverse(np.asarray(ibm[k], np.float64)[None])[0] if ibm is not None
+                 else worlds[j] for k, j in enumerate(keep)]
+        unnamed = [f"bone{k}" for k in range(len(keep))]
     else:
         skin_i = None
         # No skin: every node that holds no mesh is a bone (rigid parts follow their parent),
@@ -198,13 +185,17 @@ def _collect_bones(scene: Scene, ctx: Context, kind: str, stem: str) -> tuple[_B
         animated = {c.node for a in scene.animations for c in a.channels
                     if c.path != "weights"}
         keep = [i for i in scene.walk() if scene.nodes[i].mesh is None or i in animated]
-        index = {n: k for k, n in enumerate(keep)}
-        for n in keep:
-            p = parents[n]
-            while p is not None and p not in index:
-                p = parents[p]
-            bones.add(n, encode_name(scene.nodes[n].name or f"node{n}", ctx, "bone name"),
-                      -1 if p is None else index[p], S4 @ worlds[n] @ S4)
+        world = [worlds[n] for n in keep]
+        unnamed = [f"node{n}" for n in keep]
+    index: dict[int, int] = {}
+    for k, n in enumerate(keep):
+        index.setdefault(n, k)  # a joint listed twice: its first place is its bone
+    for k, n in enumerate(keep):
+        p = parents[n]
+        while p is not None and p not in index:  # the nearest ancestor that is a bone
+            p = parents[p]
+        bones.add(n, encode_name(scene.nodes[n].name or unnamed[k], ctx, "bone name"),
+                  -1 if p is None else index[p], S4 @ world[k] @ S4)
     want = stem.upper().encode(ENCODING, "replace") if kind == "mpet" else None
     if not bones.names or (want is not None and want not in bones.names):
         # #1's exporter: an .mpet's skin list points at a bone named after the file.
@@ -224,9 +215,7 @@ def _local_rows(world: F64, parents: list[int]) -> npt.NDArray[np.float32]:
     for i, p in enumerate(parents):
         if p >= 0:
             local[i] = safe_inverse(world[p][None])[0] @ world[i]
-    rows = np.concatenate([np.transpose(local[:, :3, :3], (0, 2, 1)), local[:, None, :3, 3]],
-                          axis=1)
-    rows = snap(rows.reshape(len(world), 12), POS_BITS)
+    rows = snap(bone_rows(local), POS_BITS)
     # Translations come from world placements, whose float32 noise scales with the model.
     rows[:, 9:] = snap_within(rows[:, 9:], world[:, :3, 3], POS_BITS)
     return rows.astype(np.float32)
@@ -236,8 +225,7 @@ def snap_within(x: F64, ref: F64, bits: int) -> F64:
     """``x`` on one grid of ``bits`` significant bits of the largest magnitude in ``x`` and
     ``ref`` (as snap() below 2): values composed from float32 model-space data carry noise of
     the model's size, not of their own."""
-    top = float(np.max(np.abs(x), initial=0.0)) if np.size(x) else 0.0
-    top = max(top, float(np.max(np.abs(ref), initial=0.0)) if np.size(ref) else 0.0)
+    top = max(float(np.max(np.abs(x), initial=0.0)), float(np.max(np.abs(ref), initial=0.0)))
     step = np.ldexp(1.0, max(int(np.frexp(top)[1]), 1) - bits) if np.isfinite(top) else 1.0
     return np.asarray(np.round(x / step) * step + 0.0)
 
@@ -328,9 +316,8 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
 def _rigid_bone(ni: int, parents: list[int | None], bones: _Bones) -> int:
     p: int | None = ni
     while p is not None:
-        k = bones.index_of_node(p)
-        if k is not None:
-            return k
+        if p in bones.nodes:
+            return bones.nodes.index(p)
         p = parents[p]
     return len(bones.names) - 1 if bones.nodes and bones.nodes[-1] is None else 0
 
@@ -394,11 +381,8 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
     pos = np.concatenate([p["pos"] for p in parts]) * FLIP
     nrm = np.concatenate([p["nrm"] for p in parts]) * FLIP
     width = max(p["joints"].shape[1] for p in parts)
-    joints = np.concatenate([np.pad(p["joints"], ((0, 0), (0, width - p["joints"].shape[1])))
-                             for p in parts])
-    weights = np.concatenate([np.pad(p["weights"],
-                                     ((0, 0), (0, width - p["weights"].shape[1])))
-                              for p in parts])
+    joints, weights = (np.concatenate([np.pad(p[k], ((0, 0), (0, width - p[k].shape[1])))
+                                       for p in parts]) for k in ("joints", "weights"))
     uvs = np.zeros((len(pos), nsets, 2))
     base = 0
     tris_l, tex_l = [], []
@@ -453,10 +437,8 @@ def _mpet_skin(mesh: MeshSection, parts: list[dict[str, Any]], bones: _Bones) ->
     last bone) and its global weight per vertex."""
     nv, nf = len(mesh.positions), len(mesh.texture)
     skins = np.zeros(1, SKIN_DT)
-    target = len(bones.names) - 1
-    for i, node in enumerate(bones.nodes):
-        if node is None:
-            target = i
+    target = max((i for i, node in enumerate(bones.nodes) if node is None),
+                 default=len(bones.names) - 1)
     skins[0] = (min(target, 255), b"\0\0\0", 0, nv, 0, nf)
     mesh.skins = skins
     gw = next((p["global_weight"] for p in parts if p.get("global_weight") is not None), 0.0)
@@ -596,7 +578,7 @@ def save(scene: Scene, ctx: Context) -> Files:
     """The PET file and, beside it, the textures its TEXT section names."""
     name = ctx.path.name if ctx.path is not None else "out.pet"
     images: dict[str, Image] = {}
-    doc = build_document(scene, ctx, images)
+    doc = from_scene(scene, ctx, images)
     files: Files = {name: write(doc, ctx)}
     for tex_name, img in images.items():
         data = _image_bytes(tex_name, img, ctx)

@@ -69,19 +69,11 @@ def corner_dtype(nuv: int, with_count: bool) -> np.dtype[Any]:
 
 
 def fixstr(raw: bytes) -> str:
-    """A NUL-terminated fixed-size CP949 field (garbage after the NUL ignored)."""
-    return _text(raw.split(b"\0", 1)[0])
-
-
-def lstr_text(raw: bytes) -> str:
-    """An lstr's text: #1 splits at the first NUL, so trailing NULs are not part of it."""
-    return _text(raw.split(b"\0", 1)[0])
-
-
-def _text(raw: bytes) -> str:
-    """CP949 bytes as text, bad bytes replaced; ASCII (which CP949 keeps as is) by the
-    cheaper ASCII decoder."""
-    return raw.decode("ascii") if raw.isascii() else raw.decode(ENCODING, errors="replace")
+    """A NUL-terminated fixed-size CP949 field or an lstr's text (#1 splits both at the first
+    NUL: garbage or trailing NULs after it are not part of the text); bad bytes replaced."""
+    text = raw.split(b"\0", 1)[0]
+    # ASCII, which CP949 keeps as is, by the cheaper ASCII decoder.
+    return text.decode("ascii") if text.isascii() else text.decode(ENCODING, errors="replace")
 
 
 # Characters that flag a material in the first 5 characters of a texture name (§B.4).

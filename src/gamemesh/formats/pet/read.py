@@ -41,16 +41,7 @@ from .document import (
     Track,
     Vers,
 )
-from .layout import (
-    FANM_DT,
-    FMT,
-    FOURCCS,
-    KINDS,
-    SKIN_DT,
-    SMTL_SIZES,
-    VERSIONS,
-    corner_dtype,
-)
+from .layout import FANM_DT, FMT, FOURCCS, KINDS, SKIN_DT, SMTL_SIZES, VERSIONS, corner_dtype
 from .vertices import follow, vertex_records
 
 _HEADER = struct.Struct("<4sI")
@@ -68,8 +59,7 @@ def kind_of(ctx: Context) -> str:
                                           expected="/".join(KINDS), actual=opt)
         return k
     if ctx.path is not None:
-        path = ctx.path if isinstance(ctx.path, Path) else Path(ctx.path)
-        ext = path.suffix.lower().lstrip(".")
+        ext = Path(ctx.path).suffix.lower().lstrip(".")
         if ext in KINDS:
             return ext
     return "pet"
@@ -455,16 +445,13 @@ def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8],
     return vert, normal, uv, nuv
 
 
-def check_corner_range(mesh: MeshSection, vertex: npt.NDArray[Any] | None = None) -> None:
-    """Corner vertex indices (``vertex``: the same, already converted) must name a vertex
-    (used by to_scene)."""
-    cv = mesh.corner_vertex if vertex is None else vertex
+def check_corner_range(mesh: MeshSection, cv: npt.NDArray[Any]) -> None:
+    """The corners' vertex indices (``cv``: the mesh's, converted) must name a vertex."""
     if len(cv) and int(cv.max()) >= mesh.vertex_count:
         bad = int(np.argmax(cv >= mesh.vertex_count))
         raise CorruptDataError(FMT, "corner vertex index out of range",
                                field=f"MESH.corners[{bad}].vertex",
-                               expected=f"< {mesh.vertex_count}",
-                               actual=int(mesh.corner_vertex[bad]))
+                               expected=f"< {mesh.vertex_count}", actual=int(cv[bad]))
 
 
 def sniff(prefix: bytes) -> bool:

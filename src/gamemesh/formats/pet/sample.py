@@ -39,6 +39,7 @@ from .document import (
     Vers,
 )
 from .layout import FANM_DT, KIND_SECTIONS, SKIN_DT, WRITE_ORDER
+from .skeleton import bone_rows
 
 
 def tube(rings: int, sides: int, height: float = 2.0,
@@ -81,12 +82,6 @@ def _chain_locals(n: int, seg: float) -> npt.NDArray[np.float64]:
     return out
 
 
-def _rows(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
-    """Column-form 4x4 -> the file's 12 floats (rows xa, ya, za, pivot)."""
-    rows = np.concatenate([np.transpose(m[:, :3, :3], (0, 2, 1)), m[:, None, :3, 3]], axis=1)
-    return rows.reshape(len(m), 12).astype(np.float32)
-
-
 def build(kind: str = "pet", version: tuple[int, int] = (1, 3), *, rings: int = 5,
           sides: int = 6, chain: int = 4, escape: bool = False, uv_sets: int = 2,
           garbage: bool = True) -> PetDocument:
@@ -109,7 +104,7 @@ def build(kind: str = "pet", version: tuple[int, int] = (1, 3), *, rings: int = 
     if escape:
         bones.parent_wide[1] = True  # an id written escaped although it fits a byte
     if kind != "apet":
-        bones.matrices = _rows(local)
+        bones.matrices = bone_rows(local).astype(np.float32)
         if version >= (1, 3):
             bones.extra = np.full(nbones, -1.0, np.float32)
     secs: dict[bytes, Payload] = {b"VERS": Vers(bytes([version[1], version[0], 0xFE, 0xFF])),

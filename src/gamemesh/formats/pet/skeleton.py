@@ -14,14 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ...registry import Context
-from ...scene import (
-    Node,
-    Scene,
-)
-from ...scene.math import (
-    matrices_to_trs,
-    trs_to_matrices,
-)
+from ...scene import Node, Scene
+from ...scene.math import matrices_to_trs, trs_to_matrices
 from ...scene.skinning import safe_inverse
 from .corners import finite32
 from .document import BoneSection, PetDocument
@@ -69,6 +63,12 @@ def bone_locals(bs: BoneSection) -> F64:
     if not finite.all():
         out[~finite] = np.eye(4)
     return out
+
+
+def bone_rows(m: F64) -> F64:
+    """The inverse of :func:`bone_locals`: (B, 12) rows from column-form 4x4 matrices."""
+    rows = np.concatenate([np.transpose(m[:, :3, :3], (0, 2, 1)), m[:, None, :3, 3]], axis=1)
+    return rows.reshape(len(m), 12)
 
 
 def bone_tree(parents: list[int], n: int) -> tuple[list[int], list[int], int]:

@@ -1,12 +1,5 @@
-"""Decoding the textures a PET names (spec §B.4, §B.16): masks merged into alpha, chroma keys.
-
-Finding them is :mod:`.files`' job.
-
-The TEXT section holds bare file names. They are looked up case-insensitively beside the model,
-in the folders the user adds (``--texture-dir``) and then, walking up the folder tree, in the
-shared texture folders the public importers search (``z_common``, ``texture_dds``, ...). A
-``<stem>_mask<ext>`` companion's red channel becomes the alpha channel.
-"""
+"""Decoding the textures a PET names (spec §B.4, §B.16): a ``<stem>_mask<ext>`` companion's red
+channel merged into alpha, chroma keys. Finding them is :mod:`.files`' job."""
 
 from __future__ import annotations
 

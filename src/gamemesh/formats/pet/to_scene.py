@@ -13,11 +13,7 @@ import numpy as np
 from ...errors import FormatError
 from ...registry import Context
 from ...safeio import read_regular
-from ...scene import (
-    Node,
-    Scene,
-    Skin,
-)
+from ...scene import Node, Scene, Skin
 from .animation import add_animations
 from .document import CollSection, PetDocument
 from .extras import doc_extras, text_value
@@ -42,13 +38,10 @@ def build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
 def _build_scene(main: Unit, others: list[Unit], ctx: Context) -> Scene:
     units = [main, *others]
     scene = Scene(name=main.stem)
-    skel_unit = next((u for u in units if u.doc.kind == "bpet" and u.doc.bones is not None),
-                     None)
-    if skel_unit is None:
-        skel_unit = next((u for u in units if u.doc.bones is not None
-                          and u.doc.bones.matrices is not None), None)
-    if skel_unit is None:
-        skel_unit = next((u for u in units if u.doc.bones is not None), None)
+    # The skeleton: the first .bpet's, else the first with rest matrices, else the first bones.
+    ranks = [(u.doc.kind != "bpet", u.doc.bones.matrices is None, i)
+             for i, u in enumerate(units) if u.doc.bones is not None]
+    skel_unit = units[min(ranks)[2]] if ranks else None
     sk = make_skeleton(skel_unit, ctx) if skel_unit is not None else None
     if sk is not None:
         add_skeleton_nodes(scene, sk, ctx)
