@@ -22,17 +22,10 @@ WRITERS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pmf": ("pmf", ".pmf", {}), "splashpack": ("splashpack", ".splashpack", {}),
     "splashpack_v1": ("splashpack", ".splashpack", {"splash_version": 1})}
 # (writer, model) -> why the case waits on other work (checked: it fails today).
-_PET = "PET's writer (formats/pet, being restructured): "
 PENDING: dict[tuple[str, str], str] = {
-    ("pet", "colors"): _PET + "its own note 'PET holds no vertex colours' covers colours "
-                       "without naming the set (COLOR_1)",
-    ("pet", "rig"): _PET + "pet.anim_step is noted once per channel, not once per clip",
-    ("pet", "scale_keys"): _PET + "pet.anim_step is noted once per channel, not once per clip",
     ("pmf", "rigid"): "an Euler angle of the second trip lands one 20-bit grid step from the "
                       "first's (snap_angles rounds noise across a grid boundary)",
 }
-# The second trip's PET bytes differ too (float noise in the keys) for these models.
-FIXED_POINT_PENDING = {("pet", "rig"), ("pet", "rigid"), ("pet", "scale_keys")}
 
 
 def _warnings(notes: list[Note]) -> list[Note]:
@@ -67,9 +60,7 @@ def _convert(tmp_path: Path, writer: str, model: str) -> tuple[Scene, Path, list
 @pytest.mark.parametrize("model", MATRIX)
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_blender_models_lose_nothing_silently_and_nothing_falsely(
-        tmp_path: Path, writer: str, model: str, request: pytest.FixtureRequest) -> None:
-    if (writer, model) in PENDING and writer == "pet":
-        request.applymarker(pytest.mark.xfail(reason=PENDING[(writer, model)], strict=False))
+        tmp_path: Path, writer: str, model: str) -> None:
     done = _convert(tmp_path, writer, model)
     if done is None:
         pytest.skip(f"{writer} cannot hold {model} (LimitError)")
@@ -96,10 +87,7 @@ def test_blender_models_lose_nothing_silently_and_nothing_falsely(
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_blender_models_reach_a_fixed_point_after_one_trip(
         tmp_path: Path, writer: str, model: str, request: pytest.FixtureRequest) -> None:
-    if (writer, model) in FIXED_POINT_PENDING:
-        request.applymarker(pytest.mark.xfail(reason=_PET + "key noise on the second trip",
-                                              strict=False))
-    elif (writer, model) == ("pmf", "rigid"):
+    if (writer, model) == ("pmf", "rigid"):
         request.applymarker(pytest.mark.xfail(reason=PENDING[(writer, model)], strict=False))
     done = _convert(tmp_path, writer, model)
     if done is None:

@@ -275,10 +275,10 @@ def _mesh(scene: Scene, ctx: Context, bones: _Bones, skin_i: int | None,
                 ctx.note("pet.primitive_mode", f"a primitive of mode {prim.mode} is not "
                          "triangles: left out", covers=("primitives",))
                 continue
-            lost = (("colors",) if prim.colors else ()) + (("targets",) if prim.targets else ())
-            if lost and not any(n.code == "pet.attributes_dropped" for n in ctx.notes):
-                ctx.note("pet.attributes_dropped", "PET holds no vertex colours or morph "
-                         "targets: left out", covers=("colors", "targets"))
+            # Vertex colours are named set by set by the loss check (scene/loss.py).
+            if prim.targets and not any(n.code == "pet.targets_dropped" for n in ctx.notes):
+                ctx.note("pet.targets_dropped", "PET holds no morph targets: left out",
+                         covers=("targets",))
             part = _part(prim, skinned, worlds[ni], rigid_bone, ctx)
             if part is None:
                 continue
