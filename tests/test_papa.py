@@ -112,6 +112,10 @@ def test_air_factory_has_two_models() -> None:
     assert [m.skeleton for m in doc.models] == [0, -1]
     assert [vb.format for vb in doc.vertex_buffers] == [8, 7]
     assert info(doc)["models"] == 2
+    # A file's own block layout is no news (issue 31): only a scene's fresh layout is named.
+    assert "layout" not in info(doc)
+    doc.layout = None
+    assert info(doc)["layout"] == "papatran"
 
 
 def test_transport_string_length_counts_code_points() -> None:

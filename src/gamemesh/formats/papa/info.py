@@ -13,7 +13,9 @@ def info(doc: PapaDocument) -> dict[str, Any]:
     out: dict[str, Any] = {
         "version": f"{doc.version[1]}.{doc.version[0]}",
         "kind": doc.kind,
-        "layout": "as read" if doc.layout is not None else "papatran",
+        # Every file read keeps its own block layout, so only a document built from a scene
+        # (laid out as papatran lays files out) has a layout worth naming.
+        **({} if doc.layout is not None else {"layout": "papatran"}),
         "strings": len(doc.strings), "textures": len(doc.textures),
         "vertex_buffers": len(doc.vertex_buffers), "index_buffers": len(doc.index_buffers),
         "materials": len(doc.materials), "meshes": len(doc.meshes),
