@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...scene.math import euler_to_quat, matrix_to_quat, quat_to_euler
+from ...scene.math import euler_to_quat, matrices_to_trs, matrix_to_quat, quat_to_euler
 
 F64 = npt.NDArray[np.float64]
 AXES = np.array([-1.0, -1.0, 1.0])
@@ -62,23 +62,9 @@ def bone_to_matrix(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> F64:
 
 
 def bone_trs(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> tuple[F64, F64, F64]:
-    """``matrices_to_trs(bone_to_matrix(r, t, s))`` without the 4 x 4 matrices: the same
-    operations on the same values in the same order (so the same bits), a dozen numpy calls
-    fewer on a clip of a few dozen matrices."""
-    # r / 4096 then C R C (each element times its row's and column's signs) as one product
-    # by +-2**-12: dividing by a power of two and multiplying by its inverse round the same
-    # real number, and a sign change is exact, so the bits are those of the two steps.
-    basis = np.multiply(np.asarray(r).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
-    # (t * AXES) * s as t * (AXES * s): a sign change commutes with the one rounding.
-    tt = np.multiply(np.asarray(t).reshape(-1, 3), AXES * s, dtype=np.float64)
-    # matrices_to_trs: column lengths, the sign of a mirrored basis on X, then the rotation.
-    sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
-    # The X scale of a mirrored basis negated: times -1 where the determinant is negative and
-    # times 1 (which changes no bits) elsewhere, without a masked read and write.
-    sc[:, 0] *= np.where(np.linalg.det(basis) < 0, -1.0, 1.0)
-    safe = np.where(sc == 0, 1.0, sc)
-    q = matrix_to_quat(basis / safe[:, None, :]) if len(basis) else np.zeros((0, 4))
-    return tt, q, sc
+    """(..., 9) fp12 rotations and (..., 3) fp12 translations -> glTF translations, xyzw
+    rotations and scales (the baked clip matrices as the keys of a glTF animation)."""
+    return matrices_to_trs(bone_to_matrix(r, t, s))
 
 
 def matrix_to_bone(m: npt.ArrayLike, s: float) -> tuple[npt.NDArray[np.int16],
