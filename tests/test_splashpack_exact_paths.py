@@ -3,51 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import itertools
 
 import numpy as np
 
 cv = importlib.import_module("gamemesh.formats.splashpack.conventions")
 cm = importlib.import_module("gamemesh.formats.splashpack.common")
-
-
-def _signed_permutations() -> list[list[int]]:
-    out = []
-    for perm in itertools.permutations(range(3)):
-        for sg in itertools.product((1, -1), repeat=3):
-            m = np.zeros((3, 3), np.int64)
-            for i, j in enumerate(perm):
-                m[i, j] = sg[i] * 4096
-            out.append(m.reshape(9).tolist())
-    return out
-
-
-def test_rotation_table_gives_the_svd_path_bits() -> None:
-    """Objects whose matrix is a rotation already skip the SVD: for every signed permutation
-    (proper ones from the table, improper ones through the SVD), alone, mixed with other
-    matrices, in batches on either side of the few-objects threshold, int16 or int32."""
-    perms = _signed_permutations()
-    assert len(cv._exact_rotations()) == 24
-    rng = np.random.default_rng(14)
-    for trial in range(60):
-        n_perm = int(rng.integers(0, 30))
-        n_other = int(rng.integers(0, 30))
-        rows = [perms[int(k)] for k in rng.integers(0, len(perms), n_perm)]
-        rows += rng.integers(-4200, 4200, (n_other, 9)).tolist()
-        if trial % 5 == 0:
-            rows.append([0] * 9)
-        if not rows:
-            continue
-        order = rng.permutation(len(rows))
-        raw = np.array([rows[i] for i in order], dtype=np.int16 if trial % 2 else np.int32)
-        got = cv.object_rotations(raw)
-        want = cv._rotations_svd(raw)
-        assert repr(got) == repr(want), trial  # repr: the signs of zeros count
-    raw = np.array(perms, dtype=np.int32)
-    assert repr(cv.object_rotations(raw)) == repr(cv._rotations_svd(raw))
-    for p in perms:
-        one = np.array([p], dtype=np.int32)
-        assert repr(cv.object_rotations(one)) == repr(cv._rotations_svd(one))
 
 
 def _old_row_length(a: np.ndarray) -> np.ndarray:
@@ -128,57 +88,6 @@ def test_bone_trs_matches_the_masked_sign_flip() -> None:
         assert tt.tobytes() == np.multiply(t, cv.AXES * 0.0244, dtype=np.float64).tobytes()
 
 
-def _clip_walk(w, bones):  # type: ignore[no-untyped-def]
-    """The Reader walk of one skin clip, as modern/read.py does it when the fast path declines."""
-    from gamemesh.formats.splashpack.modern import layout as ml
-
-    name = w.bytes(w.u8("name_len"), "name")
-    if w.u8("nul") != 0:
-        return None
-    flags, fps = w.u8("flags"), w.u8("fps")
-    w.align(2)
-    frames = w.u16("frame_count")
-    mats = w.array(ml.BONE_MATRIX, frames * bones, "matrices")
-    return name, flags, fps, mats.reshape(frames, bones)
-
-
-def test_skin_clip_fast_read_matches_the_reader_walk() -> None:
-    from gamemesh.binary import Reader
-    from gamemesh.errors import FormatError
-    from gamemesh.formats.splashpack.modern.read import _clip_fast
-
-    rng = np.random.default_rng(21)
-    checked = 0
-    for trial in range(3000):
-        size = int(rng.integers(1, 200))
-        data = bytearray(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
-        pos = int(rng.integers(0, size))
-        if trial % 2:  # a plausible clip: short name, NUL, few frames
-            k = int(rng.integers(0, 6))
-            data[pos:pos + 1] = bytes([k])
-            if pos + 1 + k < size:
-                data[pos + 1 + k] = 0
-            at = (pos + 1 + k + 4) // 2 * 2
-            if at + 1 < size:
-                data[at], data[at + 1] = int(rng.integers(0, 4)), 0
-        bones = int(rng.integers(0, 4))
-        fast_r, walk_r = Reader(bytes(data), "t", pos), Reader(bytes(data), "t", pos)
-        got = _clip_fast(fast_r, bones)
-        try:
-            want = _clip_walk(walk_r, bones)
-        except FormatError:
-            want = None
-        if got is None:
-            assert fast_r.pos == pos  # declined without moving: the walk starts afresh
-            continue
-        assert want is not None, trial
-        assert (got.name, got.flags, got.fps) == want[:3]
-        assert got.matrices.tobytes() == want[3].tobytes()
-        assert got.matrices.shape == want[3].shape and fast_r.pos == walk_r.pos
-        checked += 1
-    assert checked > 100
-
-
 def test_tracks_in_time_order_convert_as_reordered_ones() -> None:
     """Keys already in time order skip the reordering copy: the channel values are those of
     the reordered keys, for position and rotation tracks, in order or not."""
@@ -237,3 +146,29 @@ def test_normals_match_the_two_comparison_version() -> None:
         v[: n // 4, 1] = v[: n // 4, 0]  # some degenerate faces
         scale = cv.AXES * 0.0244
         assert cm._normals(stored, v, scale).tobytes() == _old_normals(stored, v, scale).tobytes()
+
+
+def _rot(axis: int, a: float) -> np.ndarray:
+    c, s = np.cos(a), np.sin(a)
+    i, j = (axis + 1) % 3, (axis + 2) % 3  # right-handed about the axis
+    m = np.eye(3)
+    m[i, i], m[i, j], m[j, i], m[j, j] = c, -s, s, c
+    return m
+
+
+def test_track_to_quat_is_unity_yxz_mirrored_on_x() -> None:
+    """Raw keys (-x, y, -z) in 1024ths of a half turn -> R = Ry Rx Rz in Unity, mirrored on X
+    for glTF, for short and long tracks alike."""
+    q = cv.track_to_quat([[0, 0, 0], [0, 512, 0], [512, 0, 0]])
+    h = np.sqrt(0.5)
+    np.testing.assert_allclose(q, [[0, 0, 0, 1], [0, -h, 0, h], [-h, 0, 0, h]], atol=1e-15)
+    rng = np.random.default_rng(5)
+    for n in (1, 5, 40):
+        raw = rng.integers(-2048, 2048, (n, 3))
+        for (x, y, z, w), (a, b, c) in zip(cv.track_to_quat(raw), raw * cv.ANGLE, strict=True):
+            unity = _rot(1, b) @ _rot(0, -a) @ _rot(2, -c)
+            want = np.diag([-1.0, 1, 1]) @ unity @ np.diag([-1.0, 1, 1])
+            got = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+            np.testing.assert_allclose(got, want, atol=1e-12)

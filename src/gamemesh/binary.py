@@ -111,13 +111,16 @@ class Reader:
         self.pos += length
         return child
 
-    def window(self, offset: int, length: int | None = None) -> Reader:
-        """A reader over ``[offset, offset + length)`` of the same data, without moving this one."""
+    def window(self, offset: int, length: int | None = None, field: str | None = None
+               ) -> Reader:
+        """A reader over ``[offset, offset + length)`` of the same data, without moving this one;
+        ``field`` names what it reads in its errors (under this reader's path)."""
         end = self.end if length is None else offset + length
         if offset < 0 or end > self.end or offset > end:
             raise self.truncated(expected=f"range within {hex_offset(self.end)}",
                                  actual=f"{hex_offset(offset)}..{hex_offset(end)}")
-        return self._child(offset, end, list(self._fields))
+        return self._child(offset, end,
+                           [*self._fields, field] if field else list(self._fields))
 
     # -- field paths -------------------------------------------------------------------------
     def field(self, name: str) -> _Field:

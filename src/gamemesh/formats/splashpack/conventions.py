@@ -13,14 +13,12 @@ object rotations (a stored 4.12 matrix <-> a glTF quaternion, each way).
 
 from __future__ import annotations
 
-import itertools
-from functools import cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ...scene.math import euler_to_quat, matrix_to_quat, quat_to_euler
+from ...scene.math import euler_to_quat, matrices_to_trs, matrix_to_quat, quat_to_euler
 
 F64 = npt.NDArray[np.float64]
 AXES = np.array([-1.0, -1.0, 1.0])
@@ -39,36 +37,8 @@ def track_to_quat(raw: npt.ArrayLike) -> F64:
     """(K, 3) raw rotation keys -> (K, 4) glTF xyzw quaternions."""
     a = np.asarray(raw, dtype=np.float64).reshape(-1, 3) * ANGLE
     unity = np.stack([-a[:, 0], a[:, 1], -a[:, 2]], axis=1)
-    if len(unity) <= _FEW_KEYS:
-        return _yxz_small(unity)
     q = euler_to_quat(unity, "YXZ")
     return np.stack([q[:, 0], -q[:, 1], -q[:, 2], q[:, 3]], axis=1)
-
-
-_FEW_KEYS = 16
-_YXZ = (1, 0, 2)
-
-
-def _yxz_small(unity: F64) -> F64:
-    """The rest of :func:`track_to_quat` for a few keys: ``euler_to_quat(unity, "YXZ")``'s
-    arithmetic with its sines and cosines taken by numpy on the whole array (the same ufuncs
-    on the same half angles) and its products in plain floats, term for term (so the same
-    bits, at a fraction of its some eighty numpy calls on a short track)."""
-    half = unity / 2
-    sin, cos = np.sin(half).tolist(), np.cos(half).tolist()
-    out = []
-    for s, c in zip(sin, cos, strict=True):
-        x1, y1, z1, w1 = 0.0, 0.0, 0.0, 1.0
-        for k in _YXZ:
-            r = [0.0, 0.0, 0.0, c[k]]
-            r[k] = s[k]
-            x2, y2, z2, w2 = r
-            x1, y1, z1, w1 = (w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                              w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                              w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-                              w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2)
-        out.append((x1, -y1, -z1, w1))
-    return np.array(out, dtype=np.float64).reshape(-1, 4)
 
 
 def quat_to_track(q: npt.ArrayLike) -> npt.NDArray[np.int16]:
@@ -92,23 +62,9 @@ def bone_to_matrix(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> F64:
 
 
 def bone_trs(r: npt.ArrayLike, t: npt.ArrayLike, s: float) -> tuple[F64, F64, F64]:
-    """``matrices_to_trs(bone_to_matrix(r, t, s))`` without the 4 x 4 matrices: the same
-    operations on the same values in the same order (so the same bits), a dozen numpy calls
-    fewer on a clip of a few dozen matrices."""
-    # r / 4096 then C R C (each element times its row's and column's signs) as one product
-    # by +-2**-12: dividing by a power of two and multiplying by its inverse round the same
-    # real number, and a sign change is exact, so the bits are those of the two steps.
-    basis = np.multiply(np.asarray(r).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
-    # (t * AXES) * s as t * (AXES * s): a sign change commutes with the one rounding.
-    tt = np.multiply(np.asarray(t).reshape(-1, 3), AXES * s, dtype=np.float64)
-    # matrices_to_trs: column lengths, the sign of a mirrored basis on X, then the rotation.
-    sc = np.sqrt(np.add.reduce(basis * basis, axis=1))
-    # The X scale of a mirrored basis negated: times -1 where the determinant is negative and
-    # times 1 (which changes no bits) elsewhere, without a masked read and write.
-    sc[:, 0] *= np.where(np.linalg.det(basis) < 0, -1.0, 1.0)
-    safe = np.where(sc == 0, 1.0, sc)
-    q = matrix_to_quat(basis / safe[:, None, :]) if len(basis) else np.zeros((0, 4))
-    return tt, q, sc
+    """(..., 9) fp12 rotations and (..., 3) fp12 translations -> glTF translations, xyzw
+    rotations and scales (the baked clip matrices as the keys of a glTF animation)."""
+    return matrices_to_trs(bone_to_matrix(r, t, s))
 
 
 def matrix_to_bone(m: npt.ArrayLike, s: float) -> tuple[npt.NDArray[np.int16],
@@ -129,47 +85,6 @@ Quat = tuple[float, float, float, float]
 
 def object_rotations(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
-    and how far each was from a rotation: :func:`_rotations_svd`'s results, without an SVD
-    per call for the matrices that are rotations already. In 4.12 those are the proper
-    signed permutations of 4096 (the identity above all: most objects of a small scene);
-    their results come from a table that :func:`_rotations_svd` itself filled."""
-    rows = np.asarray(raw).reshape(-1, 9).tolist()
-    exact = _exact_rotations()
-    found = [exact.get(tuple(r)) for r in rows]
-    quats = [f[0] if f is not None else _NO_QUAT for f in found]
-    errs = [f[1] if f is not None else 0.0 for f in found]
-    rest = [i for i, f in enumerate(found) if f is None]
-    if rest:
-        # Each matrix's result is its own (a stacked SVD runs per matrix): the others'
-        # subset gives the bits the whole stack gives them.
-        sub = raw if len(rest) == len(rows) else np.asarray(raw).reshape(-1, 9)[rest]
-        for i, q, e in zip(rest, *_rotations_svd(sub), strict=True):
-            quats[i], errs[i] = q, e
-    return quats, errs
-
-
-_NO_QUAT: Quat = (0.0, 0.0, 0.0, 1.0)  # a placeholder, replaced before it is returned
-
-
-@cache
-def _exact_rotations() -> dict[tuple[int, ...], tuple[Quat, float]]:
-    """The 24 proper rotations among 4.12 matrices (signed permutations of 4096, determinant
-    +1) with :func:`_rotations_svd`'s quaternion and error for each: its own bits (the signs
-    of its zeros included), computed once."""
-    keys = []
-    for perm in itertools.permutations(range(3)):
-        for sg in itertools.product((1, -1), repeat=3):
-            m = [[0] * 3 for _ in range(3)]
-            for i, j in enumerate(perm):
-                m[i][j] = sg[i] * 4096
-            if round(float(np.linalg.det(np.array(m, dtype=np.float64)))) > 0:
-                keys.append(tuple(v for row in m for v in row))
-    quats, errs = _rotations_svd(np.array(keys, dtype=np.int32))
-    return {k: (q, e) for k, q, e in zip(keys, quats, errs, strict=True)}
-
-
-def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
-    """The stored 4.12 row-major (N, 9) matrices as glTF quaternions (their nearest rotations)
     and how far each was from a rotation (the fixed-point rounding makes it a few 1e-4 off).
     One SVD call for all objects: numpy runs the same LAPACK routine on each matrix of a
     stack, so the bits are those of one call per matrix; the quaternions are
@@ -178,6 +93,8 @@ def _rotations_svd(raw: npt.NDArray[Any]) -> tuple[list[Quat], list[float]]:
     # r / 4096 then C R C as one product by +-2**-12 per element: the scaling by a power of
     # two and the sign changes are exact, so the bits are those of the three steps.
     r = np.multiply(np.asarray(raw).reshape(-1, 3, 3), _CRC_FP12, dtype=np.float64)
+    if not len(r):
+        return [], []
     u, _, vt = np.linalg.svd(r)
     rot = u @ vt
     neg = np.flatnonzero(np.linalg.det(rot) < 0)

@@ -6,7 +6,7 @@ absolute offsets are recomputed by the writer; every other field is written back
 
 from __future__ import annotations
 
-import itertools
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,24 +21,14 @@ U16 = npt.NDArray[np.uint16]
 U8 = npt.NDArray[np.uint8]
 
 
-_EMPTY: dict[np.dtype[Any], Records] = {}
-
-
 def empty_table(dt: np.dtype[Any]) -> Records:
-    """The empty table of ``dt``, one shared array per dtype: a document has some twenty
-    tables, most of them empty in a small scene, and a zero-length array holds nothing to
-    change (a reader or builder replaces a table, never grows it in place)."""
-    a = _EMPTY.get(dt)
-    if a is None:
-        a = _EMPTY[dt] = np.zeros(0, dtype=dt)
-    return a
+    """The empty table of ``dt`` (a document has some twenty, most empty in a small scene)."""
+    return np.zeros(0, dtype=dt)
 
 
 def _empty(dt: np.dtype[Any]) -> Callable[[], Records]:
-    """A default factory handing out :func:`empty_table` of ``dt``: the bound ``__next__`` of an
-    endless repeat of it, so a new document's twenty-odd empty tables cost a C call each
-    rather than two Python calls (a tenth of reading a small file went into them)."""
-    return itertools.repeat(empty_table(dt)).__next__
+    """A default factory making a new :func:`empty_table` of ``dt`` for each document."""
+    return functools.partial(empty_table, dt)
 
 
 @dataclass

@@ -25,7 +25,6 @@ from ....registry import Context
 from ....scene import Animation, Primitive, Scene
 from ....scene.math import (
     local_matrix,
-    matrices_to_trs,
     quat_normalize,
     trs_to_matrices,
     world_matrices,
@@ -46,7 +45,7 @@ from ..common import (
 from ..conventions import (
     AXES,
     SWAP,
-    bone_to_matrix,
+    bone_trs,
     matrix_to_bone,
     quat_to_track,
     stored_rotation,
@@ -349,7 +348,7 @@ def _as_read(r: npt.NDArray[np.int16], t: npt.NDArray[np.int16], s: float,
              bones: int) -> npt.NDArray[np.float64]:
     """The matrices a reader rebuilds from these bone matrices: to_scene's TRS per joint
     and frame, stored as glTF float32 (unit quaternions), its scale dropped when within 1e-3."""
-    tt, qq, ss = matrices_to_trs(bone_to_matrix(r, t, s))
+    tt, qq, ss = bone_trs(r, t, s)
     ss = ss.reshape(-1, bones, 3)
     ss[:, np.abs(ss - 1).max(axis=(0, 2)) <= 1e-3] = 1.0
     f32 = np.float32

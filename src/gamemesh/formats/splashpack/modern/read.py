@@ -152,18 +152,12 @@ def _at(r: Reader, offset: int, what: str, floor: int) -> Reader:
         msg = "offset is not a 4-aligned position in the data region"
         raise r.corrupt(msg, field=what, expected=f"4-aligned in {floor}..{r.end}",
                         actual=offset)
-    w = r.window(offset)
-    w._fields = [what]
-    return w
+    return r.window(offset, field=what)
 
 
 def _own_at(r: Reader, offset: int, what: str, floor: int, dt: np.dtype[Any], n: int,
             field: str | None = None) -> npt.NDArray[Any]:
-    """``_own(_at(r, offset, what, floor), dt, n, field)`` without the window reader when the
-    records are in range (the usual case); otherwise that call raises its own error."""
-    size = dt.itemsize * n
-    if offset % 4 == 0 and floor <= offset and n >= 0 and offset + size <= r.end:
-        return np.frombuffer(bytearray(r.data[offset:offset + size]), dt)
+    """``n`` records of ``dt`` of their own at an offset checked as :func:`_at` checks it."""
     return _own(_at(r, offset, what, floor), dt, n, field)
 
 
@@ -183,10 +177,6 @@ def _lua_and_meshes(r: Reader, doc: ModernDocument, floor: int) -> None:
 
 def _names(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
     w = _at(r, h["name_table_offset"], "header.name_table_offset", floor)
-    names = _names_fast(w, len(doc.objects))
-    if names is not None:
-        doc.names.extend(names)
-        return
     for i in range(len(doc.objects)):
         with w.field(f"names[{i}]"):
             n = w.u8("len")
@@ -197,32 +187,8 @@ def _names(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> Non
                 raise w.corrupt(msg, expected=0, actual=end, offset=w.tell() - 1)
 
 
-def _names_fast(w: Reader, n: int) -> list[bytes] | None:
-    """The ``n`` length-prefixed, NUL-terminated names at ``w``'s cursor straight from the
-    bytes; None when one runs past the end or lacks its NUL (the Reader walk then words the
-    error)."""
-    data, pos, end = w.data, w.pos, w.end
-    out = []
-    for _ in range(n):
-        if pos >= end:
-            return None
-        k = data[pos]
-        stop = pos + 1 + k
-        if stop >= end or data[stop] != 0:
-            return None
-        out.append(bytes(data[pos + 1:stop]))
-        pos = stop + 1
-    w.pos = pos
-    return out
-
-
 def _cstring(r: Reader, offset: int, n: int, what: str) -> bytes:
-    if offset >= 0 and offset + n + 1 <= r.end:
-        raw = bytes(r.data[offset:offset + n + 1])  # in range: no window needed
-    else:
-        w = r.window(offset)
-        with w.field(what):
-            raw = w.bytes(n + 1)  # raises the reader's own error
+    raw = r.window(offset, field=what).bytes(n + 1)
     if raw[-1] != 0:
         msg = "name is not NUL-terminated"
         raise r.corrupt(msg, field=what, expected=0, actual=raw[-1], offset=offset + n)
@@ -296,10 +262,6 @@ def _skin(r: Reader, doc: ModernDocument, e: dict[str, Any], where: str,
     w.align(4)
     skin = SkinnedMesh(go_index=go, bone_count=bones, bone_index=idx)
     for c in range(clips):
-        fast = _clip_fast(w, bones)
-        if fast is not None:
-            skin.clips.append(fast)
-            continue
         with w.field(f"clips[{c}]"):
             name = w.bytes(w.u8("name_len"), "name")
             if w.u8("nul") != 0:
@@ -328,28 +290,6 @@ def _skin_tail(w: Reader, skin: SkinnedMesh, bones: int) -> None:
                 raise w.corrupt(msg, expected=0, offset=w.tell() - 1)
 
 
-def _clip_fast(w: Reader, bones: int) -> SkinClip | None:
-    """The clip at ``w``'s cursor read straight from the bytes (name length, name, NUL,
-    flags, fps, pad to 2, frame count, matrices) when all of it is there and the NUL is;
-    None otherwise, and the Reader walk then reads it and words the error."""
-    data, pos, end = w.data, w.pos, w.end
-    if pos >= end:
-        return None
-    nul = pos + 1 + data[pos]
-    at = (nul + 3 + 1) // 2 * 2  # after NUL, flags and fps, aligned to 2
-    if at + 2 > end or data[nul] != 0:
-        return None
-    frames = data[at] | data[at + 1] << 8
-    start = at + 2
-    size = frames * bones * ml.BONE_MATRIX.itemsize
-    if start + size > end:
-        return None
-    w.pos = start + size
-    mats = np.frombuffer(bytearray(data[start:start + size]), ml.BONE_MATRIX)
-    return SkinClip(bytes(data[pos + 1:nul]), data[nul + 1], data[nul + 2],
-                    mats.reshape(frames, bones))
-
-
 def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
     off = h.get("light_table_offset", 0)
     if h["version"] < 24 or off == 0:
@@ -361,9 +301,7 @@ def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> No
         raise w.corrupt(msg, field="light_count", expected="<= 16", actual=n, offset=off)
     recs = _own(w, ml.LIGHT, n, "lights")
     for k, at in enumerate(recs["name_offset"].tolist()):
-        # r.window(at).peek(...) without the window when ``at`` is in range (else it raises).
-        head = bytes(r.data[at:min(r.end, at + ml.MAX_NAME + 1)]) if at <= r.end else \
-            r.window(at).peek(ml.MAX_NAME + 1)
+        head = r.window(at).peek(ml.MAX_NAME + 1)
         end = head.find(b"\0")
         if end < 0:
             msg = "light name is not NUL-terminated within 24 bytes"
