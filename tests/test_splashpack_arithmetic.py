@@ -1,4 +1,5 @@
-"""SPLASHPACK's shortcuts against the general code they stand in for, bit for bit."""
+"""SPLASHPACK's fixed-point, page and track arithmetic against plain definitions written in the
+test (the oracles), bit for bit."""
 
 from __future__ import annotations
 
