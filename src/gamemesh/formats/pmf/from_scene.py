@@ -67,7 +67,7 @@ IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
 # grid quaternion, whose decomposition, the same angles, is the first file's bytes again. The
 # angles themselves are not snapped (that would move them off the grid quaternion); float32
 # rounds them. A step of 7.6e-6 (under 1e-3 degrees) is some ten times the noise of that
-# rounding while unwrapped angles stay within a few turns.
+# rounding while unwrapped angles stay within some ten turns (a 30-turn spin breaks it).
 ROT_BITS = 18
 NORMAL_BITS = 20  # normals: only float32 rounding to stay above
 
