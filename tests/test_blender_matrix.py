@@ -21,11 +21,6 @@ WRITERS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "papa": ("papa", ".papa", {}), "pba": ("pba", ".pba", {}), "pet": ("pet", ".pet", {}),
     "pmf": ("pmf", ".pmf", {}), "splashpack": ("splashpack", ".splashpack", {}),
     "splashpack_v1": ("splashpack", ".splashpack", {"splash_version": 1})}
-# (writer, model) -> why the case waits on other work (checked: it fails today).
-PENDING: dict[tuple[str, str], str] = {
-    ("pmf", "rigid"): "an Euler angle of the second trip lands one 20-bit grid step from the "
-                      "first's (snap_angles rounds noise across a grid boundary)",
-}
 
 
 def _warnings(notes: list[Note]) -> list[Note]:
@@ -86,9 +81,7 @@ def test_blender_models_lose_nothing_silently_and_nothing_falsely(
 @pytest.mark.parametrize("model", MATRIX)
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_blender_models_reach_a_fixed_point_after_one_trip(
-        tmp_path: Path, writer: str, model: str, request: pytest.FixtureRequest) -> None:
-    if (writer, model) == ("pmf", "rigid"):
-        request.applymarker(pytest.mark.xfail(reason=PENDING[(writer, model)], strict=False))
+        tmp_path: Path, writer: str, model: str) -> None:
     done = _convert(tmp_path, writer, model)
     if done is None:
         pytest.skip(f"{writer} cannot hold {model} (LimitError)")

@@ -605,3 +605,44 @@ def test_pmf_to_gltf_writes_a_plain_material_and_the_trip_back_loses_none(
     assert all(p.material == 0 for m in back.meshes for p in m.primitives)
     notes = gamemesh.save(back, tmp_path / "f.pmf")
     assert not [n for n in notes if n.level == "warning" and "material" in n.message]
+
+
+def _random_rigid_scene(seed: int) -> Scene:
+    """A chain of pieces with random rest rotations whose keys hold random rotations, some
+    with the middle Euler angle within 1e-3 rad of +-90 degrees (where a decomposition
+    multiplies float noise) and some on half steps of the 20-bit angle grid (where any
+    noise decides which way rounding goes)."""
+    rng = np.random.default_rng(seed)
+    s = Scene()
+    cube = cube_vertices(0.2)
+    m = s.add_mesh(Mesh("cube", [Primitive(positions=cube["position"].copy())]))
+    parent = None
+    keys = 6
+    t = np.arange(keys, dtype=np.float32) / 10
+    channels = []
+    for i in range(4):
+        rest = euler_to_quat(rng.uniform(-np.pi, np.pi, 3))
+        node = s.add_node(Node(f"p{i}", translation=tuple(rng.uniform(-1, 1, 3)),
+                               rotation=tuple(rest), mesh=m), parent)
+        ang = rng.uniform(-np.pi, np.pi, (keys, 3))
+        ang[:, 1] = rng.choice([-1, 1], keys) * (np.pi / 2 - rng.uniform(0, 1e-3, keys))
+        half = (np.round(rng.uniform(-1.5, 1.5, keys) * 2**19) + 0.5) / 2**19
+        ang[::2, 0] = half[::2]
+        local = quat_multiply(np.tile(rest, (keys, 1)), euler_to_quat(ang))
+        channels.append(Channel(node, "rotation", t, local.astype("f4")))
+        parent = node
+    s.animations.append(SceneAnimation("turn", channels))
+    return s
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_rigid_hierarchies_reach_a_fixed_point_after_one_pmf_trip(
+        tmp_path: Path, seed: int) -> None:
+    src = tmp_path / "src.glb"
+    gamemesh.save(_random_rigid_scene(seed), src)
+    first, back, second = tmp_path / "a.pmf", tmp_path / "back.glb", tmp_path / "b.pmf"
+    gamemesh.convert(src, first, to_format="pmf")
+    gamemesh.convert(first, back, from_format="pmf")
+    gamemesh.convert(back, second, to_format="pmf")
+    assert len(SPEC.read(first.read_bytes(), Context()).animations[0].frames) == 6
+    assert first.read_bytes() == second.read_bytes()

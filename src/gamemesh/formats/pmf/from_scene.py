@@ -34,6 +34,7 @@ from ...scene.math import (
     quat_multiply,
     quat_to_matrix,
     snap,
+    snap_quat,
     vertex_normals,
 )
 from ...scene.sampling import sample_channel
@@ -59,6 +60,16 @@ FMT = "pmf"
 F64 = npt.NDArray[np.float64]
 DEFAULT_FPS = 30
 IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
+# A frame's composed rotation goes on the grid of snap_quat before it becomes angles, not the
+# angles on a grid: near the middle axis' +-90 degrees a decomposition multiplies the float
+# noise of the next trip's quaternion (float32 in a glb) enough to cross any angle grid
+# boundary, while angles -> quaternion is well conditioned. So the next trip lands on the same
+# grid quaternion, whose decomposition, the same angles, is the first file's bytes again. The
+# angles themselves are not snapped (that would move them off the grid quaternion); float32
+# rounds them. A step of 7.6e-6 (under 1e-3 degrees) is some ten times the noise of that
+# rounding while unwrapped angles stay within some ten turns (a 30-turn spin breaks it).
+ROT_BITS = 18
+NORMAL_BITS = 20  # normals: only float32 rounding to stay above
 
 
 @dataclass
@@ -157,6 +168,9 @@ def _place(slot: _Slot, pos: F64, nrm: F64, uv: F64, lin: F64, off: F64) -> None
     n = nrm @ inv_t.T
     length = np.linalg.norm(n, axis=1, keepdims=True)
     n = np.where(length > 1e-20, n / np.where(length > 1e-20, length, 1.0), [0.0, 1.0, 0.0])
+    # On snap_quat's grid (a zero w): the reader's float64 normalising and float32 rounding
+    # then cannot move the next trip's normal off the first's grid point.
+    n = snap_quat(np.pad(n, ((0, 0), (0, 1))), NORMAL_BITS)[:, :3]
     if np.linalg.det(lin) < 0:
         order = np.arange(len(p)).reshape(-1, 3)[:, [0, 2, 1]].reshape(-1)
         p, n, uv = p[order], n[order], uv[order]
@@ -463,26 +477,18 @@ def _clip(scene: Scene, slots: list[_Slot], rest_q: list[Any], anim: Animation, 
         parent_q = rest_q[s.parent] if s.parent >= 0 else IDENTITY_Q
         inv = rest_q[i] * np.array([-1.0, -1.0, -1.0, 1.0])
         quats[:, i] = quat_multiply(quat_multiply(parent_q, local), inv)
-    rot = quats_to_euler(quats, conv.euler_order, unit, left)
+    rot = quats_to_euler(snap_quat(quats, ROT_BITS), conv.euler_order, unit, left)
     root = _root_positions(scene, slots, by_node, t, conv)
     if left:
         root[:, 2] *= -1
     frames = np.zeros(count, dtype=frame_dtype(n))
-    frames["rot"] = snap_angles(rot)
-    # Composed (sampled, less the rest translation): snapped like the angles, so the next
+    frames["rot"] = rot
+    # Composed (sampled, less the rest translation): snapped on a grid, so the next
     # trip's float noise lands on the same grid point.
     frames["root"] = snap(root, 20)
     frames["flags"] = _frame_flags(anim, count, fps)
     loop = bool(anim.extras.get("loop", False))
     return PmfAnimation(name=name, flags=ANIM_LOOP if loop else 0, fps=fps, frames=frames)
-
-
-def snap_angles(rot: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """Angles on the grid of ``scene.math.snap`` (20 significant bits: far below what a frame
-    shows). Quaternion -> Euler -> quaternion is not exact in floating point, so unsnapped
-    angles drift by a few ulps on every trip; on the grid, glb -> PMF -> glb -> PMF writes the
-    first file's bytes again."""
-    return snap(rot, 20)
 
 
 def _root_positions(scene: Scene, slots: list[_Slot], by_node: dict[tuple[int, str], Channel],
