@@ -200,12 +200,3 @@ def test_pet_glb_pet_keeps_content(tmp_path: Path) -> None:
         assert a.get(fourcc) is not None
         assert section_bytes(a.get(fourcc), a.version) == section_bytes(  # type: ignore[arg-type]
             b.get(fourcc), b.version), fourcc  # type: ignore[arg-type]
-
-
-def test_make_sample_is_readable_and_sized() -> None:
-    assert SPEC.make_sample is not None
-    data = SPEC.make_sample(400_000)
-    assert 250_000 < len(data) < 600_000
-    doc = read(data, ctx("s.pet"))
-    assert write(doc) == data
-    assert doc.mesh is not None and doc.mesh.vertex_count > 1000
