@@ -93,22 +93,22 @@ def _links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int, head: int) -
     words = _window_words(buf, s0, m + h2 + 2 * _MAX_PAIRS + 4, end)
     jn = np.empty(m + 3, np.int32)
     last = (end - s0) // 2  # a next start past this word is past the section
-    index: tuple[I64, I64] | None = None
     for c0 in range(0, m, _CHUNK):
         n = min(m, c0 + _CHUNK) - c0
         base = c0 + h2  # the chunk's first walk's first pair (a word index)
         chunk = words[base:base + n + _MAX_PAIRS + 2]
+        low_high = chunk.view(np.uint8)  # little-endian words: weight byte, id byte
         csum = np.zeros(n + _MAX_PAIRS + 3, np.int32)
-        np.cumsum(chunk & 0xFF, out=csum[1:])
+        np.cumsum(low_high[0::2], out=csum[1:])
         out = jn[c0:c0 + n]
         link, over = _pair_links(csum, n, base, out)
-        # Escaped ids among each walk's words (its pairs, and the pad: no harm).
-        fe = np.zeros(n + _MAX_PAIRS + 3, np.int32)
-        np.cumsum(chunk >> 8 == 0xFE, out=fe[1:])
-        esc = np.flatnonzero(fe.take(link - base) > fe[:n])
+        # Escaped ids among each walk's words (its pairs, and the pad: no harm), counted in
+        # uint8: a walk spans under 256 words, so the wrapped difference is still exact.
+        fe = np.zeros(n + _MAX_PAIRS + 3, np.uint8)
+        np.cumsum(low_high[1::2] == 0xFE, out=fe[1:])
+        esc = np.flatnonzero(fe.take(link - base) != fe[:n])
         if len(esc):
-            index = _escape_index(words) if index is None else index
-            nxt = _walk(index, c0 + esc, h2, last)
+            nxt = _walk(words, c0 + esc, h2, last)
         far = np.flatnonzero(link >= m)
         if len(far):
             out[far] = np.where(link.take(far) > last, m, m + 2)
@@ -155,43 +155,30 @@ def _pair_links(csum: I32, n: int, base: int, out: I32) -> tuple[I32, npt.NDArra
     return out, left[k > _MAX_PAIRS]
 
 
-def _escape_index(words: npt.NDArray[Any]) -> tuple[I64, I64]:
-    """The running sum of the weight bytes (leading 0, last value repeated) and, for every
-    word, the first word at or after it whose high byte is 0xFE (an escaped id's marker when
-    a walk reads it as a pair), for :func:`_walk`."""
-    nw = len(words)
-    csum = np.zeros(nw + 2, np.int64)
-    np.cumsum(words & 0xFF, out=csum[1:nw + 1])
-    csum[-1] = csum[-2]
-    at = np.where(words >> 8 == 0xFE, np.arange(nw), nw)
-    fe_next = np.full(nw + 3, nw, np.int64)
-    fe_next[:nw] = np.minimum.accumulate(at[::-1])[::-1]
-    return csum, fe_next
-
-
-def _walk(index: tuple[I64, I64], cand: npt.NDArray[Any], h2: int, last: int) -> I32:
+def _walk(words: npt.NDArray[Any], cand: npt.NDArray[Any], h2: int, last: int) -> I32:
     """The word after the record starting at each candidate word: -1 when it ends past word
-    ``last``, -2 with more than ``_MAX_PAIRS`` pairs. A walk goes from escape to escape: up
-    to the next 0xFE its pairs are one word each, so the running sum places its end, and an
-    escaped pair takes two words; the loop is over the escapes a walk meets."""
-    csum, fe_next = index
+    ``last``, -2 with more than ``_MAX_PAIRS`` pairs. The few walks that meet an escape
+    (thousands in a list of millions of words) read a gathered window each, a pair a step:
+    no index over the whole list is built for them."""
+    pos = cand.astype(np.int64) + h2
+    # The words a walk of _MAX_PAIRS escaped pairs reads (_window_words pads past them).
+    win = words.take(pos[:, None] + np.arange(2 * _MAX_PAIRS))
     out = np.full(len(cand), -2, np.int32)
     idx = np.arange(len(cand))
-    pos = cand.astype(np.int64) + h2
-    acc = np.zeros(len(cand), np.int64)
-    pairs = np.zeros(len(cand), np.int64)
-    while len(idx):
-        q = fe_next.take(pos)
-        stop = np.searchsorted(csum, csum.take(pos) + 255 - acc)
-        clean = stop <= q  # the weights reach 255 before the escaped pair
-        total = pairs + np.where(clean, stop - pos, q - pos + 1)
-        acc = acc + csum.take(q + 1) - csum.take(pos)
-        done = clean | (acc >= 255)
-        fin = np.where(clean, stop, q + 2) + (total == 1)  # a single pair: a pad word
-        res = np.where(total > _MAX_PAIRS, -2, np.where(fin > last, -1, fin))
-        out[idx[done]] = res[done]
-        keep = ~done & (total <= _MAX_PAIRS)
-        idx, pos, acc, pairs = idx[keep], (q + 2)[keep], acc[keep], total[keep]
+    off = np.zeros(len(cand), np.int64)
+    acc = np.zeros(len(cand), np.int32)
+    for k in range(1, _MAX_PAIRS + 1):
+        w = win[idx, off]
+        acc += w & 0xFF
+        off += 1 + (w >> 8 == 0xFE)
+        done = acc >= 255
+        if done.any():
+            fin = pos.take(idx[done]) + off[done] + (k == 1)  # a single pair: a pad word
+            out[idx[done]] = np.where(fin > last, -1, fin)
+            keep = ~done
+            idx, off, acc = idx[keep], off[keep], acc[keep]
+            if not len(idx):
+                break
     return out
 
 
