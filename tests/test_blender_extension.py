@@ -523,11 +523,11 @@ def test_extension_in_real_blender(tmp_path: Path, extension_zip: Path) -> None:
     assert [a["name"] for a in s["animations"]] == ["bend", "twist"]
     assert (ptx["meshes"], ptx["polygons"], ptx["images"]) == (1, 2, ["char_checker"])
     assert splash3["meshes"] == 7 and splash_out["status"] == ["FINISHED"], splash_out
-    # Written as version 23 (the default): every object comes back; the v1 navmesh does not
-    # (v23 holds nav regions, which gamemesh does not build; a warning says so).
+    # Written back in the pack's own version and layout (v1: issue 28 item 7), so every object
+    # and the navmesh come back.
     s = gamemesh.load(out / "level.splashpack").summary()
-    nav = sum(len(n) for n in gamemesh.read_native(splash).navmeshes)
-    assert (s["meshes"], s["triangles"]) == (6, want["triangles"] - nav)
+    assert gamemesh.read_native(out / "level.splashpack").version == 1
+    assert (s["meshes"], s["triangles"]) == (7, want["triangles"])
     deep = results[26]
     assert "deep.pmf" in deep["error"] and "at most 500" in deep["error"], deep
     assert len(deep["error"].strip().splitlines()) == 1 and deep["meshes"] == 0
