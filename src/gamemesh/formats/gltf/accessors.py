@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import TruncatedError
-from .document import GltfDocument, _err, _int, _list, _uint
+from .document import GltfDocument, err, int_in, list_in, uint_in
 
 _COMPONENTS: dict[Any, Any] = {5120: np.int8, 5121: np.uint8, 5122: np.int16,
                                5123: np.uint16, 5125: np.uint32, 5126: np.float32}
@@ -25,24 +25,24 @@ _NORM_DIV: dict[Any, float] = {np.int8: 127.0, np.uint8: 255.0, np.int16: 32767.
 def accessor(doc: GltfDocument, index: int, ref: str = "accessor") -> npt.NDArray[Any]:
     """Accessor ``index`` as (count, width) float32 (normalized ints scaled) or raw integers;
     ``ref`` is the place that names it (``meshes[0].primitives[0].attributes.POSITION``)."""
-    accs = _list(doc.json, "accessors")
-    _uint(index, len(accs), ref)
+    accs = list_in(doc.json, "accessors")
+    uint_in(index, len(accs), ref)
     if index in doc._cache:
         return doc._cache[index]
     a = accs[index]
     where = f"accessors[{index}]"
     comp: Any = _COMPONENTS.get(a.get("componentType"))
     if comp is None:
-        raise _err(what="unknown componentType", field=f"{where}.componentType",
-                   expected=sorted(_COMPONENTS), actual=a.get("componentType"))
+        raise err(what="unknown componentType", field=f"{where}.componentType",
+                  expected=sorted(_COMPONENTS), actual=a.get("componentType"))
     width = _WIDTH.get(str(a.get("type")))
     if width is None:
-        raise _err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
-                   actual=a.get("type"))
-    count = _uint(a.get("count"), None, "{}.count", where)
+        raise err(what="unknown type", field=f"{where}.type", expected=sorted(_WIDTH),
+                  actual=a.get("type"))
+    count = uint_in(a.get("count"), None, "{}.count", where)
     if "bufferView" in a:
         columns = _MATRIX_COLUMNS.get(str(a.get("type")), 0)
-        arr = _view_data(doc, a, comp, width, count, where, columns=columns).copy()
+        arr = view_data(doc, a, comp, width, count, where, columns=columns).copy()
     else:
         _check_zero_filled(doc, count, where)
         arr = np.zeros((count, width), dtype=comp)
@@ -68,45 +68,45 @@ def _check_zero_filled(doc: GltfDocument, count: int, where: str) -> None:
     416-byte file (4.7 GB once zeroed and converted) does not."""
     bound = max(_ZERO_FILLED_FLOOR, sum(len(b) for b in doc.buffers))
     if count > bound:
-        raise _err(what="accessor without a bufferView declares more elements than the file "
-                   "holds bytes", field=f"{where}.count", expected=f"<= {bound}",
-                   actual=count)
+        raise err(what="accessor without a bufferView declares more elements than the file "
+                  "holds bytes", field=f"{where}.count", expected=f"<= {bound}",
+                  actual=count)
 
 
-def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, count: int,
-               where: str, view_key: str = "bufferView", offset_key: str = "byteOffset",
-               columns: int = 0) -> npt.NDArray[Any]:
+def view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, count: int,
+              where: str, view_key: str = "bufferView", offset_key: str = "byteOffset",
+              columns: int = 0) -> npt.NDArray[Any]:
     """``count`` elements of ``width`` components from a view. ``columns`` > 0 marks a matrix
     type, whose columns start on 4-byte boundaries (MAT2/MAT3 of 1- and 2-byte components
     carry padding, glTF 2.0 section 3.6.2.4)."""
-    views = _list(doc.json, "bufferViews")
-    vi = _uint(a.get(view_key), len(views), "{}.{}", where, view_key)
+    views = list_in(doc.json, "bufferViews")
+    vi = uint_in(a.get(view_key), len(views), "{}.{}", where, view_key)
     v = views[vi]
-    bi = _uint(v.get("buffer"), len(doc.buffers), "bufferViews[{}].buffer", vi)
-    vstart = _uint(v.get("byteOffset", 0), None, "bufferViews[{}].byteOffset", vi)
-    vlen = _uint(v.get("byteLength"), None, "bufferViews[{}].byteLength", vi)
+    bi = uint_in(v.get("buffer"), len(doc.buffers), "bufferViews[{}].buffer", vi)
+    vstart = uint_in(v.get("byteOffset", 0), None, "bufferViews[{}].byteOffset", vi)
+    vlen = uint_in(v.get("byteLength"), None, "bufferViews[{}].byteLength", vi)
     buf = doc.buffers[bi]
     if vstart + vlen > len(buf):
-        raise _err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
-                   expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
+        raise err(what="view runs past its buffer", field=f"bufferViews[{vi}]",
+                  expected=f"end <= {len(buf)}", actual=vstart + vlen, cls=TruncatedError)
     item = _ITEMSIZE[comp]
     used = item * (width // columns) if columns else item * width
     padded = (used + 3) // 4 * 4 if columns else used
     elem = padded * columns if columns else used
-    stride = _uint(v.get("byteStride", elem), None, "bufferViews[{}].byteStride", vi) or elem
-    start = vstart + _uint(a.get(offset_key, 0), None, "{}.{}", where, offset_key)
+    stride = uint_in(v.get("byteStride", elem), None, "bufferViews[{}].byteStride", vi) or elem
+    start = vstart + uint_in(a.get(offset_key, 0), None, "{}.{}", where, offset_key)
     if count == 0:
         return np.zeros((0, width), dtype=comp)
     need = start + stride * (count - 1) + elem
     if stride < elem:
-        raise _err(what="byteStride shorter than one element", field=f"bufferViews[{vi}]"
-                   ".byteStride", expected=f">= {elem}", actual=stride)
+        raise err(what="byteStride shorter than one element", field=f"bufferViews[{vi}]"
+                  ".byteStride", expected=f">= {elem}", actual=stride)
     if need > vstart + vlen:
         room = max(0, (vstart + vlen - start - elem) // stride + 1) if start + elem <= \
             vstart + vlen else 0
-        raise _err(what="accessor runs past its view", field=f"{where}.count",
-                   expected=f"<= {room} by the view's {vlen} bytes", actual=count,
-                   cls=TruncatedError)
+        raise err(what="accessor runs past its view", field=f"{where}.count",
+                  expected=f"<= {room} by the view's {vlen} bytes", actual=count,
+                  cls=TruncatedError)
     if stride == elem and padded == used:  # tightly packed: the elements as they lie
         packed: npt.NDArray[Any] = np.frombuffer(buf, dtype=comp, count=count * width,
                                                  offset=start).reshape(count, width)
@@ -121,22 +121,22 @@ def _view_data(doc: GltfDocument, a: dict[str, Any], comp: Any, width: int, coun
 
 def _apply_sparse(doc: GltfDocument, sp: dict[str, Any], arr: npt.NDArray[Any], comp: Any,
                   width: int, where: str) -> None:
-    n = _int(sp.get("count"), f"{where}.count", 1, len(arr) + 1)
+    n = int_in(sp.get("count"), f"{where}.count", 1, len(arr) + 1)
     ind, val = sp.get("indices", {}), sp.get("values", {})
     icomp: Any = _COMPONENTS.get(ind.get("componentType"))
     if icomp not in (np.uint8, np.uint16, np.uint32):
-        raise _err(what="bad sparse index type", field=f"{where}.indices.componentType",
-                   expected=[5121, 5123, 5125], actual=ind.get("componentType"))
-    idx = _view_data(doc, ind, icomp, 1, n, f"{where}.indices").reshape(-1).astype(np.int64)
-    vals = _view_data(doc, val, comp, width, n, f"{where}.values")
+        raise err(what="bad sparse index type", field=f"{where}.indices.componentType",
+                  expected=[5121, 5123, 5125], actual=ind.get("componentType"))
+    idx = view_data(doc, ind, icomp, 1, n, f"{where}.indices").reshape(-1).astype(np.int64)
+    vals = view_data(doc, val, comp, width, n, f"{where}.values")
     if idx.size and (idx.max() >= len(arr)):
-        raise _err(what="sparse index out of range", field=f"{where}.indices",
-                   expected=f"< {len(arr)}", actual=int(idx.max()))
+        raise err(what="sparse index out of range", field=f"{where}.indices",
+                  expected=f"< {len(arr)}", actual=int(idx.max()))
     arr[idx] = vals
 
 
-def _floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
+def floats(doc: GltfDocument, index: int, width: int, where: str) -> npt.NDArray[np.float32]:
     a = accessor(doc, index, where)
     if a.shape[1] != width:
-        raise _err(what="accessor width", field=where, expected=width, actual=a.shape[1])
+        raise err(what="accessor width", field=where, expected=width, actual=a.shape[1])
     return np.asarray(a, dtype=np.float32)

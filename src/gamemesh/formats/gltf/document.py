@@ -56,8 +56,8 @@ def pointer(where: str) -> str:
     return "/" + re.sub(r"\[(\d+)\]", r"/\1", where).replace(".", "/")
 
 
-def _err(what: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
-         offset: int | None = None, cls: type[FormatError] = CorruptDataError) -> FormatError:
+def err(what: str, *, field: str | None = None, expected: Any = None, actual: Any = None,
+        offset: int | None = None, cls: type[FormatError] = CorruptDataError) -> FormatError:
     return cls(FMT, what, field=pointer(field) if field else None, expected=expected,
                actual=actual, offset=offset)
 
@@ -65,7 +65,7 @@ def _err(what: str, *, field: str | None = None, expected: Any = None, actual: A
 _MALFORMED = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
 
 
-class _At:
+class At:
     """Whatever a malformed JSON value makes Python raise inside ``where`` (a string where an
     object belongs, a list where a number does) becomes a FormatError naming that place. A
     class, not a generator context manager: a conversion enters one per image, material,
@@ -83,7 +83,7 @@ class _At:
                  tb: TracebackType | None) -> None:
         if e is None or isinstance(e, FormatError) or not isinstance(e, _MALFORMED):
             return  # nothing raised, or propagated as it is
-        raise _err(what=f"malformed value ({type(e).__name__}: {e})", field=self.where) \
+        raise err(what=f"malformed value ({type(e).__name__}: {e})", field=self.where) \
             from None
 
 
@@ -96,14 +96,14 @@ def parse(data: bytes, ctx: Context) -> GltfDocument:
         js, bin_chunk, glb = data, None, False
     doc = _json(js)
     if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
-        raise _err(what="not a glTF document", field="asset", expected="an object", actual=None)
+        raise err(what="not a glTF document", field="asset", expected="an object", actual=None)
     version = str(doc["asset"].get("version", ""))
     if not version.startswith("2."):
-        raise _err(what="only glTF 2.x is read", field="asset.version", expected="2.x",
-                   actual=version, cls=UnsupportedVersionError)
+        raise err(what="only glTF 2.x is read", field="asset.version", expected="2.x",
+                  actual=version, cls=UnsupportedVersionError)
     buffers = []
-    for i, b in enumerate(_list(doc, "buffers")):
-        with _At(f"buffers[{i}]"):
+    for i, b in enumerate(list_in(doc, "buffers")):
+        with At(f"buffers[{i}]"):
             buffers.append(_load_buffer(b, i, bin_chunk, ctx))
     return GltfDocument(doc, buffers, glb, ctx.path)
 
@@ -113,14 +113,14 @@ def _json(js: bytes) -> Any:
         text = js.decode("utf-8-sig")
         doc = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _err(what=f"JSON does not parse ({e})", field="json") from None
+        raise err(what=f"JSON does not parse ({e})", field="json") from None
     except RecursionError:
         doc = None
     except ValueError:  # an integer of more digits than Python converts (sys.int_info)
         raise _long_integer(text) from None
     if doc is None or json_depth(doc) > MAX_JSON_DEPTH:
-        raise _err(what="JSON nested too deeply", field="json",
-                   expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
+        raise err(what="JSON nested too deeply", field="json",
+                  expected=f"<= {MAX_JSON_DEPTH} levels", actual="more")
     # A lone surrogate can only come from a \uD800-\uDFFF escape (the text is UTF-8): look
     # for the escape in C, and walk the values only when there is one (a valid pair too).
     if _SURROGATE_ESCAPE.search(text):
@@ -148,8 +148,8 @@ def _long_integer(text: str) -> FormatError:
         place = _find(json.loads(text, parse_int=parse_int), lambda v: type(v) is _Digits)
     except (ValueError, RecursionError):
         place = None
-    return _err(what="integer too long", field=place or "json", expected=f"<= {most} digits",
-                actual="more")
+    return err(what="integer too long", field=place or "json", expected=f"<= {most} digits",
+               actual="more")
 
 
 def _check_unicode(doc: Any) -> None:
@@ -157,8 +157,8 @@ def _check_unicode(doc: Any) -> None:
     text holds one) cannot be written to any file, so it is refused here, by its place."""
     place = _find(doc, lambda v: type(v) is str and _SURROGATE.search(v) is not None)
     if place is not None:
-        raise _err(what="string holds a lone surrogate, which is not Unicode text",
-                   field=place, expected="UTF-8 text", actual="a \\uD800-\\uDFFF escape")
+        raise err(what="string holds a lone surrogate, which is not Unicode text",
+                  field=place, expected="UTF-8 text", actual="a \\uD800-\\uDFFF escape")
 
 
 def _find(doc: Any, test: Callable[[Any], bool]) -> str | None:
@@ -187,22 +187,22 @@ def _token(key: str) -> str:
 
 def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
     if len(data) < 20:
-        raise _err(what="GLB header", field="header", expected=">= 20 bytes", actual=len(data),
-                   cls=TruncatedError)
+        raise err(what="GLB header", field="header", expected=">= 20 bytes", actual=len(data),
+                  cls=TruncatedError)
     _, version, length = struct.unpack_from("<III", data, 0)
     if version != 2:
-        raise _err(what="GLB version", field="header.version", expected=2, actual=version,
-                   offset=4, cls=UnsupportedVersionError)
+        raise err(what="GLB version", field="header.version", expected=2, actual=version,
+                  offset=4, cls=UnsupportedVersionError)
     if length > len(data) or length < 20:
-        raise _err(what="GLB length", field="header.length", expected=f"<= {len(data)}",
-                   actual=length, offset=8, cls=TruncatedError)
+        raise err(what="GLB length", field="header.length", expected=f"<= {len(data)}",
+                  actual=length, offset=8, cls=TruncatedError)
     pos, js, binary = 12, None, None
     while pos + 8 <= length:
         clen, ctype = struct.unpack_from("<II", data, pos)
         if pos + 8 + clen > length:
-            raise _err(what="chunk runs past the end", field=f"chunk@{pos}.length",
-                       expected=f"<= {length - pos - 8}", actual=clen, offset=pos,
-                       cls=TruncatedError)
+            raise err(what="chunk runs past the end", field=f"chunk@{pos}.length",
+                      expected=f"<= {length - pos - 8}", actual=clen, offset=pos,
+                      cls=TruncatedError)
         body = data[pos + 8:pos + 8 + clen]
         if ctype == 0x4E4F534A and js is None:
             js = body
@@ -210,8 +210,8 @@ def _parse_glb(data: bytes) -> tuple[bytes, bytes | None]:
             binary = body
         pos += 8 + clen
     if js is None:
-        raise _err(what="no JSON chunk", field="chunk[0]", expected="JSON", actual="none",
-                   offset=12, cls=BadMagicError)
+        raise err(what="no JSON chunk", field="chunk[0]", expected="JSON", actual="none",
+                  offset=12, cls=BadMagicError)
     return js, binary
 
 
@@ -233,23 +233,23 @@ def external_uris(data: bytes) -> list[str]:
 
 def _load_buffer(b: Any, i: int, bin_chunk: bytes | None, ctx: Context) -> bytes:
     if not isinstance(b, dict):
-        raise _err(what="buffer is not an object", field=f"buffers[{i}]")
-    length = _int(b.get("byteLength"), f"buffers[{i}].byteLength")
+        raise err(what="buffer is not an object", field=f"buffers[{i}]")
+    length = int_in(b.get("byteLength"), f"buffers[{i}].byteLength")
     uri = b.get("uri")
     if uri is None:
         data = bin_chunk if (i == 0 and bin_chunk is not None) else None
         if data is None:
-            raise _err(what="buffer has no uri and there is no GLB binary chunk",
-                       field=f"buffers[{i}]")
+            raise err(what="buffer has no uri and there is no GLB binary chunk",
+                      field=f"buffers[{i}]")
     else:
-        data = _fetch_uri(str(uri), ctx, f"buffers[{i}].uri", length)
+        data = fetch_uri(str(uri), ctx, f"buffers[{i}].uri", length)
     if len(data) < length:
-        raise _err(what="buffer shorter than declared", field=f"buffers[{i}].byteLength",
-                   expected=f"<= {len(data)}", actual=length, cls=TruncatedError)
+        raise err(what="buffer shorter than declared", field=f"buffers[{i}].byteLength",
+                  expected=f"<= {len(data)}", actual=length, cls=TruncatedError)
     return data[:length]
 
 
-def _fetch_uri(uri: str, ctx: Context, where: str, length: int | None = None) -> bytes:
+def fetch_uri(uri: str, ctx: Context, where: str, length: int | None = None) -> bytes:
     """A URI's bytes: a data: URI's payload, or a file inside the .gltf's folder (or a folder
     of the ``allow_outside`` option), at most ``length`` bytes of it when that is known."""
     if uri.startswith("data:"):
@@ -259,42 +259,42 @@ def _fetch_uri(uri: str, ctx: Context, where: str, length: int | None = None) ->
                 return base64.b64decode(payload, validate=False)
             return urllib.parse.unquote_to_bytes(payload)
         except (binascii.Error, ValueError) as e:
-            raise _err(what=f"bad data URI ({e})", field=where) from None
+            raise err(what=f"bad data URI ({e})", field=where) from None
     if ctx.path is None:
-        raise _err(what="external file but the glTF was given as bytes", field=where, actual=uri)
+        raise err(what="external file but the glTF was given as bytes", field=where, actual=uri)
     target = resolve_uri(uri, ctx.path.parent, ctx.opt("allow_outside", ()), pointer(where))
     try:
         # A buffer uses its byteLength bytes: more is never read.
         return read_regular(target, ctx.opt("max_input_size"), FMT, take=length)
     except OSError as e:
-        raise _err(what=f"cannot read {uri!r} ({e.strerror})", field=where) from None
+        raise err(what=f"cannot read {uri!r} ({e.strerror})", field=where) from None
     except FormatError as e:  # not a regular file, or too large
-        raise _err(what=f"external file {uri!r} refused: {e.detail}", field=where,
-                   expected=e.expected, actual=e.actual, cls=UriRefusedError) from None
+        raise err(what=f"external file {uri!r} refused: {e.detail}", field=where,
+                  expected=e.expected, actual=e.actual, cls=UriRefusedError) from None
 
 
-def _list(doc: dict[str, Any], key: str) -> list[Any]:
+def list_in(doc: dict[str, Any], key: str) -> list[Any]:
     v = doc.get(key, [])
     if not isinstance(v, list):
-        raise _err(what="must be an array", field=key, actual=type(v).__name__)
+        raise err(what="must be an array", field=key, actual=type(v).__name__)
     return v
 
 
-def _int(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
+def int_in(v: Any, where: str, lo: int = 0, hi: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v >= hi):
         rng = f"integer in [{lo}, {hi})" if hi is not None else f"integer >= {lo}"
-        raise _err(what="bad value", field=where, expected=rng, actual=v)
+        raise err(what="bad value", field=where, expected=rng, actual=v)
     return v
 
 
-def _uint(v: Any, hi: int | None, name: str, *parts: object) -> int:
-    """``_int(v, name.format(*parts), 0, hi)``, the field name formatted only for a value that
+def uint_in(v: Any, hi: int | None, name: str, *parts: object) -> int:
+    """``int_in(v, name.format(*parts), 0, hi)``, the field name formatted only for a value that
     fails (the hot paths check a plain int, which is all json makes, many times a file)."""
     if type(v) is int and v >= 0 and (hi is None or v < hi):
         return v
-    return _int(v, name.format(*parts), 0, hi)
+    return int_in(v, name.format(*parts), 0, hi)
 
 
-def _index(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
+def index_ref(obj: dict[str, Any], key: str, count: int, where: str) -> int | None:
     v = obj.get(key)
-    return None if v is None else _int(v, f"{where}.{key}", 0, count)
+    return None if v is None else int_in(v, f"{where}.{key}", 0, count)

@@ -39,17 +39,17 @@ from ...scene import (
 from ...scene.numbers import require_finite, unit_quaternions
 from ...textures import check_pixels, decode_image
 from ...textures.encoded import probe_encoded
-from .accessors import _floats, _view_data, accessor
+from .accessors import accessor, floats, view_data
 from .document import (
     FMT,
+    At,
     GltfDocument,
-    _At,
-    _err,
-    _fetch_uri,
-    _index,
-    _int,
-    _list,
+    err,
     external_uris,
+    fetch_uri,
+    index_ref,
+    int_in,
+    list_in,
     parse,
     pointer,
 )
@@ -68,32 +68,32 @@ def to_scene(doc: GltfDocument, ctx: Context) -> Scene:
     js = doc.json
     doc._cache.clear()  # the cache shares accessors within one conversion, not across them
     scene = Scene()
-    images = _list(js, "images")
+    images = list_in(js, "images")
     for i, im in enumerate(images):
-        with _At(f"images[{i}]"):
+        with At(f"images[{i}]"):
             scene.images.append(_image(doc, im, i, ctx))
-    textures = _list(js, "textures")
-    samplers = _list(js, "samplers")
-    for i, m in enumerate(_list(js, "materials")):
-        with _At(f"materials[{i}]"):
+    textures = list_in(js, "textures")
+    samplers = list_in(js, "samplers")
+    for i, m in enumerate(list_in(js, "materials")):
+        with At(f"materials[{i}]"):
             scene.materials.append(_material(m, i, textures, samplers, scene, ctx))
-    for i, m in enumerate(_list(js, "meshes")):
-        with _At(f"meshes[{i}]"):
+    for i, m in enumerate(list_in(js, "meshes")):
+        with At(f"meshes[{i}]"):
             scene.meshes.append(_mesh(doc, m, i, len(scene.materials)))
-    nodes = _list(js, "nodes")
+    nodes = list_in(js, "nodes")
     for i, n in enumerate(nodes):
-        with _At(f"nodes[{i}]"):
+        with At(f"nodes[{i}]"):
             scene.nodes.append(_node(n, i, len(nodes), len(scene.meshes),
-                                     len(_list(js, "skins")), ctx))
-    for i, s in enumerate(_list(js, "skins")):
-        with _At(f"skins[{i}]"):
+                                     len(list_in(js, "skins")), ctx))
+    for i, s in enumerate(list_in(js, "skins")):
+        with At(f"skins[{i}]"):
             scene.skins.append(_skin(doc, s, i, len(nodes)))
-    for i, a in enumerate(_list(js, "animations")):
-        with _At(f"animations[{i}]"):
+    for i, a in enumerate(list_in(js, "animations")):
+        with At(f"animations[{i}]"):
             scene.animations.append(_animation(doc, a, i, len(nodes), ctx))
-    with _At("scenes"):
+    with At("scenes"):
         _roots(js, scene, len(nodes), ctx)
-    with _At("asset"):
+    with At("asset"):
         _asset_extras(js, scene)
     _check_graph(scene)
     _check_scene(scene)
@@ -108,15 +108,15 @@ def _check_scene(scene: Scene) -> None:
     if found:
         place = re.split(r"[ :]", found[0], maxsplit=1)[0]
         more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-        raise _err(what=f"not a valid glTF scene: {found[0]}{more}", field=place)
+        raise err(what=f"not a valid glTF scene: {found[0]}{more}", field=place)
 
 
 def _roots(js: dict[str, Any], scene: Scene, n_nodes: int, ctx: Context) -> None:
-    scenes = _list(js, "scenes")
+    scenes = list_in(js, "scenes")
     default = js.get("scene", 0 if scenes else None)
     if scenes:
-        si = _int(default, "scene", 0, len(scenes))
-        roots = [_int(r, f"scenes[{si}].nodes", 0, n_nodes) for r in scenes[si].get("nodes", [])]
+        si = int_in(default, "scene", 0, len(scenes))
+        roots = [int_in(r, f"scenes[{si}].nodes", 0, n_nodes) for r in scenes[si].get("nodes", [])]
         # A node listed twice is one root either way (a viewer shows it once), but glTF
         # forbids the repeat: kept once, with a note, rather than refusing the whole file.
         scene.roots = list(dict.fromkeys(roots))
@@ -158,8 +158,8 @@ def _lights(block: Any, scene: Scene) -> None:
         return
     for i, lt in enumerate(lights):
         if not isinstance(lt, dict):
-            raise _err(what="light", field=f"extensions.KHR_lights_punctual.lights[{i}]",
-                       expected="an object", actual=type(lt).__name__)
+            raise err(what="light", field=f"extensions.KHR_lights_punctual.lights[{i}]",
+                      expected="an object", actual=type(lt).__name__)
         kind = lt.get("type", "point")
         rng = lt.get("range")
         scene.lights.append(Light(
@@ -185,16 +185,16 @@ def _check_graph(scene: Scene) -> None:
     for i, n in enumerate(scene.nodes):
         for c in n.children:
             if c in parent or c == i:
-                raise _err(what="node has two parents or is its own child",
-                           field=f"nodes[{i}].children", actual=c)
+                raise err(what="node has two parents or is its own child",
+                          field=f"nodes[{i}].children", actual=c)
             parent[c] = i
     # Every node must hang below a parentless one; whatever does not sits on a cycle.
     tops = [i for i in range(len(scene.nodes)) if i not in parent]
     reached = Scene(nodes=scene.nodes, roots=tops).walk()
     if len(reached) != len(scene.nodes):
         stuck = sorted(set(range(len(scene.nodes))) - set(reached))[:5]
-        raise _err(what="node hierarchy has a cycle", field="nodes", expected="a tree",
-                   actual=f"cycle through nodes {stuck}")
+        raise err(what="node hierarchy has a cycle", field="nodes", expected="a tree",
+                  actual=f"cycle through nodes {stuck}")
 
 
 def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image:
@@ -204,11 +204,11 @@ def _image(doc: GltfDocument, im: dict[str, Any], i: int, ctx: Context) -> Image
     data: bytes | None
     try:
         if "bufferView" in im:
-            data = _view_data(doc, {"bufferView": im["bufferView"]}, np.uint8, 1,
-                              _view_len(doc, im["bufferView"], f"images[{i}]"),
-                              f"images[{i}]").tobytes()
+            data = view_data(doc, {"bufferView": im["bufferView"]}, np.uint8, 1,
+                             _view_len(doc, im["bufferView"], f"images[{i}]"),
+                             f"images[{i}]").tobytes()
         elif uri is not None:
-            data = _fetch_uri(str(uri), ctx, f"images[{i}].uri")
+            data = fetch_uri(str(uri), ctx, f"images[{i}].uri")
         else:
             data = None
     except FormatError as e:
@@ -251,16 +251,16 @@ def _keeps_encoded(data: bytes, mime: str | None) -> bool:
 
 
 def _view_len(doc: GltfDocument, vi: Any, where: str) -> int:
-    views = _list(doc.json, "bufferViews")
-    v = views[_int(vi, f"{where}.bufferView", 0, len(views))]
-    return _int(v.get("byteLength"), f"{where}.bufferView.byteLength")
+    views = list_in(doc.json, "bufferViews")
+    v = views[int_in(vi, f"{where}.bufferView", 0, len(views))]
+    return int_in(v.get("byteLength"), f"{where}.bufferView.byteLength")
 
 
 def _texref(info: Any, textures: list[Any], samplers: list[Any], n_images: int,
             where: str, scale_key: str | None = None) -> TextureRef | None:
     if not isinstance(info, dict):
         return None
-    ti = _int(info.get("index"), f"{where}.index", 0, len(textures))
+    ti = int_in(info.get("index"), f"{where}.index", 0, len(textures))
     tex = textures[ti]
     src = tex.get("source")
     ext = tex.get("extensions", {}) or {}
@@ -268,13 +268,13 @@ def _texref(info: Any, textures: list[Any], samplers: list[Any], n_images: int,
         src = next((v.get("source") for v in ext.values() if isinstance(v, dict)), None)
     if src is None:
         return None
-    ref = TextureRef(image=_int(src, f"textures[{ti}].source", 0, n_images),
-                     texcoord=_int(info.get("texCoord", 0), f"{where}.texCoord"))
+    ref = TextureRef(image=int_in(src, f"textures[{ti}].source", 0, n_images),
+                       texcoord=int_in(info.get("texCoord", 0), f"{where}.texCoord"))
     if scale_key and scale_key in info:
         ref.scale = float(info[scale_key])
     si = tex.get("sampler")
     if si is not None:
-        s = samplers[_int(si, f"textures[{ti}].sampler", 0, len(samplers))]
+        s = samplers[int_in(si, f"textures[{ti}].sampler", 0, len(samplers))]
         ref.sampler = Sampler(s.get("magFilter"), s.get("minFilter"),
                               int(s.get("wrapS", 10497)), int(s.get("wrapT", 10497)))
     if isinstance(info.get("extensions"), dict):
@@ -341,8 +341,8 @@ def _mesh(doc: GltfDocument, m: dict[str, Any], i: int, n_mats: int) -> Mesh:
 def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) -> Primitive:
     attrs = p.get("attributes", {}) or {}
     if "POSITION" not in attrs:
-        raise _err(what="primitive without POSITION", field=f"{where}.attributes")
-    pos = _floats(doc, attrs["POSITION"], 3, f"{where}.attributes.POSITION")
+        raise err(what="primitive without POSITION", field=f"{where}.attributes")
+    pos = floats(doc, attrs["POSITION"], 3, f"{where}.attributes.POSITION")
     if not np.isfinite(pos).all():  # the pointer is made only for the error
         require_finite(pos, FMT, pointer(f"accessors[{attrs['POSITION']}]"), "POSITION values")
     n = len(pos)
@@ -354,8 +354,8 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
                        dtype=np.float32)
         widths = (width,) if isinstance(width, int) else width
         if a.shape[1] not in widths or len(a) != n:
-            raise _err(what="attribute shape", field=f"{where}.attributes.{name}",
-                       expected=f"({n}, {widths})", actual=a.shape)
+            raise err(what="attribute shape", field=f"{where}.attributes.{name}",
+                      expected=f"({n}, {widths})", actual=a.shape)
         return a
 
     prim = Primitive(positions=pos, normals=attr("NORMAL", 3), tangents=attr("TANGENT", 4))
@@ -370,8 +370,8 @@ def _primitive(doc: GltfDocument, p: dict[str, Any], where: str, n_mats: int) ->
     _skin_attrs(doc, attrs, prim, attr, where)
     if "indices" in p:
         prim.indices = _indices(doc, p["indices"], n, where)
-    prim.mode = _int(p.get("mode", 4), f"{where}.mode", 0, 7)
-    prim.material = _index(p, "material", n_mats, where)
+    prim.mode = int_in(p.get("mode", 4), f"{where}.mode", 0, 7)
+    prim.material = index_ref(p, "material", n_mats, where)
     prim.targets = [_target(doc, t, n, f"{where}.targets[{ti}]")
                     for ti, t in enumerate(p.get("targets", []) or [])]
     if isinstance(p.get("extras"), dict):
@@ -391,9 +391,9 @@ def _skin_attrs(doc: GltfDocument, attrs: dict[str, Any], prim: Primitive,
         j = accessor(doc, attrs[f"JOINTS_{k}"], f"{where}.attributes.JOINTS_{k}")
         w = attr(f"WEIGHTS_{k}", 4)
         if j.shape != (n, 4) or j.dtype.kind == "f":
-            raise _err(what="JOINTS shape", field=f"{where}.attributes.JOINTS_{k}",
-                       expected=f"({n}, 4) ints",
-                       actual=f"{j.shape} {j.dtype}")
+            raise err(what="JOINTS shape", field=f"{where}.attributes.JOINTS_{k}",
+                      expected=f"({n}, 4) ints",
+                      actual=f"{j.shape} {j.dtype}")
         joints.append(j.astype(np.uint16))
         weights.append(w)
         k += 1
@@ -405,8 +405,8 @@ def _skin_attrs(doc: GltfDocument, attrs: dict[str, Any], prim: Primitive,
 def _indices(doc: GltfDocument, index: Any, n: int, where: str) -> npt.NDArray[np.uint32]:
     idx = accessor(doc, index, f"{where}.indices").reshape(-1)
     if idx.dtype.kind == "f" or (idx.size and int(idx.max()) >= n):
-        raise _err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
-                   actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
+        raise err(what="index out of range", field=f"{where}.indices", expected=f"< {n}",
+                  actual=int(idx.max()) if idx.dtype.kind != "f" else "floats")
     return idx.astype(np.uint32)
 
 
@@ -423,9 +423,9 @@ def _target(doc: GltfDocument, t: dict[str, Any], n: int, tw: str) -> MorphTarge
 
 def _target_attr(doc: GltfDocument, index: Any, n: int, width: int,
                  where: str) -> npt.NDArray[np.float32]:
-    a = _floats(doc, index, width, where)
+    a = floats(doc, index, width, where)
     if len(a) != n:
-        raise _err(what="morph target length", field=where, expected=n, actual=len(a))
+        raise err(what="morph target length", field=where, expected=n, actual=len(a))
     return a
 
 
@@ -436,8 +436,8 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
     if "matrix" in n:
         m = np.asarray(n["matrix"], dtype=np.float64)
         if m.shape != (16,):
-            raise _err(what="matrix", field=f"{where}.matrix", expected="16 numbers",
-                       actual=m.shape)
+            raise err(what="matrix", field=f"{where}.matrix", expected="16 numbers",
+                      actual=m.shape)
         require_finite(m[None], FMT, pointer(f"{where}.matrix"), "matrix values")
         node.matrix = m.reshape(4, 4).T.astype(np.float32)
     node.translation = _vec(n.get("translation"), 3, (0.0, 0.0, 0.0), f"{where}.translation")  # type: ignore[assignment]
@@ -446,9 +446,9 @@ def _node(n: dict[str, Any], i: int, count: int, n_meshes: int, n_skins: int,
         node.rotation = _unit_rotation(rotation, f"{where}.rotation", ctx)
     # else the default identity, which normalising leaves as it is
     node.scale = _vec(n.get("scale"), 3, (1.0, 1.0, 1.0), f"{where}.scale")  # type: ignore[assignment]
-    node.mesh = _index(n, "mesh", n_meshes, where)
-    node.skin = _index(n, "skin", n_skins, where)
-    node.children = [_int(c, f"{where}.children", 0, count) for c in n.get("children", [])]
+    node.mesh = index_ref(n, "mesh", n_meshes, where)
+    node.skin = index_ref(n, "skin", n_skins, where)
+    node.children = [int_in(c, f"{where}.children", 0, count) for c in n.get("children", [])]
     if isinstance(n.get("extras"), dict):
         node.extras = unpack_extras(n["extras"])
     for key in ("camera", "weights", "extensions"):
@@ -461,7 +461,7 @@ def _vec(v: Any, k: int, default: tuple[float, ...], where: str) -> tuple[float,
     if v is None:
         return default
     if not isinstance(v, list) or len(v) != k:
-        raise _err(what="vector", field=where, expected=f"{k} numbers", actual=v)
+        raise err(what="vector", field=where, expected=f"{k} numbers", actual=v)
     out = tuple(float(x) for x in v)
     if not all(math.isfinite(x) for x in out):  # the pointer is made only for the error
         require_finite(np.asarray([out]), FMT, pointer(where))
@@ -484,20 +484,20 @@ def _unit_rotation(q: tuple[float, ...], where: str, ctx: Context
 
 def _skin(doc: GltfDocument, s: dict[str, Any], i: int, n_nodes: int) -> Skin:
     where = f"skins[{i}]"
-    joints = [_int(j, f"{where}.joints", 0, n_nodes) for j in s.get("joints", [])]
+    joints = [int_in(j, f"{where}.joints", 0, n_nodes) for j in s.get("joints", [])]
     if len(set(joints)) != len(joints):
         # Refused, not repaired: vertices name joints by their place in this list, and the
         # two places of one node may carry different inverse binds (no one node can hold both).
         twice = next(j for j, n in Counter(joints).items() if n > 1)
-        raise _err(what="skin lists a joint twice", field=f"{where}.joints",
-                   expected="distinct nodes", actual=f"node {twice} twice")
+        raise err(what="skin lists a joint twice", field=f"{where}.joints",
+                  expected="distinct nodes", actual=f"node {twice} twice")
     skin = Skin(joints=joints, name=str(s.get("name", "")),
-                skeleton=_index(s, "skeleton", n_nodes, where))
+                skeleton=index_ref(s, "skeleton", n_nodes, where))
     if "inverseBindMatrices" in s:
-        m = _floats(doc, s["inverseBindMatrices"], 16, f"{where}.inverseBindMatrices")
+        m = floats(doc, s["inverseBindMatrices"], 16, f"{where}.inverseBindMatrices")
         if len(m) != len(joints):
-            raise _err(what="one matrix per joint", field=f"{where}.inverseBindMatrices",
-                       expected=len(joints), actual=len(m))
+            raise err(what="one matrix per joint", field=f"{where}.inverseBindMatrices",
+                      expected=len(joints), actual=len(m))
         skin.inverse_bind_matrices = m.reshape(-1, 4, 4).transpose(0, 2, 1).copy()
     return skin
 
@@ -512,15 +512,15 @@ def _animation(doc: GltfDocument, a: dict[str, Any], i: int, n_nodes: int,
         target = c.get("target", {}) or {}
         if "node" not in target:
             continue  # targets an extension (KHR_animation_pointer): nothing to drive here
-        node = _int(target.get("node"), f"{cw}.target.node", 0, n_nodes)
+        node = int_in(target.get("node"), f"{cw}.target.node", 0, n_nodes)
         path = target.get("path")
         if path not in ("translation", "rotation", "scale", "weights"):
-            raise _err(what="unknown path", field=f"{cw}.target.path", actual=path)
-        s = samplers[_int(c.get("sampler"), f"{cw}.sampler", 0, len(samplers))]
+            raise err(what="unknown path", field=f"{cw}.target.path", actual=path)
+        s = samplers[int_in(c.get("sampler"), f"{cw}.sampler", 0, len(samplers))]
         interp = s.get("interpolation", "LINEAR")
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
-            raise _err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
-        times = _floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
+            raise err(what="unknown interpolation", field=f"{cw}.interpolation", actual=interp)
+        times = floats(doc, s.get("input"), 1, f"{cw}.input").reshape(-1)
         # require_finite's own test first: the JSON pointer naming the accessor (a regex
         # substitution) is made only for the error.
         if not np.isfinite(times).all():
