@@ -17,6 +17,7 @@ from gamemesh.formats.pet.document import (
     TextSection,
     Texture,
     Vers,
+    corner_records,
 )
 from gamemesh.formats.pet.sample import build
 from gamemesh.formats.pet.write import write
@@ -40,10 +41,10 @@ def b18_document() -> PetDocument:
         positions=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32),
         inf_count=np.ones(3, np.int32), inf_weight=np.full((3, 1), 255, np.uint8),
         inf_bone=np.zeros((3, 1), np.int32), inf_wide=np.zeros((3, 1), bool),
-        pad=np.zeros((3, 2), np.uint8), corner_vertex=np.array([0, 1, 2], np.uint32),
-        corner_normal=np.tile(np.float32([0, 0, -1]), (3, 1)),
-        corner_uv=np.array([[[0, 0]], [[1, 0]], [[0, 1]]], np.float32),
-        corner_nuv=np.ones(3, np.uint8), texture=np.array([0], np.uint8),
+        pad=np.zeros((3, 2), np.uint8), corners=corner_records(
+            [0, 1, 2], np.tile(np.float32([0, 0, -1]), (3, 1)),
+            np.array([[[0, 0]], [[1, 0]], [[0, 1]]], np.float32), np.ones(3)),
+        texture=np.array([0], np.uint8),
         specular=np.array([0xFF], np.uint8))
     return PetDocument("pet", (1, 3), [
         Section(b"VERS", Vers()),

@@ -18,6 +18,7 @@ from gamemesh.formats.pet import SPEC
 from gamemesh.formats.pet.document import (
     TextSection,
 )
+from gamemesh.formats.pet.layout import corner_dtype
 from gamemesh.formats.pet.read import read
 from gamemesh.formats.pet.sample import build
 from gamemesh.formats.pet.write import write
@@ -97,8 +98,7 @@ def test_corner_dedup_gives_the_scene_np_unique_gave(version: tuple[int, int],
     doc = build("pet", version, rings=size[0], sides=size[1], uv_sets=2)
     m = doc.mesh
     assert m is not None
-    m.corner_normal = m.corner_normal.copy()
-    m.corner_uv = m.corner_uv.copy()
+    m.corners = m.corners.copy()  # its fields below are views of the copy
     m.corner_normal[5::11] *= -1.0  # hard edges: a vertex with two normals
     m.corner_normal[7::13, 1] = -0.0
     m.corner_normal[2::17] = 0.0  # "compute it": the face's normal, per corner
@@ -124,8 +124,7 @@ def test_primitives_found_at_once_match_np_unique_per_primitive(ntex: int) -> No
         m = doc.mesh
         assert m is not None
         nf = len(m.texture)
-        m.corner_normal = m.corner_normal.copy()
-        m.corner_uv = m.corner_uv.copy()
+        m.corners = m.corners.copy()
         m.corner_normal[int(rng.integers(0, 5))::9] *= -1.0
         m.corner_normal[2::29] = 0.0
         m.corner_uv[int(rng.integers(0, 5))::7, 0, 0] += 0.5
@@ -143,9 +142,9 @@ def test_primitives_found_at_once_match_np_unique_per_primitive(ntex: int) -> No
             assert np.array_equal(p.indices, indices)
 
 
-def _bits(a: Any) -> Any:
-    """Float rows as rows of their 32-bit words (the vertex search compares bits)."""
-    return np.ascontiguousarray(a, np.float32).view(np.uint32)
+def _bits(a: Any) -> list[Any]:
+    """Float rows as columns of their 32-bit words (the vertex search compares bits)."""
+    return dedup.columns_of(np.ascontiguousarray(a, np.float32).view(np.uint32))
 
 
 @pytest.mark.parametrize("n", [3000, 200, 1])
@@ -154,7 +153,7 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     idx = rng.integers(0, 200, n)
     cols = rng.integers(0, 3, (n, 3)).astype(np.float32)
     cols[::5] *= -0.0  # bitwise: -0.0 is not 0.0 here
-    rep = dedup.first_equal(idx, [_bits(cols)])
+    rep = dedup.first_equal(idx, _bits(cols))
     rows = [(int(i), c.tobytes()) for i, c in zip(idx, cols, strict=True)]
     seen: dict[tuple[int, bytes], int] = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
@@ -167,7 +166,8 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     cols[::7, 1] = np.nan
     cols[::3, 2] *= -0.0
     wide = rng.integers(0, 2, (n, 4)).astype(np.float32)
-    rep = dedup.first_equal(idx, [_bits(cols), _bits(wide).view(np.uint64)])
+    wide64 = dedup.columns_of(np.ascontiguousarray(wide).view(np.uint64))
+    rep = dedup.first_equal(idx, _bits(cols) + wide64)
     rows = [(int(i), c.tobytes() + u.tobytes()) for i, c, u in zip(idx, cols, wide, strict=True)]
     seen = {}
     want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
@@ -182,7 +182,7 @@ def test_first_equal_and_first_occurrences(n: int) -> None:
     assert firsts.dtype == inverse.dtype == np.int64
 
 
-def test_unique_words_match_np_unique_and_survive_collisions(
+def test_unique_rows_match_np_unique_and_survive_collisions(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The corner dedup finds exactly np.unique's distinct rows (-0.0 equal to 0.0), in
     first-occurrence order; when every hash collides it still never merges different rows."""
@@ -195,29 +195,33 @@ def test_unique_words_match_np_unique_and_survive_collisions(
     uv = rng.integers(0, 2, (n, 4)).astype(np.float32)
     rec = np.concatenate([cv[:, None], nrm, uv], axis=1).astype(np.float64)
     expect = len(np.unique(rec, axis=0))
-    words = np.concatenate([cv.astype(np.uint32)[:, None], _bits(nrm + np.float32(0.0)),
-                            _bits(uv)], axis=1)
+    words = [cv.astype(np.uint32), *_bits(nrm + np.float32(0.0)), *_bits(uv)]
     for prime in (dedup._FNV_PRIME, np.uint64(0)):  # 0: every row hashes the same
         monkeypatch.setattr(dedup, "_FNV_PRIME", prime)
-        first, inverse = dedup.unique_words(words)
+        first, inverse = dedup.unique_rows(words)
         assert len(first) == expect
         assert np.array_equal(rec[first][inverse], rec)
         assert np.all(np.diff(first) > 0) and first[0] == 0
-    assert len(dedup.first_equal(np.zeros(0, np.int64), [np.zeros((0, 3), np.uint32)])) == 0
+    assert len(dedup.first_equal(np.zeros(0, np.int64), [np.zeros(0, np.uint32)])) == 0
 
 
-def test_dense_copies_record_fields_exactly() -> None:
-    """The raw-row copy of strided record fields gives np.ascontiguousarray's array."""
+def test_corner_words_are_the_records_fields_exactly() -> None:
+    """The word columns read from strided, unaligned records hold each field's bits."""
     rng = np.random.default_rng(7)
-    for nuv in (0, 1, 2, 3):
-        dt = np.dtype([("vertex", "<u4"), ("normal", "<f4", (3,)), ("nuv", "u1"),
-                       ("uv", "<f4", (nuv, 2))])
+    for nuv, count in ((0, True), (1, True), (2, True), (3, True), (1, False)):
+        dt = corner_dtype(nuv, count)
         raw = rng.integers(0, 256, 50 * dt.itemsize + 3, dtype=np.uint8).tobytes()
         recs = np.frombuffer(raw, dt, count=50, offset=3)
-        for name in ("vertex", "normal", "nuv", "uv"):
-            got, want = corner_mod.dense(recs[name]), np.ascontiguousarray(recs[name])
-            assert got.flags.c_contiguous and got.dtype == want.dtype
-            assert got.shape == want.shape and got.tobytes() == want.tobytes()
+        m = build("pet", (1, 3)).mesh
+        assert m is not None
+        m.corners = recs
+        words = mesh_mod.corner_words(m)
+        assert words.shape == (2 + nuv, 50) and words.flags.c_contiguous
+        head = np.stack([words[0], words[1]], axis=1).astype("<u8").view(np.uint8)
+        assert head[:, :4].tobytes() == np.ascontiguousarray(recs["vertex"]).tobytes()
+        assert head[:, 4:].tobytes() == np.ascontiguousarray(recs["normal"]).tobytes()
+        sets = np.ascontiguousarray(words[2:].T, "<u8").view(np.uint8)
+        assert sets.tobytes() == np.ascontiguousarray(recs["uv"]).tobytes()
 
 
 def test_finite32_in_range_shortcut_matches_the_clip() -> None:

@@ -1,5 +1,5 @@
-"""PET corner fields as dense arrays, and the float clean-ups on their way to glTF (the vertex
-search itself is :mod:`.dedup`)."""
+"""The float clean-ups of PET corner fields on their way to glTF (the vertex search itself is
+:mod:`.dedup`)."""
 
 from __future__ import annotations
 
@@ -22,22 +22,6 @@ def single_value(a: npt.NDArray[Any]) -> float | None:
             return float(first[0])
     vals = np.unique(a)
     return float(vals[0]) if len(vals) == 1 else None
-
-
-def dense(a: Any) -> npt.NDArray[Any]:
-    """``a`` as a C-contiguous array. The reader leaves the corner fields as views of the
-    input's records (strided, unaligned): whole rows are copied as raw bytes (one void item a
-    row), several times faster than numpy's item-by-item copy of unaligned values."""
-    a = np.asarray(a)
-    if a.flags.c_contiguous or a.ndim == 0 or a.size == 0 or a.dtype.hasobject:
-        return np.ascontiguousarray(a)
-    inner = np.empty((1, *a.shape[1:]), a.dtype).strides[1:]
-    if a.strides[1:] != inner:
-        return np.ascontiguousarray(a)
-    row = a.dtype.itemsize * (a.size // len(a))
-    raw = a.reshape(len(a), -1).view(np.uint8)
-    out: npt.NDArray[Any] = raw.view(np.dtype((np.void, row))).copy().view(a.dtype)
-    return out.reshape(a.shape)
 
 
 def finite32(a: Any) -> npt.NDArray[np.float32]:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .layout import F32, FANM_DT, I32, U8, fixstr
+from .layout import F32, FANM_DT, I32, U8, corner_dtype, fixstr
 
 
 # -- sections --------------------------------------------------------------------------------
@@ -115,11 +115,10 @@ class MeshSection:
     inf_bone: I32  # (N, P); -1 = none
     inf_wide: npt.NDArray[np.bool_]  # (N, P) id written with the 0xFE escape
     pad: U8  # (N, 2) the two bytes after a single influence
-    corner_vertex: npt.NDArray[np.uint32]  # (3M,)
-    corner_normal: F32  # (3M, 3)
-    corner_uv: F32  # (3M, U, 2), padded with zeros where a corner has fewer sets
+    # (3M,) corner records (:func:`corner_records`): the file's own records where their UV-set
+    # count is fixed (often a read-only view of the input), else padded to the largest count.
+    corners: npt.NDArray[np.void]
     texture: U8  # (M,)
-    corner_nuv: U8 | None = None  # (3M,) ≥1.2
     specular: U8 | None = None  # (M,) ≥1.2
     skins: npt.NDArray[Any] | None = None  # SKIN_DT records: .mpet layout
     global_weight: F32 | None = None  # (N,) .mpet only
@@ -135,7 +134,40 @@ class MeshSection:
 
     @property
     def uv_sets(self) -> int:
-        return int(self.corner_uv.shape[1]) if self.corner_uv.ndim == 3 else 0
+        return int(self.corners.dtype["uv"].shape[0])
+
+    @property
+    def corner_vertex(self) -> npt.NDArray[np.uint32]:
+        """(3M,) each corner's vertex index."""
+        return self.corners["vertex"]
+
+    @property
+    def corner_normal(self) -> F32:
+        """(3M, 3) each corner's stored normal."""
+        return self.corners["normal"]
+
+    @property
+    def corner_uv(self) -> F32:
+        """(3M, U, 2) each corner's UV sets, zeros past its own count."""
+        return self.corners["uv"]
+
+    @property
+    def corner_nuv(self) -> U8 | None:
+        """(3M,) each corner's UV-set count (≥1.2), None before 1.2."""
+        return self.corners["nuv"] if "nuv" in (self.corners.dtype.names or ()) else None
+
+
+def corner_records(vertex: npt.ArrayLike, normal: npt.ArrayLike, uv: npt.ArrayLike,
+                   nuv: npt.ArrayLike | None = None) -> npt.NDArray[np.void]:
+    """Corner fields packed as :func:`corner_dtype` records: (N,) vertex indices, (N, 3)
+    normals, (N, U, 2) UV sets and, from 1.2, (N,) UV-set counts."""
+    v = np.asarray(vertex)
+    sets = np.asarray(uv, np.float32).reshape(len(v), -1, 2)
+    recs = np.zeros(len(v), corner_dtype(sets.shape[1], nuv is not None))
+    recs["vertex"], recs["normal"], recs["uv"] = v, normal, sets
+    if nuv is not None:
+        recs["nuv"] = nuv
+    return recs
 
 
 @dataclass

@@ -35,6 +35,7 @@ from .document import (
     TextSection,
     Texture,
     Vers,
+    corner_records,
 )
 from .extras import fanm_from, fram_from, skins_from, smtl_from, texture_from, value_bytes
 from .influences import fake_body_substitute
@@ -422,10 +423,9 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
         positions=local[first].astype(np.float32), inf_count=count[first],
         inf_weight=q[first], inf_bone=j[first].astype(np.int32),
         inf_wide=j[first] > 0xFD, pad=np.zeros((len(first), 2), np.uint8),
-        corner_vertex=inverse[corners].astype(np.uint32),
-        corner_normal=nrm[corners].astype(np.float32),
-        corner_uv=uvs[corners].astype(np.float32), texture=np.concatenate(tex_l),
-        corner_nuv=np.full(len(corners), nsets, np.uint8) if version >= (1, 2) else None,
+        corners=corner_records(inverse[corners], nrm[corners], uvs[corners],
+                               np.full(len(corners), nsets) if version >= (1, 2) else None),
+        texture=np.concatenate(tex_l),
         specular=spec if version >= (1, 2) else None)
     if kind == "mpet":
         _mpet_skin(mesh, parts, bones)

@@ -15,8 +15,8 @@ from ...registry import Context
 from ...scene import Material, Mesh, Node, Primitive, Scene, TextureRef
 from ...scene.math import row_lengths
 from ...scene.skinning import safe_inverse
-from .corners import dense, finite32, single_value
-from .dedup import first_equal, first_occurrences, numbered
+from .corners import finite32, single_value
+from .dedup import columns_of, first_equal, first_occurrences, numbered
 from .document import MeshSection, Texture
 from .extras import texture_record
 from .files import TextureFinder, path_option
@@ -28,6 +28,7 @@ from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+Words = npt.NDArray[np.uint64]
 
 
 class MeshBuilder:
@@ -40,7 +41,7 @@ class MeshBuilder:
         self.finders: dict[Path | None, TextureFinder] = {}
         self._mats: dict[tuple[int, int, int], int] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
-        self._cv: tuple[MeshSection, npt.NDArray[np.int64]] | None = None
+        self._words: tuple[MeshSection, Words, I64] | None = None
         self._fake: tuple[Any, F64] | None = None
         self._bind: tuple[F64, F64] | None = None
         # A character's parts mostly carry the same bones: their own skeletons and bind
@@ -64,7 +65,7 @@ class MeshBuilder:
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         inf = clean_influences(joints, weights, self.ctx) if joints is not None else None
         prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
-        self._cv = self._fake = self._bind = None  # per mesh
+        self._words = self._fake = self._bind = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -97,13 +98,19 @@ class MeshBuilder:
             self._owns[key] = make_skeleton(unit, Context(None, {}, []))
         return self._owns[key]
 
-    def _corner_vertex(self, m: MeshSection) -> npt.NDArray[np.int64]:
-        """The corners' vertex indices as int64, range-checked and converted once per mesh."""
-        if self._cv is None or self._cv[0] is not m:
-            cv = dense(m.corner_vertex)
+    def _corner_words(self, m: MeshSection) -> tuple[Words, I64]:
+        """The corners' :func:`corner_words` and their vertex indices (int64, range-checked),
+        once per mesh."""
+        if self._words is None or self._words[0] is not m:
+            words = corner_words(m)
+            # The low half of the first word, which fits int64 as it is.
+            cv = np.bitwise_and(words[0], np.uint64(0xFFFFFFFF)).view(np.int64)
             check_corner_range(m, cv)
-            self._cv = (m, cv.astype(np.int64))
-        return self._cv[1]
+            self._words = (m, words, cv)
+        return self._words[1], self._words[2]
+
+    def _corner_vertex(self, m: MeshSection) -> I64:
+        return self._corner_words(m)[1]
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
         """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
@@ -244,22 +251,17 @@ class MeshBuilder:
         so only one of each is converted; rows whose conversions come out equal share a
         class (the first such row). A zero normal takes its face's normal, so each corner
         that has one is a row of its own."""
-        cv = self._corner_vertex(m)
-        normal, uv_all, varying = _corner_fields(m, len(cv))
-        nsets = uv_all.shape[1]
+        words, cv = self._corner_words(m)
+        nsets = len(words) - 2
+        varying = _uv_counts_vary(m)
         # Each corner's first corner with the same record, as rows.
-        # Compared as 64-bit words: (vertex, normal) and the UV sets (numpy compares narrow
-        # rows of 32-bit words several times slower).
-        head = np.empty((len(cv), 4), np.uint32)
-        head[:, 0] = cv
-        head[:, 1:] = normal.view(np.uint32)
-        parts: list[npt.NDArray[Any]] = [head.view(np.uint64), uv_all.view(np.uint64)[..., 0]]
+        cols = list(words)
         if varying:
-            parts.append(np.asarray(m.corner_nuv, np.uint32)[:, None])
-        row, first = numbered(first_equal(cv, parts))
+            cols.append(np.asarray(m.corner_nuv, np.uint64))
+        row, first = numbered(first_equal(cv, cols))
         wm, main, bone_map = skin
         nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
-                                    normal.take(first, axis=0).astype(np.float64), owned=True)
+                                    _normals_of(words, first), owned=True)
         if zero.any():
             # The other corners of a row with a zero normal: rows of their own, appended
             # (the rows' order is free: classes only group them).
@@ -272,10 +274,10 @@ class MeshBuilder:
                 row[own] = np.arange(len(first), len(first) + len(own))
                 first = np.concatenate([first, own])
                 nrm64 = np.concatenate([nrm64, self._normals(
-                    unit, m, pos, wm, main, bone_map, own,
-                    normal.take(own, axis=0).astype(np.float64), owned=True)[0]])
+                    unit, m, pos, wm, main, bone_map, own, _normals_of(words, own),
+                    owned=True)[0]])
         nrm = finite32(nrm64 * _FLIP)
-        uv = finite32(uv_all.take(first, axis=0))
+        uv = finite32(_uv_of(words, first))
         if varying:
             self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
                           "missing sets copied from set 0")
@@ -284,9 +286,8 @@ class MeshBuilder:
                 short = nuv_r <= k
                 uv[short, k] = uv[short, 0]
         # Rows whose conversions come out equal share a class.
-        cls = first_equal(cv.take(first), [(nrm + np.float32(0.0)).view(np.uint32),
-                                           (uv.reshape(len(first), 2 * nsets)
-                                            + np.float32(0.0)).view(np.uint32)])
+        cls = first_equal(cv.take(first), columns_of((nrm + np.float32(0.0)).view(np.uint32))
+                          + columns_of((uv + np.float32(0.0)).view(np.uint32)))
         return row, first, nrm, uv, cls
 
     def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: Influences | None,
@@ -401,18 +402,39 @@ def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
     return np.concatenate([wm.take(rot_bone, axis=0)[:, :3, :3], _EYE3[None]])
 
 
-def _corner_fields(m: MeshSection, nc: int
-                   ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float32], bool]:
-    """The corners' stored normals and UV sets ((C, 3) and (C, sets, 2) float32) as
-    contiguous copies (the reader leaves them as views of the input's records: strided,
-    unaligned and several times slower to compare and gather), and whether the corners'
-    UV-set counts differ from the sets stored."""
-    cuv = np.ascontiguousarray(dense(m.corner_uv), np.float32)
-    nsets = cuv.shape[1] if cuv.ndim == 3 else 1
+def corner_words(m: MeshSection) -> Words:
+    """Each corner's record as columns of 64-bit words ((2 + U, C)): the vertex index and
+    normal x, normal y and z, then one a UV set. Read column by column from the records
+    (strided, unaligned views of the input): the vertex search gathers and compares
+    contiguous columns several times faster than rows."""
+    recs = m.corners
+    uv_at = recs.dtype.fields["uv"][1] if recs.dtype.fields else 0
+    offsets = [0, 8, *(uv_at + 8 * k for k in range(m.uv_sets))]
+    names = [f"w{i}" for i in range(len(offsets))]
+    view = recs.view(np.dtype({"names": names, "formats": ["<u8"] * len(offsets),
+                               "offsets": offsets, "itemsize": recs.dtype.itemsize}))
+    words = np.empty((len(offsets), len(recs)), np.uint64)
+    for i, name in enumerate(names):
+        words[i] = view[name]
+    return words
+
+
+def _normals_of(words: Words, sel: I64) -> F64:
+    """The stored normals of corners ``sel`` ((k, 3) float64) from their words."""
+    head = np.stack([words[0].take(sel), words[1].take(sel)], axis=1)
+    return np.asarray(head, "<u8").view("<f4")[:, 1:].astype(np.float64)
+
+
+def _uv_of(words: Words, sel: I64) -> npt.NDArray[np.float32]:
+    """The stored UV sets of corners ``sel`` ((k, U, 2) float32) from their words."""
+    sets = np.ascontiguousarray(words[2:].take(sel, axis=1).T, "<u8")
+    return sets.view("<f4").astype(np.float32).reshape(len(sel), len(words) - 2, 2)
+
+
+def _uv_counts_vary(m: MeshSection) -> bool:
+    """Whether the corners' UV-set counts differ from the sets stored."""
     nuv = m.corner_nuv
-    varying = nuv is not None and len(nuv) > 0 and bool(np.any(np.asarray(nuv) != nsets))
-    normal = np.ascontiguousarray(dense(m.corner_normal), np.float32)  # f32 in the file
-    return normal.reshape(nc, 3), cuv.reshape(nc, nsets, 2), varying
+    return nuv is not None and len(nuv) > 0 and bool(np.any(nuv != m.uv_sets))
 
 
 def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]:

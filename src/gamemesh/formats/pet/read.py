@@ -377,19 +377,16 @@ def _read_mesh(r: Reader, version: tuple[int, int], mpet: bool) -> MeshSection:
     return MeshSection(positions=verts["positions"], inf_count=verts["count"],
                        inf_weight=verts["weight"], inf_bone=verts["bone"],
                        inf_wide=verts["wide"], pad=verts["pad"],
-                       corner_vertex=corners[0], corner_normal=corners[1],
-                       corner_uv=corners[2], corner_nuv=corners[3], texture=texture,
+                       corners=corners, texture=texture,
                        specular=specular, skins=skins, global_weight=verts.get("global"))
 
 
-def _read_corners(r: Reader, n: int, with_count: bool) -> tuple[Any, Any, Any, Any]:
-    """The ``n`` triangle corners: fixed records, or from 1.2 records with a UV-set count."""
+def _read_corners(r: Reader, n: int, with_count: bool) -> npt.NDArray[np.void]:
+    """The ``n`` triangle corner records: fixed ones, or from 1.2 records with a UV-set count."""
     if not with_count:
-        recs = r.array(corner_dtype(1, False), n, "corners")
-        return (recs["vertex"].copy(), recs["normal"].copy(), recs["uv"].copy(), None)
+        return r.array(corner_dtype(1, False), n, "corners")
     if n == 0:
-        return (np.zeros(0, np.uint32), np.zeros((0, 3), np.float32),
-                np.zeros((0, 0, 2), np.float32), np.zeros(0, np.uint8))
+        return np.zeros(0, corner_dtype(0, True))
     s0 = r.tell()
     r.need(17)
     buf = np.frombuffer(r.data, np.uint8)
@@ -397,16 +394,14 @@ def _read_corners(r: Reader, n: int, with_count: bool) -> tuple[Any, Any, Any, A
     size = 17 + 8 * nuv
     # Every corner's UV-set count, read through a strided view (no index array).
     if n * size <= r.remaining() and np.all(buf[s0 + 16:s0 + 16 + size * n:size] == nuv):
-        # Every corner has the same number of UV sets (every file seen): the fields stay
-        # read-only views of the input (most of a PET file is its corners), the one count
-        # broadcast. The chain search below would take ~2x the whole 20 MB sample's read.
-        recs = r.array(corner_dtype(nuv, True), n, "corners")
-        return recs["vertex"], recs["normal"], recs["uv"], np.broadcast_to(recs["nuv"][:1], (n,))
+        # Every corner has the same number of UV sets (every file seen): the records stay a
+        # read-only view of the input (most of a PET file is its corners). The chain search
+        # below would take ~2x the whole 20 MB sample's read.
+        return r.array(corner_dtype(nuv, True), n, "corners")
     return _read_corners_varying(r, buf, n)
 
 
-def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8],
-                          n: int) -> tuple[Any, Any, Any, Any]:
+def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.void]:
     """Corners whose UV-set count varies (§B.8: take the max and pad)."""
     s0, end = r.tell(), r.end
     # Offsets the corner list can reach: a window for ~2 UV sets a corner, doubled while the
@@ -432,17 +427,15 @@ def _read_corners_varying(r: Reader, buf: npt.NDArray[np.uint8],
         raise r.truncated(expected=f"{n} corners", actual="the section ended first",
                           field=f"corners[{int(bad[0]) - 1}]")
     st = s0 + chain[:-1]
-    vert = buf[st[:, None] + np.arange(4)].copy().view("<u4").reshape(n)
-    normal = buf[st[:, None] + np.arange(4, 16)].copy().view("<f4").reshape(n, 3)
-    nuv = buf[st + 16].copy()
-    u = int(nuv.max())
-    uv = np.zeros((n, u, 2), np.float32)
-    for k in range(u):  # per UV set, not per corner
+    nuv = buf[st + 16]
+    recs = np.zeros(n, corner_dtype(int(nuv.max()), True))
+    raw = recs.view(np.uint8).reshape(n, recs.dtype.itemsize)
+    raw[:, :17] = buf[st[:, None] + np.arange(17)]  # vertex, normal, UV-set count
+    for k in range(int(nuv.max())):  # per UV set, not per corner
         has = nuv > k
-        at = st[has, None] + 17 + 8 * k + np.arange(8)
-        uv[has, k] = buf[at].copy().view("<f4").reshape(-1, 2)
+        raw[has, 17 + 8 * k:25 + 8 * k] = buf[st[has, None] + 17 + 8 * k + np.arange(8)]
     r.seek(int(s0 + chain[-1]))
-    return vert, normal, uv, nuv
+    return recs
 
 
 def check_corner_range(mesh: MeshSection, cv: npt.NDArray[Any]) -> None:

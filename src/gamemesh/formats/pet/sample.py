@@ -37,6 +37,7 @@ from .document import (
     Texture,
     Track,
     Vers,
+    corner_records,
 )
 from .layout import FANM_DT, KIND_SECTIONS, SKIN_DT, WRITE_ORDER
 from .skeleton import bone_rows
@@ -196,9 +197,9 @@ def _mesh(kind: str, version: tuple[int, int], rings: int, sides: int, chain: in
     mesh = MeshSection(
         positions=local.astype(np.float32), inf_count=count, inf_weight=w, inf_bone=b,
         inf_wide=wide, pad=np.zeros((n, 2), np.uint8),
-        corner_vertex=corner_v.astype(np.uint32), corner_normal=cn.astype(np.float32),
-        corner_uv=cuv.astype(np.float32), texture=tex,
-        corner_nuv=np.full(len(corner_v), nsets, np.uint8) if version >= (1, 2) else None,
+        corners=corner_records(corner_v, cn, cuv,
+                               np.full(len(corner_v), nsets) if version >= (1, 2) else None),
+        texture=tex,
         specular=np.where(np.arange(npoly) % 4 == 0, 0, 0xFF).astype(np.uint8)
         if version >= (1, 2) else None)
     if kind == "mpet":
