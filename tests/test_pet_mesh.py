@@ -147,33 +147,38 @@ def _bits(a: Any) -> list[Any]:
     return dedup.columns_of(np.ascontiguousarray(a, np.float32).view(np.uint32))
 
 
+def _check_equal_rows(idx: Any, columns: list[Any], records: list[Any], bound: int) -> None:
+    """equal_rows numbers the rows as the records' first occurrences group them."""
+    row, first = dedup.equal_rows(idx, columns, bound)
+    seen: dict[Any, int] = {}
+    want = [seen.setdefault(r, k) for k, r in enumerate(records)]
+    assert first.take(row).tolist() == want  # each row's number starts at its first twin
+    assert len(np.unique(row)) == len(seen)  # and equal rows share one number
+    like_first = first.take(idx) == np.asarray(want)
+    assert np.array_equal(row[like_first], idx[like_first])  # numbered by index where alike
+    assert np.all(row[~like_first] >= bound)
+
+
 @pytest.mark.parametrize("n", [3000, 200, 1])
-def test_first_equal_and_first_occurrences(n: int) -> None:
+def test_equal_rows_and_first_occurrences(n: int) -> None:
     rng = np.random.default_rng(9)
     idx = rng.integers(0, 200, n)
     cols = rng.integers(0, 3, (n, 3)).astype(np.float32)
     cols[::5] *= -0.0  # bitwise: -0.0 is not 0.0 here
-    rep = dedup.first_equal(idx, _bits(cols))
-    rows = [(int(i), c.tobytes()) for i, c in zip(idx, cols, strict=True)]
-    seen: dict[tuple[int, bytes], int] = {}
-    want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
-    assert rep.tolist() == want
+    _check_equal_rows(idx, _bits(cols), [(int(i), c.tobytes()) for i, c in
+                                         zip(idx, cols, strict=True)], 200)
     # Mostly one row per index (the few later rows alone are compared), NaN and -0.0 among
-    # the bits, in parts of odd and even widths.
-    idx = rng.permutation(n)
+    # the bits, 32- and 64-bit words; indices below the bound that no row has.
+    idx = rng.permutation(n) + 3
     idx[rng.integers(0, n, max(1, n // 20))] = idx[rng.integers(0, n, max(1, n // 20))]
     cols = rng.integers(0, 2, (n, 3)).astype(np.float32)
     cols[::7, 1] = np.nan
     cols[::3, 2] *= -0.0
     wide = rng.integers(0, 2, (n, 4)).astype(np.float32)
     wide64 = dedup.columns_of(np.ascontiguousarray(wide).view(np.uint64))
-    rep = dedup.first_equal(idx, _bits(cols) + wide64)
-    rows = [(int(i), c.tobytes() + u.tobytes()) for i, c, u in zip(idx, cols, wide, strict=True)]
-    seen = {}
-    want = [seen.setdefault(r, k) for k, r in enumerate(rows)]
-    assert rep.tolist() == want
-    row, first = dedup.numbered(rep)
-    assert np.array_equal(first.take(row), rep) and np.all(np.diff(first) > 0)
+    _check_equal_rows(idx, _bits(cols) + wide64,
+                      [(int(i), c.tobytes() + u.tobytes()) for i, c, u in
+                       zip(idx, cols, wide, strict=True)], n + 3)
     ids = rng.integers(0, 50, n)
     firsts, inverse = dedup.first_occurrences(ids, 50)
     _, f = np.unique(ids, return_index=True)
@@ -202,7 +207,8 @@ def test_unique_rows_match_np_unique_and_survive_collisions(
         assert len(first) == expect
         assert np.array_equal(rec[first][inverse], rec)
         assert np.all(np.diff(first) > 0) and first[0] == 0
-    assert len(dedup.first_equal(np.zeros(0, np.int64), [np.zeros(0, np.uint32)])) == 0
+    row, first = dedup.equal_rows(np.zeros(0, np.int64), [np.zeros(0, np.uint32)], 4)
+    assert len(row) == 0 and first.tolist() == [0, 0, 0, 0]
 
 
 def test_corner_words_are_the_records_fields_exactly() -> None:

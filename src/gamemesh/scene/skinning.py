@@ -29,6 +29,7 @@ class Influences:
     used: int  # the most non-zero influences any vertex had (after merging repeats)
     over: int  # vertices that had more than the kept count (their smallest were dropped)
     merged: bool  # False when there were too many slots to merge repeats
+    counts: I64  # each vertex's non-zero weights, as kept
 
 
 def fold_repeated_joints(joints: npt.ArrayLike, weights: npt.ArrayLike) -> F64:
@@ -66,7 +67,7 @@ def _sort_rows(j: I64, w: F64) -> I64:
     rows = np.flatnonzero(unsorted)
     if not len(rows):
         return j
-    j = j.copy()
+    j = j.copy(order="F")
     order = np.argsort(-w[rows], axis=1, kind="stable")
     w[rows] = np.take_along_axis(w[rows], order, axis=1)
     j[rows] = np.take_along_axis(j[rows], order, axis=1)
@@ -79,30 +80,53 @@ def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | 
     together, slots sort by weight (largest first), at most ``keep`` stay (all non-zero ones
     when None), each row renormalizes to 1 (a row of zeros stays zero) and the result pads
     with zeros to ``width`` columns (default: the kept count rounded up to 4). A slot whose
-    weight is 0 names joint 0 (the glTF validator flags a zero weight naming a joint)."""
+    weight is 0 names joint 0 (the glTF validator flags a zero weight naming a joint).
+
+    The work runs slot by slot on column-major (Fortran-order) copies, whose slots are
+    contiguous: passing (N, P) arrays already in that order saves the transposing copy."""
     # Written in place on one copy of the weights: on a large mesh every fresh temporary
     # costs more in page faults than the arithmetic done in it.
-    j = np.asarray(joints, dtype=np.int64)
-    w = np.array(weights, dtype=np.float64)
-    np.copyto(w, 0.0, where=~((w > 0) & (w < np.inf)))
-    merged = w.shape[1] <= MAX_MERGE_SLOTS
+    j = np.asarray(joints, dtype=np.int64, order="F")
+    w = np.array(weights, dtype=np.float64, order="F")
+    p = w.shape[1]
+    for c in range(p):
+        np.copyto(w[:, c], 0.0, where=~((w[:, c] > 0) & (w[:, c] < np.inf)))
+    merged = p <= MAX_MERGE_SLOTS
     if merged:
         _fold_in_place(j, w)
     j = _sort_rows(j, w)
-    # Counted slot by slot: a count across each narrow row is several times slower.
     counts = np.zeros(len(w), dtype=np.int64)
-    for c in range(w.shape[1]):
+    for c in range(p):
         counts += w[:, c] != 0
     used = int(counts.max()) if len(w) else 0
-    n = max(1, used) if keep is None else max(1, min(int(keep), w.shape[1]))
+    n = max(1, used) if keep is None else max(1, min(int(keep), p))
     over = int(np.count_nonzero(counts > n))
-    total = w[:, :n].sum(axis=1, keepdims=True)
+    jp, wp, kept = _normalized(j, w, n, width)
+    return Influences(jp, wp, used, over, merged, kept)
+
+
+def _normalized(j: I64, w: F64, n: int, width: int | None) -> tuple[I64, F64, I64]:
+    """The first ``n`` slots of each row renormalized (the row sums added slot after slot)
+    into C-order (N, width) joints and weights, and each row's non-zero count."""
+    m = min(n, w.shape[1])
+    total = np.zeros(len(w))
+    for c in range(m):
+        total += w[:, c]
+    np.copyto(total, 1.0, where=~(total > 0))
     cols = width if width is not None else max(4, -(-n // 4) * 4)
-    wp = np.zeros((len(w), cols))
-    jp = np.zeros((len(w), cols), dtype=np.int64)
-    np.divide(w[:, :n], np.where(total > 0, total, 1.0), out=wp[:, :n])
-    np.copyto(jp[:, :n], j[:, :n], where=wp[:, :n] != 0)
-    return Influences(jp, wp, used, over, merged)
+    # Filled slot by slot in column-major arrays (the padding slots zeroed as one block), then
+    # turned into rows once: numpy's element-wise work across narrow rows is many times slower.
+    wp = np.empty((len(w), cols), order="F")
+    jp = np.empty((len(w), cols), dtype=np.int64, order="F")
+    wp[:, m:] = 0.0
+    jp[:, m:] = 0
+    counts = np.zeros(len(w), dtype=np.int64)
+    for c in range(m):
+        np.divide(w[:, c], total, out=wp[:, c])
+        nz = wp[:, c] != 0
+        np.multiply(j[:, c], nz, out=jp[:, c])
+        counts += nz
+    return np.ascontiguousarray(jp), np.ascontiguousarray(wp), counts
 
 
 def safe_inverse(m: npt.ArrayLike) -> F64:

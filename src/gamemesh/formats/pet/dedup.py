@@ -18,40 +18,41 @@ I64 = npt.NDArray[np.int64]
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
-def first_equal(index: npt.NDArray[Any], columns: Sequence[npt.NDArray[Any]]) -> I64:
-    """For each row of (index, columns...): the first row with the same index and the same
-    bits in every column (1-D arrays of unsigned words, one per column: gathered from
-    contiguous columns, the comparison runs several times faster than over rows; for
-    floats' bits NaN equals NaN and -0.0 differs from 0.0: add +0.0 first to merge those).
-    ``index``: integers >= 0."""
-    n = len(index)
-    if n == 0:
-        return np.zeros(0, np.int64)
+def equal_rows(index: npt.NDArray[Any], columns: Sequence[npt.NDArray[Any]],
+               bound: int) -> tuple[I64, I64]:
+    """Rows of (index, columns...) numbered so that equal rows share a number: each row's
+    number and each number's first row. ``index``: integers in [0, ``bound``); ``columns``:
+    1-D arrays of unsigned words, one per column (gathered from contiguous columns, the
+    comparison runs several times faster than over rows; for floats' bits NaN equals NaN and
+    -0.0 differs from 0.0: add +0.0 first to merge those).
+
+    Number ``v`` < ``bound`` is the rows equal to index ``v``'s first row (an index no row
+    has keeps its number, whose first row is given as 0), so where every row is like its
+    index's first row the numbers are the indices themselves; the other rows are numbered
+    from ``bound`` on, in order of first occurrence."""
     idx = np.asarray(index, np.int64)
-    rep = first_of_each(idx, int(idx.max()) + 1).take(idx)
+    n = len(idx)
+    head = first_of_each(idx, bound)
+    first = np.where(head < n, head, 0)
+    if n == 0:
+        return idx, first[:bound]
+    rep = head.take(idx)
     same = np.ones(n, bool)
     for c in columns:
         same &= c.take(rep) == c
     odd = np.flatnonzero(~same)
-    if len(odd):
-        # A row unlike its index's first row is like no row outside ``odd``.
-        first, inverse = unique_rows([idx.take(odd), *(c.take(odd) for c in columns)])
-        rep[odd] = odd.take(first.take(inverse))
-    return rep
+    if not len(odd):
+        return idx, first[:bound]
+    # A row unlike its index's first row is like no row outside ``odd``.
+    f, inverse = unique_rows([idx.take(odd), *(c.take(odd) for c in columns)])
+    row = idx.copy()
+    row[odd] = bound + inverse
+    return row, np.concatenate([first[:bound], odd.take(f)])
 
 
 def columns_of(rows: npt.NDArray[Any]) -> list[npt.NDArray[Any]]:
     """The columns of an (N, k) array as k contiguous arrays (one transposing copy)."""
     return list(np.ascontiguousarray(rows.reshape(len(rows), -1).T))
-
-
-def numbered(rep: I64) -> tuple[I64, I64]:
-    """Each row's class and each class's first row, from each row's first equal row ``rep``
-    (classes numbered by their first row)."""
-    first = np.flatnonzero(rep == np.arange(len(rep)))
-    rows = np.empty(len(rep), np.int64)
-    rows[first] = np.arange(len(first))
-    return rows.take(rep), first
 
 
 def first_of_each(ids: I64, bound: int) -> I64:

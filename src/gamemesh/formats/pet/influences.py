@@ -47,15 +47,6 @@ class Influences:
 def clean_influences(joints: Any, weights: Any, ctx: Context) -> Influences:
     """:func:`limit_influences` on (N, P) joints and weights (repeats merged, sorted by
     weight, empty slots dropped, ``max_influences`` honoured, padded to 4k)."""
-    joints, weights = _limit_influences(joints, weights, ctx)
-    # Per vertex, before the primitives gather them.
-    return Influences(joints.astype(np.uint16), weights.astype(np.float32),
-                       np.count_nonzero(weights > 0, axis=1))
-
-
-def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any]:
-    """Merge repeated bones, sort influences by weight, drop empty slots, honour
-    ``max_influences``, pad to 4k."""
     limit = ctx.opt("max_influences")
     keep = int(limit) if limit is not None and int(limit) > 0 else None
     inf = limit_influences(joints, weights, keep)
@@ -65,4 +56,5 @@ def _limit_influences(joints: Any, weights: Any, ctx: Context) -> tuple[Any, Any
     if inf.over:
         ctx.note("pet.influences_limited", f"{inf.over} vertices had more than {keep} "
                  f"influences: the {keep} largest kept and renormalized")
-    return inf.joints, inf.weights
+    # Per vertex, before the primitives gather them.
+    return Influences(inf.joints.astype(np.uint16), inf.weights.astype(np.float32), inf.counts)

@@ -16,7 +16,7 @@ from ...scene import Material, Mesh, Node, Primitive, Scene, TextureRef
 from ...scene.math import row_lengths
 from ...scene.skinning import safe_inverse
 from .corners import finite32, single_value
-from .dedup import columns_of, first_equal, first_occurrences, numbered
+from .dedup import columns_of, equal_rows, first_occurrences
 from .document import MeshSection, Texture
 from .extras import texture_record
 from .files import TextureFinder, path_option
@@ -139,25 +139,9 @@ class MeshBuilder:
 
     def _skin(self, m: MeshSection, nb: int, wm: F64,
               bone_map: npt.NDArray[np.int64]) -> tuple[F64, Any, Any, Any]:
-        n = m.vertex_count
-        bones = np.asarray(m.inf_bone)
-        p = bones.shape[1] if bones.ndim == 2 else 0
-        bones = bones.astype(np.int64)
-        rank = np.arange(p)[None, :]
-        valid = (bones >= 0) & (bones < nb) & (rank < np.asarray(m.inf_count)[:, None])
-        w = np.where(valid, np.asarray(m.inf_weight, np.float64) / 255.0, 0.0)
-        main = np.where(valid[:, 0], bones[:, 0], -1) if p else np.full(n, -1)
+        joints, w, main = _influences(m, nb, self.ctx)
         pos = self._bind_positions(m, nb, wm, main)
-        total = w.sum(axis=1)
-        empty = total <= 0
-        if np.any(empty):
-            self.ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
-                          "influence: bound to their main bone (or bone 0) with weight 1")
-        w = np.where(empty[:, None], 0.0, w / np.where(empty, 1.0, total)[:, None])
-        joints = np.where(valid, bones, 0)
-        if p:
-            w[empty, 0] = 1.0
-            joints[empty, 0] = np.maximum(main[empty], 0)
+        p = w.shape[1]
         if self.sk is None or nb == 0 or p == 0:
             return pos, None, None, main
         if self.sk.world is not wm and len(bone_map) == nb:
@@ -169,7 +153,7 @@ class MeshBuilder:
                 acc += w[:, k, None] * (np.einsum("nij,nj->ni", ak[:, :3, :3], pos)
                                         + ak[:, :3, 3])
             pos = acc
-            joints = bone_map[joints]
+            joints = np.asfortranarray(bone_map[joints])
         self.used_skin = True
         return pos, joints, w, main
 
@@ -241,24 +225,22 @@ class MeshBuilder:
 
     def _corner_rows(self, unit: Unit, m: MeshSection, pos: F64,
                      skin: tuple[F64, Any, npt.NDArray[np.int64]]
-                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
-                                npt.NDArray[np.float32], npt.NDArray[np.float32],
-                                npt.NDArray[np.int64]]:
-        """The distinct corners: (``row`` of each corner, the first corner of each row, the
-        rows' glTF normals and UV sets, each row's processed class).
+                     ) -> tuple[I64, npt.NDArray[np.float32], npt.NDArray[np.float32], I64]:
+        """The distinct corners: (``row`` of each corner, the rows' glTF normals and UV
+        sets, each row's processed class: a number shared by the rows that convert equal).
 
         Corners with equal records (vertex, normal, UV sets) convert to equal glTF vertices,
         so only one of each is converted; rows whose conversions come out equal share a
-        class (the first such row). A zero normal takes its face's normal, so each corner
+        class. A zero normal takes its face's normal, so each corner
         that has one is a row of its own."""
         words, cv = self._corner_words(m)
         nsets = len(words) - 2
         varying = _uv_counts_vary(m)
-        # Each corner's first corner with the same record, as rows.
+        # The distinct records as rows (numbered by vertex where a vertex has one record).
         cols = list(words)
         if varying:
             cols.append(np.asarray(m.corner_nuv, np.uint64))
-        row, first = numbered(first_equal(cv, cols))
+        row, first = equal_rows(cv, cols, m.vertex_count)
         wm, main, bone_map = skin
         nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
                                     _normals_of(words, first), owned=True)
@@ -286,9 +268,10 @@ class MeshBuilder:
                 short = nuv_r <= k
                 uv[short, k] = uv[short, 0]
         # Rows whose conversions come out equal share a class.
-        cls = first_equal(cv.take(first), columns_of((nrm + np.float32(0.0)).view(np.uint32))
-                          + columns_of((uv + np.float32(0.0)).view(np.uint32)))
-        return row, first, nrm, uv, cls
+        cls, _ = equal_rows(cv.take(first), columns_of((nrm + np.float32(0.0)).view(np.uint32))
+                            + columns_of((uv + np.float32(0.0)).view(np.uint32)),
+                            m.vertex_count)
+        return row, nrm, uv, cls
 
     def _primitives(self, unit: Unit, m: MeshSection, pos: F64, inf: Influences | None,
                     skin: tuple[F64, Any, npt.NDArray[np.int64]]) -> list[Primitive]:
@@ -300,7 +283,7 @@ class MeshBuilder:
         key = (tex + 1) * 256 + np.asarray(spec, np.int64)
         if not npoly:
             return []
-        row, first, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
+        row, nrm, uv, cls = self._corner_rows(unit, m, pos, skin)
         cv = self._corner_vertex(m)
         # All primitives at once (one per (texture, specular) key, ascending): their faces
         # grouped by key (file order within), their corners in glTF order (0, 2, 1: the
@@ -310,7 +293,7 @@ class MeshBuilder:
         gl = _gl_corners(faces)
         row_gl = row.take(gl)
         ids = cls.take(row_gl)
-        ncls = len(first)
+        ncls = int(cls.max()) + 1
         for k in range(1, len(keys)):
             ids[3 * bounds[k]:3 * bounds[k + 1]] += k * ncls
         firsts, inverse = first_occurrences(ids, len(keys) * ncls)
@@ -395,6 +378,39 @@ _FLIP = np.array([1.0, 1.0, -1.0])  # file space <-> glTF: z mirrored
 _EYE34 = np.eye(4)[None, :3, :]
 
 
+def _influences(m: MeshSection, nb: int, ctx: Context) -> tuple[I64, F64, I64]:
+    """Each vertex's joints and weights as column-major (N, P) arrays (what
+    :func:`limit_influences` works on: slot by slot) and its main bone (-1 for none). The
+    byte weights over 255, zero in slots past the vertex's count or naming no bone; each row
+    normalized, a row with none bound to its main bone (or bone 0) with weight 1."""
+    bones = np.asarray(m.inf_bone)
+    n, p = len(bones), (bones.shape[1] if bones.ndim == 2 else 0)
+    count, wb = np.asarray(m.inf_count), np.asarray(m.inf_weight)
+    joints = np.empty((n, p), np.int64, order="F")
+    w = np.zeros((n, p), order="F")
+    total = np.zeros(n)
+    main = np.full(n, -1, np.int64)
+    for c in range(p):
+        b = bones[:, c]
+        valid = (b >= 0) & (b < nb) & (count > c)
+        np.multiply(b, valid, out=joints[:, c])
+        np.divide(wb[:, c], 255.0, out=w[:, c], where=valid)
+        total += w[:, c]
+        if c == 0:
+            np.copyto(main, joints[:, 0], where=valid)
+    empty = total <= 0  # every weight is >= 0: a row with none is all zeros
+    if np.any(empty):
+        ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
+                 "influence: bound to their main bone (or bone 0) with weight 1")
+        np.copyto(total, 1.0, where=empty)
+    for c in range(p):
+        w[:, c] /= total
+    if p:
+        w[empty, 0] = 1.0
+        joints[empty, 0] = np.maximum(main[empty], 0)
+    return joints, w, main
+
+
 def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
     """Per bone, the rotation its corners' v1.0 normals use (the 3x3 part of the matrix of
     ``rot_bone``'s bone), plus the identity as the last row: the row of main bone -1 (none)
@@ -443,7 +459,11 @@ def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]
     counts = np.bincount(key)
     keys = np.flatnonzero(counts)
     bounds = [0, *np.cumsum(counts.take(keys)).tolist()]
-    return keys.tolist(), np.argsort(key, kind="stable"), bounds
+    # Sorted by each key's rank, in 16 bits where it fits: numpy's stable sort of 16-bit
+    # integers is a radix sort, several times faster than its merge sort of wider ones.
+    rank = np.zeros(len(counts), np.uint16 if len(keys) <= 1 << 16 else np.uint32)
+    rank[keys] = np.arange(len(keys))
+    return keys.tolist(), np.argsort(rank.take(key), kind="stable"), bounds
 
 
 def _gl_corners(faces: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
