@@ -60,7 +60,9 @@ def _reference_limit(joints: Any, weights: Any, keep: int | None,
     n = max(1, used) if keep is None else max(1, min(int(keep), w.shape[1]))
     over = int(np.count_nonzero(counts > n))
     w, j = w[:, :n], j[:, :n]
-    total = w.sum(axis=1, keepdims=True)
+    total = np.zeros((len(w), 1))
+    for c in range(w.shape[1]):  # slot after slot (numpy's row sum pairs past 8 slots)
+        total[:, 0] += w[:, c]
     w = w / np.where(total > 0, total, 1.0)
     cols = width if width is not None else max(4, -(-n // 4) * 4)
     wp = np.zeros((len(w), cols))
