@@ -75,22 +75,28 @@ def _sort_rows(j: I64, w: F64) -> I64:
 
 
 def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | None = None,
-                     width: int | None = None) -> Influences:
+                     width: int | None = None, types: tuple[Any, Any] = (np.int64, np.float64)
+                     ) -> Influences:
     """Clean influences: negative and non-finite weights become 0, repeated joints fold
     together, slots sort by weight (largest first), at most ``keep`` stay (all non-zero ones
-    when None), each row renormalizes to 1 (a row of zeros stays zero) and the result pads
-    with zeros to ``width`` columns (default: the kept count rounded up to 4). A slot whose
+    when None), each row renormalizes to 1 (a row of zeros stays zero; the row sums added
+    slot after slot) and the result pads with zeros to ``width`` columns (default: the kept
+    count rounded up to 4), as (N, width) joints and weights of ``types``. A slot whose
     weight is 0 names joint 0 (the glTF validator flags a zero weight naming a joint).
 
     The work runs slot by slot on column-major (Fortran-order) copies, whose slots are
-    contiguous: passing (N, P) arrays already in that order saves the transposing copy."""
+    contiguous (numpy's element-wise work across narrow rows is many times slower): passing
+    (N, P) arrays already in that order saves the transposing copy."""
     # Written in place on one copy of the weights: on a large mesh every fresh temporary
     # costs more in page faults than the arithmetic done in it.
     j = np.asarray(joints, dtype=np.int64, order="F")
     w = np.array(weights, dtype=np.float64, order="F")
     p = w.shape[1]
-    for c in range(p):
-        np.copyto(w[:, c], 0.0, where=~((w[:, c] > 0) & (w[:, c] < np.inf)))
+    # Positive finite doubles are the bit patterns 1 .. 0x7FEFFFFFFFFFFFFF: one unsigned
+    # comparison of the bits minus one finds zeros, negatives (sign bit), NaN and infinities.
+    with np.errstate(over="ignore"):
+        bad = np.subtract(w.view(np.uint64), np.uint64(1)) >= np.uint64(0x7FEFFFFFFFFFFFFF)
+    np.copyto(w, 0.0, where=bad)
     merged = p <= MAX_MERGE_SLOTS
     if merged:
         _fold_in_place(j, w)
@@ -101,32 +107,31 @@ def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | 
     used = int(counts.max()) if len(w) else 0
     n = max(1, used) if keep is None else max(1, min(int(keep), p))
     over = int(np.count_nonzero(counts > n))
-    jp, wp, kept = _normalized(j, w, n, width)
+    cols = width if width is not None else max(4, -(-n // 4) * 4)
+    jp, wp, kept = _normalized(j, w, min(n, p), (len(w), cols), types)
     return Influences(jp, wp, used, over, merged, kept)
 
 
-def _normalized(j: I64, w: F64, n: int, width: int | None) -> tuple[I64, F64, I64]:
-    """The first ``n`` slots of each row renormalized (the row sums added slot after slot)
-    into C-order (N, width) joints and weights, and each row's non-zero count."""
-    m = min(n, w.shape[1])
+def _normalized(j: I64, w: F64, n: int, shape: tuple[int, int], types: tuple[Any, Any]
+                ) -> tuple[npt.NDArray[Any], npt.NDArray[Any], I64]:
+    """The first ``n`` slots of each row renormalized (the row sums added slot after slot),
+    written slot by slot into zeroed C-order joints and weights of ``shape`` and ``types``,
+    and each row's non-zero count."""
     total = np.zeros(len(w))
-    for c in range(m):
+    for c in range(n):
         total += w[:, c]
     np.copyto(total, 1.0, where=~(total > 0))
-    cols = width if width is not None else max(4, -(-n // 4) * 4)
-    # Filled slot by slot in column-major arrays (the padding slots zeroed as one block), then
-    # turned into rows once: numpy's element-wise work across narrow rows is many times slower.
-    wp = np.empty((len(w), cols), order="F")
-    jp = np.empty((len(w), cols), dtype=np.int64, order="F")
-    wp[:, m:] = 0.0
-    jp[:, m:] = 0
+    jp = np.zeros(shape, dtype=types[0])
+    wp = np.zeros(shape, dtype=types[1])
     counts = np.zeros(len(w), dtype=np.int64)
-    for c in range(m):
-        np.divide(w[:, c], total, out=wp[:, c])
-        nz = wp[:, c] != 0
-        np.multiply(j[:, c], nz, out=jp[:, c])
+    wc = np.empty(len(w))
+    for c in range(n):
+        np.divide(w[:, c], total, out=wc)
+        nz = wc != 0
+        wp[:, c] = wc
+        jp[:, c] = np.where(nz, j[:, c], 0)
         counts += nz
-    return np.ascontiguousarray(jp), np.ascontiguousarray(wp), counts
+    return jp, wp, counts
 
 
 def safe_inverse(m: npt.ArrayLike) -> F64:

@@ -49,7 +49,7 @@ def clean_influences(joints: Any, weights: Any, ctx: Context) -> Influences:
     weight, empty slots dropped, ``max_influences`` honoured, padded to 4k)."""
     limit = ctx.opt("max_influences")
     keep = int(limit) if limit is not None and int(limit) > 0 else None
-    inf = limit_influences(joints, weights, keep)
+    inf = limit_influences(joints, weights, keep, types=(np.uint16, np.float32))
     if not inf.merged:
         ctx.note("pet.influences_many",
                  f"vertices with {weights.shape[1]} influences: repeats not merged")
@@ -57,4 +57,4 @@ def clean_influences(joints: Any, weights: Any, ctx: Context) -> Influences:
         ctx.note("pet.influences_limited", f"{inf.over} vertices had more than {keep} "
                  f"influences: the {keep} largest kept and renormalized")
     # Per vertex, before the primitives gather them.
-    return Influences(inf.joints.astype(np.uint16), inf.weights.astype(np.float32), inf.counts)
+    return Influences(inf.joints, inf.weights, inf.counts)
