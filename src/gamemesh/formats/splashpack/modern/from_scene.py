@@ -51,7 +51,7 @@ from ..conventions import (
     stored_rotation,
 )
 from ..vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
-from . import bvh, navbuild
+from . import bvh, carry, navbuild
 from . import layout as ml
 from .document import (
     ModernDocument,
@@ -85,6 +85,7 @@ class _Obj:
     skin: int | None = None
     flags: int = ml.GO_ACTIVE
     lua_index: int = -1
+    source: int = -1  # the object index of the file the scene was read from (-1: none)
 
     def corners(self) -> npt.NDArray[np.float64]:
         c = [p.corners for p in self.parts]
@@ -183,7 +184,8 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
     info = ext(scene.nodes[owner])
     obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
                pos=m[:3, 3].copy(), flags=_int(info.get("flags"), ml.GO_ACTIVE),
-               lua_index=_int(info.get("lua_index"), -1))
+               lua_index=_int(info.get("lua_index"), -1),
+               source=_int(info.get("object"), -1))
     skinned = node.skin is not None and 0 <= node.skin < len(scene.skins)
     obj.skin = node.skin if skinned else None
     for pi, prim in enumerate(mesh.primitives):
@@ -507,10 +509,9 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed, ctx: Co
 _KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.INTERACTABLE,
          "agents": ml.AGENT, "waypoints": ml.WAYPOINT, "nav_header": ml.NAV_HEADER,
          "nav_regions": ml.NAV_REGION, "nav_portals": ml.NAV_PORTAL}
-# These point at (object, triangle) pairs: only valid while every object's triangles are too.
-_DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF, "rooms": ml.ROOM,
-            "room_portals": ml.ROOM_PORTAL, "room_tri_refs": ml.ROOM_TRI_REF,
-            "room_cells": ml.ROOM_CELL, "room_portal_refs": ml.ROOM_PORTAL_REF}
+# These point at (object, triangle) pairs: only valid while every object's triangles are too
+# (rooms, which cannot be rebuilt, are checked object by object: carry.py).
+_DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF}
 
 
 def _records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
@@ -545,7 +546,7 @@ def _sequence(entry: Any, cutscene: bool) -> Sequence | None:
     return seq
 
 
-def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
+def _restore(doc: ModernDocument, scene: Scene, objs: list[_Obj], ctx: Context) -> list[str]:
     """Put back what a scene read from a modern file kept as native records; returns the
     derived structures that could not come back."""
     native = ext(scene).get("native")
@@ -572,8 +573,11 @@ def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
         seq = _sequence(entry, True)
         if seq is not None:
             doc.cutscenes.append(seq)
+    carry.restore_audio(doc, native, ctx)
+    carry.check_audio_events(doc, ctx)
+    carry.restore_rooms(doc, native, [o.source for o in objs], ctx)
     if isinstance(native.get("opaque"), dict) and native["opaque"]:
-        ctx.note("splashpack.opaque_dropped", "audio/UI/sprite/tilemap/stream/memcard blocks "
+        ctx.note("splashpack.opaque_dropped", "UI/sprite/tilemap/stream/memcard blocks "
                  f"({', '.join(sorted(native['opaque']))}) hold absolute offsets gamemesh does "
                  "not model; they are not written from a scene")
     return missing
@@ -659,7 +663,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
         ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s) not written: point "
                  f"lights need version {ml.LIGHTS_VERSION} or later (--splash-version "
                  f"{ml.LIGHTS_VERSION} keeps them; the public runtime reads 20 and 21 only)")
-    stale = _restore(doc, scene, ctx)
+    stale = _restore(doc, scene, objs, ctx)
     _nav(doc, scene, fx, ctx)
     if _bvh(doc):
         stale = [k for k in stale if not k.startswith("bvh_")]
