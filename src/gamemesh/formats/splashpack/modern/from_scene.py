@@ -419,10 +419,23 @@ def _skins(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
                                      clips=_skin_clips(scene, o, fx, ctx), name=doc.names[k]))
         if doc.version >= ml.SKIN_TAIL_VERSION:
             _skin_tail(doc.skins[-1], scene, joints, o, fx, ctx)
+        elif names := _v26_joint_names(scene, joints, o.name):
+            ctx.note("splashpack.joint_names_dropped", f"skin "
+                     f"{scene.skins[o.skin].name or o.name!r} of {o.name!r}: joint names "
+                     f"{names} not written (version {doc.version} has no joint names; "
+                     f"--splash-version {ml.SKIN_TAIL_VERSION} keeps them)")
     if len(doc.skins) > ml.MAX_TABLE:
         msg = "the runtime reads at most 16 skinned meshes"
         raise LimitError(FMT, msg, field="header.skin_count", expected="<= 16",
                          actual=len(doc.skins))
+
+
+def _v26_joint_names(scene: Scene, joints: list[int], owner: str) -> list[str]:
+    """The joint names a v26 skin block gave (its joints keep the block's bind positions in
+    extras), not the ones to_scene makes up for a joint the block left unnamed."""
+    return [scene.nodes[j].name for b, j in enumerate(joints)
+            if "bind_raw" in ext(scene.nodes[j]) and
+            scene.nodes[j].name not in ("", f"{owner}_bone_{b}")]
 
 
 def _skin_tail(skin: SkinnedMesh, scene: Scene, joints: list[int], obj: _Obj, fx: _Fixed,
