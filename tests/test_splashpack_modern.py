@@ -469,6 +469,7 @@ def test_every_cursor_section_and_an_opaque_block_round_trip_byte_for_byte(tmp_p
             len(doc.waypoints), len(doc.bvh_nodes), len(doc.nav_regions), len(doc.cutscenes)) == \
         (1, 1, 1, 1, 2, 1, 1, 1)
     assert doc.audio_names == [b"step", b"door_loop"]
+    assert gamemesh.info(path)["native"]["audio_clips"] == ["step", "door_loop"]
     assert doc.audio_clips[["size", "rate", "loop"]].tolist() == [(64, 22050, 0), (48, 11025, 1)]
     raw = doc.opaque["memcard_offset"][1]
     assert len(raw) == 464 and raw[12:20] == b"GAMEMESH"

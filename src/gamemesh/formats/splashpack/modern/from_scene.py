@@ -7,8 +7,10 @@ baked into the vertices, spec-modern §3.2); textures go into the ``.vram`` side
 per corner (the heaviest) and, per clip, the baked bone matrices sampled at 30 fps (§4.2);
 translation and rotation channels of objects become animation tracks (§4.3); point lights become
 the v24 light table (§4.4). An exterior scene gets a BVH built by ``bvh.py`` (SAH, 64 per leaf,
-depth 16, breadth-first numbering, §3.5); rooms and nav regions need build rules the spec only
-names, so they are left empty and a warning says what the runtime lacks.
+depth 16, breadth-first numbering, §3.5); nav regions are built from navmesh nodes
+(``navbuild.py``). Rooms cannot be built from a scene: those, the audio clips and the other
+records a modern file's scene kept come back from its extras (``carry.py``), and a warning says
+what the runtime lacks.
 """
 
 from __future__ import annotations
