@@ -31,7 +31,7 @@ FMT = "splashpack"
 _ROOMS = {"rooms": ml.ROOM, "room_portals": ml.ROOM_PORTAL, "room_tri_refs": ml.ROOM_TRI_REF,
           "room_cells": ml.ROOM_CELL, "room_portal_refs": ml.ROOM_PORTAL_REF}
 
-__all__ = ["audio_extras", "check_audio_events", "in_scene_order", "restore_audio",
+__all__ = ["audio_extras", "check_audio_events", "in_scene_order", "records", "restore_audio",
            "restore_rooms", "room_extras"]
 
 
@@ -39,7 +39,8 @@ def _b64(a: npt.NDArray[Any]) -> str:
     return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
 
 
-def _records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
+def records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
+    """Records of ``dt`` from a base64 string in a scene's extras (None: not such records)."""
     if not isinstance(raw, str):
         return None
     try:
@@ -109,7 +110,7 @@ def restore_rooms(doc: ModernDocument, native: dict[str, Any], sources: list[int
                   ctx: Context) -> None:
     """Put the scene's rooms back when every object they reference came back unchanged;
     ``sources[k]``: the file object index written object ``k`` was read as (-1: a new one)."""
-    recs = {name: _records(native.get(name), dt) for name, dt in _ROOMS.items()}
+    recs = {name: records(native.get(name), dt) for name, dt in _ROOMS.items()}
     rooms, refs = recs["rooms"], recs["room_tri_refs"]
     if rooms is None or refs is None or not len(rooms):
         return

@@ -15,7 +15,6 @@ what the runtime lacks.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -529,33 +528,21 @@ _KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.I
 _DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF}
 
 
-def _records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
-    if not isinstance(raw, str):
-        return None
-    try:
-        data = base64.b64decode(raw, validate=True)
-    except ValueError:
-        return None
-    if len(data) % dt.itemsize:
-        return None
-    return np.frombuffer(data, dt).copy()
-
-
 def _sequence(entry: Any, cutscene: bool) -> Sequence | None:
     if not isinstance(entry, dict):
         return None
-    hdr = _records(entry.get("header"), ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER)
+    hdr = carry.records(entry.get("header"), ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER)
     if hdr is None or len(hdr) != 1:
         return None
     seq = Sequence(name=str(entry.get("name", "")).encode("utf-8"), header=hdr)
     for t in entry.get("tracks", []) if isinstance(entry.get("tracks"), list) else []:
-        keys = _records(t.get("keys") if isinstance(t, dict) else None, ml.KEY)
+        keys = carry.records(t.get("keys") if isinstance(t, dict) else None, ml.KEY)
         if keys is None:
             return None
         seq.tracks.append(Track(_int(t.get("type"), 0) & 0xFF, _int(t.get("light_index"), 0)
                                 & 0xFF, str(t.get("target", "")).encode("utf-8"), keys))
-    ev = _records(entry.get("audio_events"), ml.AUDIO_EVENT)
-    sk = _records(entry.get("skin_events"), ml.SKIN_EVENT)
+    ev = carry.records(entry.get("audio_events"), ml.AUDIO_EVENT)
+    sk = carry.records(entry.get("skin_events"), ml.SKIN_EVENT)
     seq.audio_events = ev if ev is not None and cutscene else seq.audio_events
     seq.skin_events = sk if sk is not None else seq.skin_events
     return seq
@@ -567,7 +554,7 @@ def _restore(doc: ModernDocument, scene: Scene, objs: list[_Obj], ctx: Context) 
     native = ext(scene).get("native")
     native = native if isinstance(native, dict) else {}
     for name, dt in _KEPT.items():
-        recs = _records(native.get(name), dt)
+        recs = carry.records(native.get(name), dt)
         if recs is not None:
             setattr(doc, name, recs)
     if doc.version < 22 and (len(doc.agents) or len(doc.waypoints)):
@@ -578,7 +565,7 @@ def _restore(doc: ModernDocument, scene: Scene, objs: list[_Obj], ctx: Context) 
     same = native.get("poly_counts") == [len(m) for m in doc.meshes]
     missing = []
     for name, dt in _DERIVED.items():
-        recs = _records(native.get(name), dt)
+        recs = carry.records(native.get(name), dt)
         if recs is not None and same:
             setattr(doc, name, recs)
         elif recs is not None:
