@@ -335,3 +335,18 @@ def test_a_kept_bvh_names_the_same_triangles_after_gltf_reorders_them(tmp_path: 
     assert refs_b == [(0, 1), (0, 0), (1, 0), (1, 1)]
     for ra, rb in zip(refs_a, refs_b, strict=True):
         assert _triangle(b, wb["gos"], *rb) == _triangle(a, wa["gos"], *ra)
+
+
+def test_a_modern_scene_written_as_v1_names_what_v1_cannot_hold(tmp_path: Path) -> None:
+    src = _write(rich_document(), tmp_path / "rich.splashpack")
+    gamemesh.convert(src, tmp_path / "rich.glb")
+    notes = gamemesh.save(gamemesh.load(tmp_path / "rich.glb"), tmp_path / "v1.bin",
+                          layout="H")
+    msg = next(n.message for n in notes if n.code == "splashpack.modern_dropped")
+    assert msg.startswith("version 1 has no audio clips, cutscenes, colliders, trigger boxes, "
+                          "interactables, AI agents:")
+    # A v1 scene has none of them: no note.
+    gamemesh.save(scene(lights=False), tmp_path / "plain.bin", layout="H")
+    gamemesh.convert(tmp_path / "plain.bin", tmp_path / "plain.glb")
+    notes = gamemesh.save(gamemesh.load(tmp_path / "plain.glb"), tmp_path / "again.bin")
+    assert "splashpack.modern_dropped" not in {n.code for n in notes}

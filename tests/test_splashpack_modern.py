@@ -32,6 +32,7 @@ from splashpack_modern_fixtures import (
     VERSIONS,
     checker,
     files,
+    interior_document,
     quad,
     rich_document,
     scene,
@@ -418,6 +419,18 @@ def test_truncations_and_mutations_fail_cleanly(v: int) -> None:
     assert assert_truncations_fail_cleanly(SPEC, data) > 100
     assert_mutations_fail_cleanly(SPEC, data, count=1500, seed=v)
     assert replay_crashes(SPEC) >= 0
+
+
+def test_audio_table_and_rooms_truncations_and_mutations_fail_cleanly() -> None:
+    """The rich document (audio table, every cursor section) and the interior one (rooms)."""
+    for k, doc in enumerate((rich_document(), interior_document(21))):
+        data = write_modern(doc)
+        assert assert_truncations_fail_cleanly(SPEC, data) > 100
+        assert_mutations_fail_cleanly(SPEC, data, count=800, seed=40 + k)
+    data = bytearray(write_modern(rich_document()))
+    struct.pack_into("<I", data, 68, 0)  # clips counted, no table: refused by name
+    with pytest.raises(FormatError, match="audio"):
+        SPEC.read(bytes(data), Context())
 
 
 def test_vram_truncations_and_mutations_fail_cleanly() -> None:
