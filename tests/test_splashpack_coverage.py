@@ -28,6 +28,7 @@ import numpy as np
 
 import gamemesh
 from gamemesh.formats.splashpack.modern import layout as ml
+from gamemesh.formats.splashpack.modern.carry import in_scene_order
 from gamemesh.formats.splashpack.modern.write import write_modern, write_vram
 from splashpack_modern_fixtures import ADPCM, interior_document, rich_document, scene
 
@@ -350,3 +351,14 @@ def test_a_modern_scene_written_as_v1_names_what_v1_cannot_hold(tmp_path: Path) 
     gamemesh.convert(tmp_path / "plain.bin", tmp_path / "plain.glb")
     notes = gamemesh.save(gamemesh.load(tmp_path / "plain.glb"), tmp_path / "again.bin")
     assert "splashpack.modern_dropped" not in {n.code for n in notes}
+
+
+def test_references_follow_their_triangles_into_scene_order() -> None:
+    """Each reference lands where its triangle went; past an object's count, or an object past
+    the table, it is left as it was (the runtime skips those)."""
+    orders = {1: np.array([2, 0, 1]), 3: np.array([1, 0])}
+    refs = np.zeros(7, ml.BVH_REF)
+    refs[["object", "tri"]] = [(0, 1), (1, 0), (1, 1), (1, 2), (3, 0), (1, 9), (7, 0)]
+    out = in_scene_order(refs, orders, [2, 3, 0, 2])
+    assert out[["object", "tri"]].tolist() == [(0, 1), (1, 1), (1, 2), (1, 0), (3, 1), (1, 9),
+                                               (7, 0)]

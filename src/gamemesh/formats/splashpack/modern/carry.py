@@ -55,18 +55,22 @@ def _int(v: Any) -> int | None:
 
 
 # -- triangle references -----------------------------------------------------------------------
-def in_scene_order(refs: npt.NDArray[np.void], orders: dict[int, npt.NDArray[np.intp]]
-                   ) -> npt.NDArray[np.void]:
+def in_scene_order(refs: npt.NDArray[np.void], orders: dict[int, npt.NDArray[np.intp]],
+                   counts: list[int]) -> npt.NDArray[np.void]:
     """(object, tri) references renumbered to the order the scene holds each object's triangles
-    in: ``orders[o]`` lists object ``o``'s file triangles in scene order (absent: unchanged)."""
-    out = refs.copy()
+    in: ``orders[o]`` lists object ``o``'s file triangles in scene order (absent: unchanged);
+    ``counts`` are the objects' triangle counts (a reference past them is left as it is)."""
+    if not orders or not len(refs):
+        return refs
+    starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    rank = np.arange(starts[-1])  # every triangle's place in its object's scene order, flat
     for o, order in orders.items():
-        sel = out["object"] == o
-        if sel.any():
-            rank = np.empty(len(order), np.int64)
-            rank[order] = np.arange(len(order))
-            tri = out["tri"][sel].astype(np.int64)
-            out["tri"][sel] = np.where(tri < len(rank), rank[np.minimum(tri, len(rank) - 1)], tri)
+        rank[starts[o] + order] = starts[o] + np.arange(len(order))
+    obj, tri = refs["object"].astype(np.int64), refs["tri"].astype(np.int64)
+    ok = obj < len(counts)
+    ok[ok] = tri[ok] < np.asarray(counts, np.int64)[obj[ok]]
+    out = refs.copy()
+    out["tri"][ok] = rank[starts[obj[ok]] + tri[ok]] - starts[obj[ok]]
     return out
 
 
@@ -86,7 +90,7 @@ def room_extras(doc: ModernDocument, orders: dict[int, npt.NDArray[np.intp]]) ->
     if not len(doc.rooms):
         return {}
     out: dict[str, Any] = {name: _b64(getattr(doc, name)) for name in _ROOMS}
-    refs = in_scene_order(doc.room_tri_refs, orders)
+    refs = in_scene_order(doc.room_tri_refs, orders, [len(m) for m in doc.meshes])
     out["room_tri_refs"] = _b64(refs)
     digests = {}
     for o in sorted(set(refs["object"].tolist())):

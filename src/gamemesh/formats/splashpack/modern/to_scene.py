@@ -371,7 +371,8 @@ def _native(doc: ModernDocument, orders: dict[int, npt.NDArray[np.intp]]) -> dic
                  "waypoints", "nav_header", "nav_regions", "nav_portals"):
         a = getattr(doc, name)
         if len(a):
-            out[name] = _b64(in_scene_order(a, orders) if name == "bvh_refs" else a)
+            out[name] = _b64(in_scene_order(a, orders, [len(m) for m in doc.meshes])
+                             if name == "bvh_refs" else a)
     out.update(room_extras(doc, orders))
     if len(doc.audio_clips):
         out["audio"] = audio_extras(doc)
