@@ -362,3 +362,21 @@ def test_references_follow_their_triangles_into_scene_order() -> None:
     out = in_scene_order(refs, orders, [2, 3, 0, 2])
     assert out[["object", "tri"]].tolist() == [(0, 1), (1, 1), (1, 2), (1, 0), (3, 1), (1, 9),
                                                (7, 0)]
+
+
+def test_a_reference_to_no_object_stays_one_and_unverifiable_rooms_are_left_out(
+        tmp_path: Path) -> None:
+    doc = interior_document(21)
+    doc.room_tri_refs = np.concatenate([doc.room_tri_refs, np.zeros(1, ml.ROOM_TRI_REF)])
+    doc.room_tri_refs[4] = (9, 0)  # the catch-all names object 9 of 3: the runtime skips it
+    doc.rooms[2]["tri_ref_count"] = 1
+    src = _write(doc, tmp_path / "in.splashpack")
+    gamemesh.convert(src, tmp_path / "in.glb")
+    gamemesh.convert(tmp_path / "in.glb", tmp_path / "out.splashpack")
+    w = _walk((tmp_path / "out.splashpack").read_bytes())
+    assert w["tri_refs"] == [(0, 1), (0, 0), (1, 1), (1, 0), (0xFFFF, 0)]
+    s = gamemesh.load(tmp_path / "in.glb")
+    del s.extras["splashpack"]["native"]["room_objects"]
+    notes = gamemesh.save(s, tmp_path / "old.splashpack")
+    msg = next(n.message for n in notes if n.code == "splashpack.rooms_dropped")
+    assert "keeps no digest" in msg

@@ -119,9 +119,12 @@ def restore_rooms(doc: ModernDocument, native: dict[str, Any], sources: list[int
     if rooms is None or refs is None or not len(rooms):
         return
     digests = native.get("room_objects")
-    digests = digests if isinstance(digests, dict) else {}
-    new_of: dict[int, int] = {}
     why: list[str] = []
+    if not isinstance(digests, dict):
+        why.append("the scene keeps no digest of the objects they reference, so whether those "
+                   "changed cannot be told")
+        digests = {}
+    new_of: dict[int, int] = {}
     for k, src in enumerate(sources):
         static = len(doc.meshes[k]) and not int(doc.objects[k]["flags"]) & ml.GO_SKINNED
         if src < 0 or src in new_of:
@@ -133,6 +136,8 @@ def restore_rooms(doc: ModernDocument, native: dict[str, Any], sources: list[int
     for o in sorted(set(refs["object"].tolist())):
         now = new_of.get(o)
         where = f"rooms {_rooms_of(rooms, refs, o)}"
+        if str(o) not in digests:
+            continue  # no object of the source: the runtime skipped it there, and will again
         if now is None:
             why.append(f"file object {o}, referenced by {where}, is not in the scene")
         elif digests.get(str(o)) != _digest(doc.objects[now], doc.meshes[now]):
@@ -147,7 +152,8 @@ def restore_rooms(doc: ModernDocument, native: dict[str, Any], sources: list[int
     for name, a in recs.items():
         if a is not None:
             setattr(doc, name, a)
-    lookup = np.zeros(max(new_of) + 1, np.uint16)
+    # A reference to no object of the source goes to 0xFFFF, which names no object either.
+    lookup = np.full(0x10000, ml.NO_INDEX, np.uint16)
     lookup[list(new_of)] = list(new_of.values())
     doc.room_tri_refs["object"] = lookup[refs["object"]]
 
