@@ -4,6 +4,7 @@ fixtures of versions 20..26 made from it by gamemesh's own writer. No tests here
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -133,10 +134,56 @@ def build(folder: Path = FIXTURES) -> list[Path]:
     return out
 
 
+# Made-up SPU ADPCM: 7 blocks of 16 bytes (a shift/filter byte, a flags byte, 14 sample bytes).
+ADPCM = bytes((k * 37 + 11) & 0xFF if k % 16 > 1 else (0x0C if k % 16 == 0 else 0)
+              for k in range(112))
+
+
+def spu_file(clips: list[tuple[int, int, bytes]]) -> bytes:
+    """A ``.spu`` (spec-modern §7): 'SA', the clip count, then per clip its size, rate, loop and a
+    pad byte, its ADPCM, an align to 4."""
+    out = bytearray(b"SA" + struct.pack("<H", len(clips)))
+    for rate, loop, data in clips:
+        out += struct.pack("<IHBB", len(data), rate, loop, 0) + data
+        out += bytes(-len(out) % 4)
+    return bytes(out)
+
+
+def interior_document(version: int = 21) -> ModernDocument:
+    """The scene as an interior (sceneType 1) with two rooms, the catch-all, one portal between
+    them, one cell per room and the portal refs, laid out as D23 §2.9 says SplashEdit writes
+    them. The floor's first triangle is made untextured, so the floor's two materials interleave
+    and a glTF holds its triangles in another order than the file (textured first)."""
+    doc = document(version)
+    doc.header["scene_type"] = 1
+    doc.bvh_nodes, doc.bvh_refs = np.zeros(0, ml.BVH_NODE), np.zeros(0, ml.BVH_REF)
+    floor = doc.meshes[0]
+    floor[0]["tpage"], floor[0]["clut_x"], floor[0]["clut_y"] = 0xFFFF, 0, 0
+    floor[0]["uv"] = 0
+    doc.room_tri_refs = np.zeros(4, ml.ROOM_TRI_REF)
+    # Room 0: the floor's triangles 0 and 1; room 1: the crate's 1 and 0; the catch-all: none.
+    doc.room_tri_refs[["object", "tri"]] = [(0, 0), (0, 1), (1, 1), (1, 0)]
+    doc.rooms = np.zeros(3, ml.ROOM)
+    doc.rooms[["first_tri_ref", "tri_ref_count", "first_cell", "cell_count", "portal_ref_count",
+               "first_portal_ref"]] = [(0, 2, 0, 1, 1, 0), (2, 2, 1, 1, 1, 1), (4, 0, 2, 0, 0, 2)]
+    doc.rooms["aabb"] = [[-8192, -4096, -8192, 8192, 4096, 0], [0, -8192, -8192, 8192, 0, 8192],
+                         [-40960, -40960, -40960, 40960, 40960, 40960]]
+    doc.room_portals = np.zeros(1, ml.ROOM_PORTAL)
+    doc.room_portals[0] = (0, 1, [4096, -2048, 0], 2048, 4096, [0, 0, 4096], 0, [4096, 0, 0],
+                           [0, -4096, 0])
+    doc.room_cells = np.zeros(2, ml.ROOM_CELL)
+    doc.room_cells[["first_tri_ref", "tri_ref_count"]] = [(0, 2), (2, 2)]
+    doc.room_cells["aabb"] = doc.rooms["aabb"][:2]
+    doc.room_portal_refs = np.zeros(2, ml.ROOM_PORTAL_REF)
+    doc.room_portal_refs[["portal", "other_room"]] = [(0, 1), (0, 0)]
+    return doc
+
+
 def rich_document() -> ModernDocument:
     """The v24 document plus what a scene cannot author: a Lua file, a collider, a trigger, an
     interactable, an agent with waypoints, a BVH, a square nav region with a portal, a cutscene
-    with a camera track, and an audio table kept as opaque bytes at the offset it must have."""
+    with a camera track playing an audio clip, two audio clips with their ``.spu``, and a memory
+    card block kept as opaque bytes at the offset it must have."""
     doc = document(24)
     doc.lua = [b"function onCreate(self) end\n"]
     doc.lua_desc = np.zeros(1, ml.LUA_DESC)
@@ -166,15 +213,19 @@ def rich_document() -> ModernDocument:
     keys["frame"], keys["v"] = [0, 60], [[0, -100, 0], [50, -100, 0]]
     doc.cutscenes = [Sequence(name=b"intro", header=np.zeros(1, ml.CUTSCENE_HEADER),
                               tracks=[Track(0, 0, b"", keys)])]
-    # The audio table sits right after the name table (4-aligned): one clip named "step".
-    names_end = 0
-    probe = write_modern(doc)
-    names_at = int.from_bytes(probe[60:64], "little")
-    names_end = names_at + sum(len(n) + 2 for n in doc.names)
-    at = (names_end + 3) // 4 * 4
-    doc.header["audio_count"] = 1
-    table = np.zeros(1, [("data", "<u4"), ("size", "<u4"), ("rate", "<u2"), ("loop", "u1"),
-                         ("name_len", "u1"), ("name_offset", "<u4")])
-    table[0] = (0, 1024, 22050, 0, 4, at + 16)
-    doc.opaque["audio_table_offset"] = (at, table.tobytes() + b"step\0\0\0\0")
+    # Two clips (their ADPCM in the .spu, 16-byte blocks as the SPU plays them) and a cutscene
+    # event playing the second.
+    doc.audio_clips = np.zeros(2, ml.AUDIO_CLIP)
+    doc.audio_clips[["size", "rate", "loop"]] = [(64, 22050, 0), (48, 11025, 1)]
+    doc.audio_names = [b"step", b"door_loop"]
+    doc.spu = spu_file([(22050, 0, ADPCM[:64]), (11025, 1, ADPCM[64:112])])
+    doc.cutscenes[0].audio_events = np.zeros(1, ml.AUDIO_EVENT)
+    doc.cutscenes[0].audio_events[0] = (30, 1, 100, 64, 0)
+    # A memory-card block (464 B, not modelled) where the writer puts the unmodelled blocks:
+    # after the skins, before the lights.
+    lights, doc.lights = doc.lights, []
+    at = (len(write_modern(doc)) + 3) // 4 * 4
+    doc.lights = lights
+    doc.opaque["memcard_offset"] = (at, b"BI" + b"SLPS-00000" + b"GAMEMESH".ljust(32, b"\0") +
+                                    bytes(464 - 44))
     return doc

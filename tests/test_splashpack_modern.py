@@ -32,6 +32,7 @@ from splashpack_modern_fixtures import (
     VERSIONS,
     checker,
     files,
+    interior_document,
     quad,
     rich_document,
     scene,
@@ -420,6 +421,18 @@ def test_truncations_and_mutations_fail_cleanly(v: int) -> None:
     assert replay_crashes(SPEC) >= 0
 
 
+def test_audio_table_and_rooms_truncations_and_mutations_fail_cleanly() -> None:
+    """The rich document (audio table, every cursor section) and the interior one (rooms)."""
+    for k, doc in enumerate((rich_document(), interior_document(21))):
+        data = write_modern(doc)
+        assert assert_truncations_fail_cleanly(SPEC, data) > 100
+        assert_mutations_fail_cleanly(SPEC, data, count=800, seed=40 + k)
+    data = bytearray(write_modern(rich_document()))
+    struct.pack_into("<I", data, 68, 0)  # clips counted, no table: refused by name
+    with pytest.raises(FormatError, match="audio"):
+        SPEC.read(bytes(data), Context())
+
+
 def test_vram_truncations_and_mutations_fail_cleanly() -> None:
     vram = fixture(23)[1]
     rng = np.random.default_rng(7)
@@ -452,9 +465,10 @@ def test_checker_is_four_colours() -> None:
 # -- what a scene cannot author ------------------------------------------------------------------
 def _rich(tmp_path: Path) -> Path:
     doc = rich_document()
-    assert doc.vram is not None
+    assert doc.vram is not None and doc.spu is not None
     (tmp_path / "rich.splashpack").write_bytes(write_modern(doc))
     (tmp_path / "rich.vram").write_bytes(write_vram(doc.vram))
+    (tmp_path / "rich.spu").write_bytes(doc.spu)
     return tmp_path / "rich.splashpack"
 
 
@@ -467,12 +481,23 @@ def test_every_cursor_section_and_an_opaque_block_round_trip_byte_for_byte(tmp_p
     assert (len(doc.colliders), len(doc.triggers), len(doc.interactables), len(doc.agents),
             len(doc.waypoints), len(doc.bvh_nodes), len(doc.nav_regions), len(doc.cutscenes)) == \
         (1, 1, 1, 1, 2, 1, 1, 1)
-    off, raw = doc.opaque["audio_table_offset"]
-    assert raw[16:20] == b"step" and struct.unpack_from("<I", raw, 12)[0] == off + 16
+    assert doc.audio_names == [b"step", b"door_loop"]
+    assert gamemesh.info(path)["native"]["audio_clips"] == ["step", "door_loop"]
+    assert doc.audio_clips[["size", "rate", "loop"]].tolist() == [(64, 22050, 0), (48, 11025, 1)]
+    raw = doc.opaque["memcard_offset"][1]
+    assert len(raw) == 464 and raw[12:20] == b"GAMEMESH"
     # Moving an opaque block would break its own absolute offsets: refused, not corrupted.
     doc.names[0] = b"A much longer floor name"
-    with pytest.raises(LimitError, match="audio_table_offset"):
+    with pytest.raises(LimitError, match="memcard_offset"):
         SPEC.write(doc, Context())
+    # The audio table is modelled: longer names move it and its names' offsets with it.
+    del doc.opaque["memcard_offset"]
+    doc.audio_names[0] = b"footstep"
+    moved = SPEC.write(doc, Context())
+    table = struct.unpack_from("<I", moved, 68)[0]
+    assert table % 4 == 0 and table > struct.unpack_from("<I", data, 68)[0]
+    name_at = struct.unpack_from("<I", moved, table + 12)[0]
+    assert moved[name_at:name_at + 9] == b"footstep\0" and moved[table + 11] == 8
 
 
 def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path: Path) -> None:
@@ -494,6 +519,7 @@ def test_native_records_come_back_from_gltf_and_stale_ones_are_dropped(tmp_path:
         [t.keys.tobytes() for t in a.cutscenes[0].tracks]
     codes = {n.code for n in rep.notes}
     assert "splashpack.opaque_dropped" in codes and "splashpack.navmesh_dropped" not in codes
+    assert back.audio_names == a.audio_names and back.spu == a.spu
     # A changed mesh makes the kept BVH stale: it is rebuilt over the new triangles.
     floor = s.meshes[s.nodes[0].mesh].primitives[0]  # type: ignore[index]
     one = floor.triangles()[:1].reshape(-1)

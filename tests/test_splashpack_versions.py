@@ -112,3 +112,32 @@ def test_every_version_round_trips_through_gltf_byte_for_byte(v: int, tmp_path: 
     doc = gamemesh.read_native(tmp_path / "q.splashpack")
     assert (len(doc.objects), doc.triangle_count(), len(doc.skins), len(doc.animations),
             len(doc.lights)) == (3, 20, 1, 1, 1 if v >= 24 else 0)
+
+
+@pytest.mark.parametrize("v", [20, 21, 25])
+def test_v26_joint_names_written_as_an_older_version_are_named_in_a_warning(v: int,
+                                                                             tmp_path: Path
+                                                                             ) -> None:
+    gamemesh.convert(FIXTURES / "v26.splashpack", tmp_path / "v26.glb")
+    notes = _codes(gamemesh.save(gamemesh.load(tmp_path / "v26.glb"),
+                                 tmp_path / "out.splashpack", splash_version=v))
+    msg = notes["splashpack.joint_names_dropped"].message
+    assert "skin 'Pillar_skin' of 'Pillar'" in msg and "['hip', 'top']" in msg
+    assert f"version {v} has no joint names" in msg and "--splash-version 26" in msg
+
+
+def test_no_joint_names_warning_without_v26_names(tmp_path: Path) -> None:
+    """No false alarm: v26 keeps the names; a v25 skin has none (its joints' names are made
+    up); a v26 skin whose names are empty gave none either."""
+    for src, v in (("v26", 26), ("v25", 21)):
+        gamemesh.convert(FIXTURES / f"{src}.splashpack", tmp_path / f"{src}.glb")
+        notes = gamemesh.save(gamemesh.load(tmp_path / f"{src}.glb"),
+                              tmp_path / f"{src}-{v}.splashpack", splash_version=v)
+        assert "splashpack.joint_names_dropped" not in _codes(notes)
+    doc = gamemesh.read_native(FIXTURES / "v26.splashpack")
+    doc.skins[0].joint_names = [b"", b""]
+    gamemesh.write_native(doc, tmp_path / "unnamed.splashpack")
+    gamemesh.convert(tmp_path / "unnamed.splashpack", tmp_path / "unnamed.glb")
+    notes = gamemesh.save(gamemesh.load(tmp_path / "unnamed.glb"),
+                          tmp_path / "unnamed-21.splashpack", splash_version=21)
+    assert "splashpack.joint_names_dropped" not in _codes(notes)

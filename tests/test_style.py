@@ -158,9 +158,10 @@ def test_every_format_package_has_one_shape() -> None:
             # modules choose between them by version.
             generation = {"__init__", "layout", "document", "read", "write", "to_scene",
                           "from_scene", "info"}
-            # modern/ also builds the derived sections the runtime walks (bvh, navbuild) and
-            # keeps the runtime's rules for the player, lights and parented tracks apart.
-            modern_extra = {"bvh", "navbuild", "player", "lights", "tracks"}
+            # modern/ also builds the derived sections the runtime walks (bvh, navbuild),
+            # keeps the runtime's rules for the player, lights and parented tracks apart, and
+            # carries what a scene cannot author (audio, rooms) back from its extras (carry).
+            modern_extra = {"bvh", "navbuild", "player", "lights", "tracks", "carry"}
             for sub, cls, extra in (("v1", doc_class, set()), ("modern", "ModernDocument",
                                                                 modern_extra)):
                 assert {p.stem for p in (folder / sub).glob("*.py")} == generation | extra, sub

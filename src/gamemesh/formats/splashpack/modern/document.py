@@ -123,7 +123,9 @@ class ModernDocument:
     skins: list[SkinnedMesh] = field(default_factory=list)
     light_pad: int = 0
     lights: list[PointLight] = field(default_factory=list)
-    # Offset-bearing blocks not modelled (audio, UI, sprites, tilemap, stream, memcard): by
+    audio_clips: Records = field(default_factory=_empty(ml.AUDIO_CLIP))
+    audio_names: list[bytes] = field(default_factory=list)  # one per clip
+    # Offset-bearing blocks not modelled (UI, sprites, tilemap, stream, memcard): by
     # header field, the offset they were read from and their bytes up to the next block.
     opaque: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     vram: VramFile | None = None

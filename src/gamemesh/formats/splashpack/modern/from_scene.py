@@ -7,13 +7,14 @@ baked into the vertices, spec-modern §3.2); textures go into the ``.vram`` side
 per corner (the heaviest) and, per clip, the baked bone matrices sampled at 30 fps (§4.2);
 translation and rotation channels of objects become animation tracks (§4.3); point lights become
 the v24 light table (§4.4). An exterior scene gets a BVH built by ``bvh.py`` (SAH, 64 per leaf,
-depth 16, breadth-first numbering, §3.5); rooms and nav regions need build rules the spec only
-names, so they are left empty and a warning says what the runtime lacks.
+depth 16, breadth-first numbering, §3.5); nav regions are built from navmesh nodes
+(``navbuild.py``). Rooms cannot be built from a scene: those, the audio clips and the other
+records a modern file's scene kept come back from its extras (``carry.py``), and a warning says
+what the runtime lacks.
 """
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,7 @@ from ..conventions import (
     stored_rotation,
 )
 from ..vram import Tex, Textures, atlas_pixels, ext, merge_pages, place
-from . import bvh, navbuild
+from . import bvh, carry, navbuild
 from . import layout as ml
 from .document import (
     ModernDocument,
@@ -85,6 +86,7 @@ class _Obj:
     skin: int | None = None
     flags: int = ml.GO_ACTIVE
     lua_index: int = -1
+    source: int = -1  # the object index of the file the scene was read from (-1: none)
 
     def corners(self) -> npt.NDArray[np.float64]:
         c = [p.corners for p in self.parts]
@@ -183,7 +185,8 @@ def _node_object(scene: Scene, i: int, worlds: list[npt.NDArray[np.float64]], te
     info = ext(scene.nodes[owner])
     obj = _Obj(name=scene.nodes[owner].name or f"object_{i}", node=i, rot=rot, raw_rot=raw_rot,
                pos=m[:3, 3].copy(), flags=_int(info.get("flags"), ml.GO_ACTIVE),
-               lua_index=_int(info.get("lua_index"), -1))
+               lua_index=_int(info.get("lua_index"), -1),
+               source=_int(info.get("object"), -1))
     skinned = node.skin is not None and 0 <= node.skin < len(scene.skins)
     obj.skin = node.skin if skinned else None
     for pi, prim in enumerate(mesh.primitives):
@@ -417,10 +420,23 @@ def _skins(doc: ModernDocument, scene: Scene, objs: list[_Obj], fx: _Fixed,
                                      clips=_skin_clips(scene, o, fx, ctx), name=doc.names[k]))
         if doc.version >= ml.SKIN_TAIL_VERSION:
             _skin_tail(doc.skins[-1], scene, joints, o, fx, ctx)
+        elif names := _v26_joint_names(scene, joints, o.name):
+            ctx.note("splashpack.joint_names_dropped", f"skin "
+                     f"{scene.skins[o.skin].name or o.name!r} of {o.name!r}: joint names "
+                     f"{names} not written (version {doc.version} has no joint names; "
+                     f"--splash-version {ml.SKIN_TAIL_VERSION} keeps them)")
     if len(doc.skins) > ml.MAX_TABLE:
         msg = "the runtime reads at most 16 skinned meshes"
         raise LimitError(FMT, msg, field="header.skin_count", expected="<= 16",
                          actual=len(doc.skins))
+
+
+def _v26_joint_names(scene: Scene, joints: list[int], owner: str) -> list[str]:
+    """The joint names a v26 skin block gave (its joints keep the block's bind positions in
+    extras), not the ones to_scene makes up for a joint the block left unnamed."""
+    return [scene.nodes[j].name for b, j in enumerate(joints)
+            if "bind_raw" in ext(scene.nodes[j]) and
+            scene.nodes[j].name not in ("", f"{owner}_bone_{b}")]
 
 
 def _skin_tail(skin: SkinnedMesh, scene: Scene, joints: list[int], obj: _Obj, fx: _Fixed,
@@ -507,51 +523,38 @@ def _header(doc: ModernDocument, scene: Scene, version: int, fx: _Fixed, ctx: Co
 _KEPT = {"colliders": ml.COLLIDER, "triggers": ml.TRIGGER, "interactables": ml.INTERACTABLE,
          "agents": ml.AGENT, "waypoints": ml.WAYPOINT, "nav_header": ml.NAV_HEADER,
          "nav_regions": ml.NAV_REGION, "nav_portals": ml.NAV_PORTAL}
-# These point at (object, triangle) pairs: only valid while every object's triangles are too.
-_DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF, "rooms": ml.ROOM,
-            "room_portals": ml.ROOM_PORTAL, "room_tri_refs": ml.ROOM_TRI_REF,
-            "room_cells": ml.ROOM_CELL, "room_portal_refs": ml.ROOM_PORTAL_REF}
-
-
-def _records(raw: Any, dt: np.dtype[Any]) -> npt.NDArray[np.void] | None:
-    if not isinstance(raw, str):
-        return None
-    try:
-        data = base64.b64decode(raw, validate=True)
-    except ValueError:
-        return None
-    if len(data) % dt.itemsize:
-        return None
-    return np.frombuffer(data, dt).copy()
+# These point at (object, triangle) pairs: only valid while every object's triangles are too
+# (rooms, which cannot be rebuilt, are checked object by object: carry.py).
+_DERIVED = {"bvh_nodes": ml.BVH_NODE, "bvh_refs": ml.BVH_REF}
 
 
 def _sequence(entry: Any, cutscene: bool) -> Sequence | None:
     if not isinstance(entry, dict):
         return None
-    hdr = _records(entry.get("header"), ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER)
+    hdr = carry.records(entry.get("header"), ml.CUTSCENE_HEADER if cutscene else ml.ANIM_HEADER)
     if hdr is None or len(hdr) != 1:
         return None
     seq = Sequence(name=str(entry.get("name", "")).encode("utf-8"), header=hdr)
     for t in entry.get("tracks", []) if isinstance(entry.get("tracks"), list) else []:
-        keys = _records(t.get("keys") if isinstance(t, dict) else None, ml.KEY)
+        keys = carry.records(t.get("keys") if isinstance(t, dict) else None, ml.KEY)
         if keys is None:
             return None
         seq.tracks.append(Track(_int(t.get("type"), 0) & 0xFF, _int(t.get("light_index"), 0)
                                 & 0xFF, str(t.get("target", "")).encode("utf-8"), keys))
-    ev = _records(entry.get("audio_events"), ml.AUDIO_EVENT)
-    sk = _records(entry.get("skin_events"), ml.SKIN_EVENT)
+    ev = carry.records(entry.get("audio_events"), ml.AUDIO_EVENT)
+    sk = carry.records(entry.get("skin_events"), ml.SKIN_EVENT)
     seq.audio_events = ev if ev is not None and cutscene else seq.audio_events
     seq.skin_events = sk if sk is not None else seq.skin_events
     return seq
 
 
-def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
+def _restore(doc: ModernDocument, scene: Scene, objs: list[_Obj], ctx: Context) -> list[str]:
     """Put back what a scene read from a modern file kept as native records; returns the
     derived structures that could not come back."""
     native = ext(scene).get("native")
     native = native if isinstance(native, dict) else {}
     for name, dt in _KEPT.items():
-        recs = _records(native.get(name), dt)
+        recs = carry.records(native.get(name), dt)
         if recs is not None:
             setattr(doc, name, recs)
     if doc.version < 22 and (len(doc.agents) or len(doc.waypoints)):
@@ -562,7 +565,7 @@ def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
     same = native.get("poly_counts") == [len(m) for m in doc.meshes]
     missing = []
     for name, dt in _DERIVED.items():
-        recs = _records(native.get(name), dt)
+        recs = carry.records(native.get(name), dt)
         if recs is not None and same:
             setattr(doc, name, recs)
         elif recs is not None:
@@ -572,8 +575,11 @@ def _restore(doc: ModernDocument, scene: Scene, ctx: Context) -> list[str]:
         seq = _sequence(entry, True)
         if seq is not None:
             doc.cutscenes.append(seq)
+    carry.restore_audio(doc, native, ctx)
+    carry.check_audio_events(doc, ctx)
+    carry.restore_rooms(doc, native, [o.source for o in objs], ctx)
     if isinstance(native.get("opaque"), dict) and native["opaque"]:
-        ctx.note("splashpack.opaque_dropped", "audio/UI/sprite/tilemap/stream/memcard blocks "
+        ctx.note("splashpack.opaque_dropped", "UI/sprite/tilemap/stream/memcard blocks "
                  f"({', '.join(sorted(native['opaque']))}) hold absolute offsets gamemesh does "
                  "not model; they are not written from a scene")
     return missing
@@ -659,7 +665,7 @@ def from_scene_modern(scene: Scene, ctx: Context) -> ModernDocument:
         ctx.note("splashpack.lights_dropped", f"{len(scene.lights)} light(s) not written: point "
                  f"lights need version {ml.LIGHTS_VERSION} or later (--splash-version "
                  f"{ml.LIGHTS_VERSION} keeps them; the public runtime reads 20 and 21 only)")
-    stale = _restore(doc, scene, ctx)
+    stale = _restore(doc, scene, objs, ctx)
     _nav(doc, scene, fx, ctx)
     if _bvh(doc):
         stale = [k for k in stale if not k.startswith("bvh_")]

@@ -30,6 +30,7 @@ def modern_info(doc: ModernDocument) -> dict[str, Any]:
                                        "frames": int(c.matrices.shape[0])} for c in sk.clips]}
                            for sk in doc.skins],
         "point_lights": len(doc.lights),
+        "audio_clips": [n.decode("utf-8", "replace") for n in doc.audio_names],
         "opaque_blocks": sorted(k.removesuffix("_offset") for k in doc.opaque),
     }
     out: dict[str, Any] = {"version": doc.version, "layout": f"v{doc.version} (upstream psxsplash)",

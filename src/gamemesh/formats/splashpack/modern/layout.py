@@ -105,12 +105,19 @@ NAV_REGION = np.dtype([("verts_x", "<i4", (8,)), ("verts_z", "<i4", (8,)),
                        ("flags", "u1"), ("walkoff_edge_mask", "u1")])
 NAV_PORTAL = np.dtype([("a", "<i4", (2,)), ("b", "<i4", (2,)), ("neighbor", "<u2"),
                        ("height_delta", "<i2")])
-# §3.9: the room records are kept whole (their inner layout is in D23 §2.9, not modelled).
-ROOM = np.dtype([("raw", "u1", (36,))])
-ROOM_PORTAL = np.dtype([("raw", "u1", (40,))])
+# §3.9, as psxsplash fd34188's bvh.hh declares them (RoomData, PortalData, TriangleRef, RoomCell,
+# RoomPortalRef): boxes and centres 20.12 world (Y negated), vectors 4.12. The last room is the
+# catch-all (triangles in no room); a room's references are a range of the flat tri-ref array,
+# and so are its cells'.
+ROOM = np.dtype([("aabb", "<i4", (6,)), ("first_tri_ref", "<u2"), ("tri_ref_count", "<u2"),
+                 ("first_cell", "<u2"), ("cell_count", "u1"), ("portal_ref_count", "u1"),
+                 ("first_portal_ref", "<u2"), ("pad", "<u2")])
+ROOM_PORTAL = np.dtype([("room_a", "<u2"), ("room_b", "<u2"), ("center", "<i4", (3,)),
+                        ("half_w", "<i2"), ("half_h", "<i2"), ("normal", "<i2", (3,)),
+                        ("pad", "<i2"), ("right", "<i2", (3,)), ("up", "<i2", (3,))])
 ROOM_TRI_REF = np.dtype([("object", "<u2"), ("tri", "<u2")])
-ROOM_CELL = np.dtype([("raw", "u1", (28,))])
-ROOM_PORTAL_REF = np.dtype([("raw", "u1", (4,))])
+ROOM_CELL = np.dtype([("aabb", "<i4", (6,)), ("first_tri_ref", "<u2"), ("tri_ref_count", "<u2")])
+ROOM_PORTAL_REF = np.dtype([("portal", "<u2"), ("other_room", "<u2")])
 ATLAS_DESC = np.dtype([("offset", "<u4"), ("width", "<u2"), ("height", "<u2"), ("x", "<u2"),
                        ("y", "<u2")])
 CLUT_DESC = np.dtype([("offset", "<u4"), ("clut_x", "<u2"), ("clut_y", "<u2"),
@@ -142,12 +149,24 @@ BONE_MATRIX = np.dtype([("r", "<i2", (9,)), ("t", "<i2", (3,))])
 LIGHT = np.dtype([("pos", "<i4", (3,)), ("radius", "<i4"), ("intensity", "<u2"),
                   ("rgb", "u1", (3,)), ("flags", "u1"), ("pad", "<u2"), ("name_offset", "<u4")])
 
+# §4 item 4 (D23 §2.14): the audio table, 16 B a clip, then the clips' names (NUL-terminated);
+# from v20 the ADPCM is in the .spu and dataOffset is 0. Clips are numbered alike in both files
+# (the runtime's SPU upload and its name list each count from 0) and cutscene audio events name
+# a clip by that number.
+AUDIO_CLIP = np.dtype([("data_offset", "<u4"), ("size", "<u4"), ("rate", "<u2"), ("loop", "u1"),
+                       ("name_len", "u1"), ("name_offset", "<u4")])
+# audiomanager.hh: the runtime loads clips 0..31 and rounds each to the SPU's 16-byte ADPCM
+# blocks (it uploads (size + 15) & ~15 bytes, so a clip of another size reads past its data).
+MAX_AUDIO_CLIPS = 32
+SPU_BLOCK = 16
+
 for _dt, _size in ((HEADERS[20], 120), (HEADERS[21], 128), (HEADERS[22], 144), (HEADERS[24], 148),
                    (HEADERS[25], 156),
                    (GO, 92), (COLLIDER, 32), (TRIGGER, 32), (BVH_NODE, 32), (INTERACTABLE, 28),
                    (AGENT, 28), (NAV_REGION, 84), (NAV_PORTAL, 20), (TRI, 52), (ANIM_HEADER, 16),
                    (CUTSCENE_HEADER, 20), (TRACK, 12), (KEY, 8), (BONE_MATRIX, 24),
-                   (LIGHT, 28), (TABLE_ENTRY, 12)):
+                   (LIGHT, 28), (TABLE_ENTRY, 12), (AUDIO_CLIP, 16), (ROOM, 36),
+                   (ROOM_PORTAL, 40), (ROOM_CELL, 28), (ROOM_PORTAL_REF, 4)):
     assert _dt.itemsize == _size, (_dt, _size)
 
 # Runtime limits (§4.2-4.4): the reader caps these tables at 16 entries.
@@ -179,6 +198,6 @@ SPU_CLIP = np.dtype([("size", "<u4"), ("rate", "<u2"), ("loop", "u1"), ("pad", "
 
 # Header offset fields of data blocks kept as opaque bytes (they hold absolute offsets of their
 # own, so they are written back at the offset they were read from, §8).
-OPAQUE_FIELDS = ("audio_table_offset", "ui_table_offset", "sprite_table_offset",
-                 "tilemap_offset", "stream_offset", "memcard_offset")
+OPAQUE_FIELDS = ("ui_table_offset", "sprite_table_offset", "tilemap_offset", "stream_offset",
+                 "memcard_offset")
 

@@ -40,7 +40,7 @@ FORK = "PS1Godot (BuffJesus/PS1Godot)"
 
 _VRAM_HEADER = struct.Struct("<2sHHBB")  # VRAM_HEADER: magic, atlas/clut/font counts, pad
 
-__all__ = ["is_modern", "read_modern", "read_modern_file", "read_spu", "read_vram"]
+__all__ = ["is_modern", "read_modern", "read_modern_file", "read_spu", "read_vram", "spu_clips"]
 
 
 def is_modern(prefix: bytes) -> bool:
@@ -310,6 +310,23 @@ def _lights(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> No
         doc.lights.append(PointLight(recs[k:k + 1], head[:end]))
 
 
+def _audio(r: Reader, doc: ModernDocument, floor: int, h: dict[str, Any]) -> None:
+    """The audio table (§4 item 4) and each clip's name, as the runtime reads them: the table
+    only when both the count and the offset are set (``splashpack.cpp``), a name only when its
+    length and offset are."""
+    n, off = h["audio_count"], h["audio_table_offset"]
+    if n == 0 and off == 0:
+        return
+    if n == 0 or off == 0:
+        msg = "the audio table's count and offset must both be set or both be 0"
+        raise r.corrupt(msg, field="header.audio_count", expected="both or neither",
+                        actual=(n, off), offset=64)
+    doc.audio_clips = _own_at(r, off, "header.audio_table_offset", floor, ml.AUDIO_CLIP, n)
+    for k, (length, at) in enumerate(zip(doc.audio_clips["name_len"].tolist(),
+                                         doc.audio_clips["name_offset"].tolist(), strict=True)):
+        doc.audio_names.append(_cstring(r, at, length, f"audio[{k}].name") if at else b"")
+
+
 @cache
 def _block_offsets(dt: np.dtype[Any]) -> tuple[str, ...]:
     """The header fields of ``dt`` that point at a data block (pixel data is not one)."""
@@ -347,6 +364,7 @@ def read_modern(data: bytes) -> ModernDocument:
         doc.skins = [_skin(r, doc, e, f"skins[{i}]", floor)
                      for i, e in enumerate(_rows(entries))]
         _lights(r, doc, floor, h)
+        _audio(r, doc, floor, h)
         _opaque(r, doc, floor, h)
     except FormatError as e:
         if version != 20 and (e.offset is None or e.offset >= 120):
@@ -423,17 +441,25 @@ def read_vram(data: bytes) -> VramFile:
     return vf
 
 
-def read_spu(data: bytes) -> bytes:
-    """The ``.spu`` is kept opaque; its clip table is walked only to reject a damaged file."""
+def spu_clips(data: bytes) -> npt.NDArray[np.void]:
+    """The ``.spu``'s clip headers (§7), walked as SceneManager's upload loop walks them: magic,
+    count, then per clip its 8-byte header, its ADPCM bytes and an align to 4."""
     r = Reader(data, FMT)
     with r.field("spu"):
         r.magic(ml.SPU_MAGIC)
         n = r.u16("clip_count")
+        out = np.zeros(n, ml.SPU_CLIP)
         for i in range(n):
             with r.field(f"clips[{i}]"):
-                size = int(r.array(ml.SPU_CLIP, 1)["size"][0])
-                r.skip(size)
+                out[i] = r.array(ml.SPU_CLIP, 1)[0]
+                r.skip(int(out[i]["size"]))
                 r.align(4)
+    return out
+
+
+def read_spu(data: bytes) -> bytes:
+    """The ``.spu`` is kept opaque; its clip table is walked only to reject a damaged file."""
+    spu_clips(data)
     return data
 
 

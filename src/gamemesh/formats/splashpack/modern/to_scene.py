@@ -28,6 +28,7 @@ from ..common import NEUTRAL, bright_note, keep_bright, lua_extras, material_key
 from ..conventions import AXES, DEFAULT_GTE, SWAP, bone_trs, object_rotations, track_to_quat
 from ..vram import PageMaterials
 from . import layout as ml
+from .carry import audio_extras, in_scene_order, room_extras
 from .document import ModernDocument, Sequence, SkinnedMesh
 from .player import player_node
 
@@ -58,6 +59,9 @@ class _Builder:
         self.skinned_mesh_nodes: dict[int, int] = {}  # object -> the node holding its mesh
         self.by_name: dict[bytes, int] = {}
         self.bright: list[tuple[str, int]] = []  # meshes with colours clamped to 1.0
+        # Objects whose triangles the scene holds in another order (grouped by material): the
+        # file's triangle indices in scene order, for the references into them (carry.py).
+        self.orders: dict[int, npt.NDArray[np.intp]] = {}
 
     def untextured(self) -> int:
         if self.plain is None:
@@ -75,6 +79,8 @@ class _Builder:
         mesh = Mesh(name=_text(self.doc.names[i]) or f"object_{i}")
         tris = self.doc.meshes[i]
         keys, inverse = batch.keys(i)
+        if inverse is not None:
+            self.orders[i] = np.argsort(inverse, kind="stable")
         for k, t in enumerate(keys):
             # One material (the common case): no mask and no copy of the records.
             sel = slice(None) if inverse is None else inverse == k
@@ -357,15 +363,19 @@ def _nav(b: _Builder) -> None:
                "in extras", "info")
 
 
-def _native(doc: ModernDocument) -> dict[str, Any]:
-    """The records gamemesh does not convert, as the file holds them."""
+def _native(doc: ModernDocument, orders: dict[int, npt.NDArray[np.intp]]) -> dict[str, Any]:
+    """The records gamemesh does not convert, as the file holds them (triangle references in
+    the scene's triangle order)."""
     out: dict[str, Any] = {}
     for name in ("colliders", "triggers", "bvh_nodes", "bvh_refs", "interactables", "agents",
-                 "waypoints", "nav_header", "nav_regions", "nav_portals", "rooms",
-                 "room_portals", "room_tri_refs", "room_cells", "room_portal_refs"):
+                 "waypoints", "nav_header", "nav_regions", "nav_portals"):
         a = getattr(doc, name)
         if len(a):
-            out[name] = _b64(a)
+            out[name] = _b64(in_scene_order(a, orders, [len(m) for m in doc.meshes])
+                             if name == "bvh_refs" else a)
+    out.update(room_extras(doc, orders))
+    if len(doc.audio_clips):
+        out["audio"] = audio_extras(doc)
     for kind in ("cutscenes", "animations"):
         seqs = getattr(doc, kind)
         if seqs:
@@ -414,6 +424,7 @@ def _notes(doc: ModernDocument, ctx: Context, gte: float) -> None:
     kept = [k for k in ("colliders", "triggers", "interactables", "agents", "rooms",
                         "bvh_nodes") if len(getattr(doc, k))]
     kept += [k for k in ("cutscenes",) if getattr(doc, k)]
+    kept += ["audio"] if len(doc.audio_clips) else []
     kept += [k.removesuffix("_offset").removesuffix("_table") for k in doc.opaque]
     if kept:
         ctx.note("splashpack.native_kept", f"kept only as native records in extras (no glTF "
@@ -437,7 +448,7 @@ def to_scene_modern(doc: ModernDocument, ctx: Context) -> Scene:
     player_node(b.scene, doc.header, b.s)
     info: dict[str, Any] = {"version": doc.version, "gte_scaling": gte, "color_scale": 128,
                             "lua": lua_extras(doc.lua), "header": _header_fields(doc),
-                            "sidecars": dict(doc.sidecars), "native": _native(doc)}
+                            "sidecars": dict(doc.sidecars), "native": _native(doc, b.orders)}
     info["scene_lua_index"] = int(doc.hfield("scene_lua"))
     b.scene.extras.update({"format": FMT, "version": doc.version,
                            "variant": f"v{doc.version}", FMT: info})

@@ -74,6 +74,7 @@ def _header(doc: ModernDocument) -> npt.NDArray[np.void]:
               "room_cell_count": len(doc.room_cells),
               "room_portal_ref_count": len(doc.room_portal_refs),
               "cutscene_count": len(doc.cutscenes), "animation_count": len(doc.animations),
+              "audio_count": len(doc.audio_clips),
               "skin_count": len(doc.skins)}
     if v >= 22:
         counts["agent_count"] = len(doc.agents)
@@ -248,6 +249,24 @@ def _lights(w: Writer, doc: ModernDocument) -> int:
     return at
 
 
+def _audio(w: Writer, doc: ModernDocument) -> int:
+    """The audio table, then every clip's name in clip order (D23 §2.14), offsets recomputed."""
+    n = len(doc.audio_clips)
+    if not n:
+        return 0
+    if len(doc.audio_names) != n:
+        msg = "one name per audio clip"
+        raise LimitError(FMT, msg, field="audio_names", expected=n, actual=len(doc.audio_names))
+    w.align(4)
+    at = w.tell()
+    recs = np.array(doc.audio_clips, dtype=ml.AUDIO_CLIP).reshape(-1).copy()
+    w.pad(recs.nbytes)
+    for k, name in enumerate(doc.audio_names):
+        recs[k]["name_offset"], recs[k]["name_len"] = _name(w, name, f"audio[{k}].name")
+    w.buf[at:at + recs.nbytes] = recs.tobytes()
+    return at
+
+
 def _opaque(w: Writer, doc: ModernDocument, names: list[str]) -> None:
     for name in sorted(names, key=lambda n: doc.opaque[n][0]):
         off, raw = doc.opaque[name]
@@ -278,12 +297,11 @@ def _data(w: Writer, doc: ModernDocument, hdr: npt.NDArray[np.void],
         _limit(f"names[{i}]", len(name), 255, "a name is at most 255 bytes")
         w.u8(len(name))
         w.write(name + b"\0")
-    if "audio_table_offset" in doc.opaque:
-        _opaque(w, doc, ["audio_table_offset"])
+    hdr["audio_table_offset"] = _audio(w, doc)
     hdr["cutscene_table_offset"] = _sequences(w, doc.cutscenes, True, "cutscene")
     hdr["animation_table_offset"] = _sequences(w, doc.animations, False, "animation")
     hdr["skin_table_offset"] = _skins(w, doc)
-    _opaque(w, doc, [n for n in doc.opaque if n != "audio_table_offset"])
+    _opaque(w, doc, list(doc.opaque))
     if doc.version >= 24:
         hdr["light_table_offset"] = _lights(w, doc)
     elif doc.lights:

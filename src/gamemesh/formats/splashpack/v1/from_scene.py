@@ -206,6 +206,22 @@ def _uv_note(objects: list[_Object], ctx: Context) -> None:
                  "PS1 texture window has no tiling here, so they are clamped")
 
 
+# What a scene read from a modern file keeps in extras (modern/to_scene) that version 1 has no
+# section for, as the warning names it.
+_MODERN_ONLY = {"audio": "audio clips", "rooms": "rooms", "cutscenes": "cutscenes",
+                "colliders": "colliders", "triggers": "trigger boxes",
+                "interactables": "interactables", "agents": "AI agents"}
+
+
+def _modern_only(scene: Scene, ctx: Context) -> None:
+    native = ext(scene).get("native")
+    held = [w for k, w in _MODERN_ONLY.items() if isinstance(native, dict) and native.get(k)]
+    if held:
+        ctx.note("splashpack.modern_dropped", f"version 1 has no {', '.join(held)}: what the "
+                 "scene's modern file held of them is not written (--splash-version 21 keeps "
+                 "them)")
+
+
 def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     # G unless asked; a scene read from an H file goes back to H (its flags, scene Lua).
     layout = str(ctx.opt("layout") or ext(scene).get("layout") or "G").upper()
@@ -217,6 +233,7 @@ def from_scene(scene: Scene, ctx: Context) -> SplashpackDocument:
     lay = LAYOUTS[layout]
     tex = Textures(scene, ctx)
     objects, navs = _gather(scene, ctx, tex)
+    _modern_only(scene, ctx)
     if not navs:
         navs = [_flat_quad(objects, ctx)]
     p_pos, p_rot, p_height, p_height_raw = _player(scene, navs, ctx)
