@@ -24,8 +24,8 @@ MAX_MERGE_SLOTS = 32
 class Influences:
     """Per-vertex joints and weights after :func:`limit_influences`."""
 
-    joints: I64
-    weights: F64
+    joints: npt.NDArray[Any]  # (N, width), of the asked type (int64 by default)
+    weights: npt.NDArray[Any]  # (N, width), of the asked type (float64 by default)
     used: int  # the most non-zero influences any vertex had (after merging repeats)
     over: int  # vertices that had more than the kept count (their smallest were dropped)
     merged: bool  # False when there were too many slots to merge repeats
