@@ -13,6 +13,7 @@ from tests.pet_fixtures import KINDS, VERSIONS, b18_expected, ctx, fixture
 
 from gamemesh.errors import UnsupportedVersionError
 from gamemesh.formats.pet import SPEC
+from gamemesh.formats.pet.document import corner_records
 from gamemesh.formats.pet.info import info
 from gamemesh.formats.pet.read import read, sniff
 from gamemesh.formats.pet.sample import build
@@ -65,8 +66,7 @@ def test_varying_uv_set_counts_round_trip() -> None:
     assert mesh is not None
     nuv = np.full(len(mesh.corner_vertex), 2, np.uint8)
     nuv[::5] = 1
-    mesh.corners = mesh.corners.copy()
-    mesh.corner_nuv[:] = nuv
+    mesh.corners = corner_records(mesh.corner_vertex, mesh.corner_normal, mesh.corner_uv, nuv)
     mesh.corner_uv[nuv == 1, 1] = 0
     data = write(doc)
     back = read(data, ctx("v.pet"))

@@ -116,7 +116,8 @@ class MeshSection:
     inf_wide: npt.NDArray[np.bool_]  # (N, P) id written with the 0xFE escape
     pad: U8  # (N, 2) the two bytes after a single influence
     # (3M,) corner records (:func:`corner_records`): the file's own records where their UV-set
-    # count is fixed (often a read-only view of the input), else padded to the largest count.
+    # count is fixed (often a read-only view of the input, the count field left out), else
+    # padded to the largest count.
     corners: npt.NDArray[np.void]
     texture: U8  # (M,)
     specular: U8 | None = None  # (M,) ≥1.2
@@ -153,14 +154,15 @@ class MeshSection:
 
     @property
     def corner_nuv(self) -> U8 | None:
-        """(3M,) each corner's UV-set count (≥1.2), None before 1.2."""
+        """(3M,) each corner's UV-set count where they differ (≥1.2); None where every corner
+        has all the sets (a file from 1.2 still writes the count in each record)."""
         return self.corners["nuv"] if "nuv" in (self.corners.dtype.names or ()) else None
 
 
 def corner_records(vertex: npt.ArrayLike, normal: npt.ArrayLike, uv: npt.ArrayLike,
                    nuv: npt.ArrayLike | None = None) -> npt.NDArray[np.void]:
     """Corner fields packed as :func:`corner_dtype` records: (N,) vertex indices, (N, 3)
-    normals, (N, U, 2) UV sets and, from 1.2, (N,) UV-set counts."""
+    normals, (N, U, 2) UV sets and, where the corners' counts differ, (N,) UV-set counts."""
     v = np.asarray(vertex)
     sets = np.asarray(uv, np.float32).reshape(len(v), -1, 2)
     recs = np.zeros(len(v), corner_dtype(sets.shape[1], nuv is not None))

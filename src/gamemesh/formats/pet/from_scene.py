@@ -423,8 +423,7 @@ def _assemble(parts: list[dict[str, Any]], bones: _Bones, version: tuple[int, in
         positions=local[first].astype(np.float32), inf_count=count[first],
         inf_weight=q[first], inf_bone=j[first].astype(np.int32),
         inf_wide=j[first] > 0xFD, pad=np.zeros((len(first), 2), np.uint8),
-        corners=corner_records(inverse[corners], nrm[corners], uvs[corners],
-                               np.full(len(corners), nsets) if version >= (1, 2) else None),
+        corners=corner_records(inverse[corners], nrm[corners], uvs[corners]),
         texture=np.concatenate(tex_l),
         specular=spec if version >= (1, 2) else None)
     if kind == "mpet":

@@ -395,9 +395,10 @@ def _read_corners(r: Reader, n: int, with_count: bool) -> npt.NDArray[np.void]:
     # Every corner's UV-set count, read through a strided view (no index array).
     if n * size <= r.remaining() and np.all(buf[s0 + 16:s0 + 16 + size * n:size] == nuv):
         # Every corner has the same number of UV sets (every file seen): the records stay a
-        # read-only view of the input (most of a PET file is its corners). The chain search
-        # below would take ~2x the whole 20 MB sample's read.
-        return r.array(corner_dtype(nuv, True), n, "corners")
+        # read-only view of the input (most of a PET file is its corners), their count field
+        # left out (the mesh's corner_nuv is None: every corner has all the sets). The chain
+        # search below would take ~2x the whole 20 MB sample's read.
+        return r.array(corner_dtype(nuv, True), n, "corners")[["vertex", "normal", "uv"]]
     return _read_corners_varying(r, buf, n)
 
 

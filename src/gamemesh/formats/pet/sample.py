@@ -197,8 +197,7 @@ def _mesh(kind: str, version: tuple[int, int], rings: int, sides: int, chain: in
     mesh = MeshSection(
         positions=local.astype(np.float32), inf_count=count, inf_weight=w, inf_bone=b,
         inf_wide=wide, pad=np.zeros((n, 2), np.uint8),
-        corners=corner_records(corner_v, cn, cuv,
-                               np.full(len(corner_v), nsets) if version >= (1, 2) else None),
+        corners=corner_records(corner_v, cn, cuv),
         texture=tex,
         specular=np.where(np.arange(npoly) % 4 == 0, 0, 0xFF).astype(np.uint8)
         if version >= (1, 2) else None)
