@@ -41,7 +41,7 @@ class MeshBuilder:
         self.finders: dict[Path | None, TextureFinder] = {}
         self._mats: dict[tuple[int, int, int], int] = {}
         self.images: dict[tuple[Path | None, str, str | None], int] = {}
-        self._words: tuple[MeshSection, Words, I64] | None = None
+        self._cv: tuple[MeshSection, I64] | None = None
         self._fake: tuple[Any, F64] | None = None
         self._bind: tuple[F64, F64] | None = None
         # A character's parts mostly carry the same bones: their own skeletons and bind
@@ -65,7 +65,7 @@ class MeshBuilder:
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         inf = clean_influences(joints, weights, self.ctx) if joints is not None else None
         prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
-        self._words = self._fake = self._bind = None  # per mesh
+        self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
             self.ctx.note("pet.mesh_empty", f"{unit.stem}: the mesh has no triangles")
             return
@@ -98,19 +98,22 @@ class MeshBuilder:
             self._owns[key] = make_skeleton(unit, Context(None, {}, []))
         return self._owns[key]
 
-    def _corner_words(self, m: MeshSection) -> tuple[Words, I64]:
-        """The corners' :func:`corner_words` and their vertex indices (int64, range-checked),
-        once per mesh."""
-        if self._words is None or self._words[0] is not m:
-            words = corner_words(m)
-            # The low half of the first word, which fits int64 as it is.
-            cv = np.bitwise_and(words[0], np.uint64(0xFFFFFFFF)).view(np.int64)
-            check_corner_range(m, cv)
-            self._words = (m, words, cv)
-        return self._words[1], self._words[2]
+    def _corner_words(self, m: MeshSection) -> Words:
+        """The corners' :func:`corner_words`; their vertex indices (int64, range-checked) are
+        kept for the mesh's other steps, the words (the size of the corners) are not."""
+        words = corner_words(m)
+        # The low half of the first word, which fits int64 as it is.
+        cv = np.bitwise_and(words[0], np.uint64(0xFFFFFFFF)).view(np.int64)
+        check_corner_range(m, cv)
+        self._cv = (m, cv)
+        return words
 
     def _corner_vertex(self, m: MeshSection) -> I64:
-        return self._corner_words(m)[1]
+        """The corners' vertex indices, kept by :meth:`_corner_words` (which runs first)."""
+        if self._cv is None or self._cv[0] is not m:
+            self._corner_words(m)
+        assert self._cv is not None
+        return self._cv[1]
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
         """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
@@ -233,7 +236,8 @@ class MeshBuilder:
         so only one of each is converted; rows whose conversions come out equal share a
         class. A zero normal takes its face's normal, so each corner
         that has one is a row of its own."""
-        words, cv = self._corner_words(m)
+        words = self._corner_words(m)
+        cv = self._corner_vertex(m)
         nsets = len(words) - 2
         varying = _uv_counts_vary(m)
         # The distinct records as rows (numbered by vertex where a vertex has one record).
