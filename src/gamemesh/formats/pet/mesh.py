@@ -64,6 +64,7 @@ class MeshBuilder:
             bone_map = self._map_bones(unit, own)
         pos, joints, weights, main = self._skin(m, nb, wm, bone_map)
         inf = clean_influences(joints, weights, self.ctx) if joints is not None else None
+        del joints, weights  # the cleaned influences replace them: free before the corners
         prims = self._primitives(unit, m, pos, inf, (wm, main, bone_map))
         self._cv = self._fake = self._bind = None  # per mesh
         if not prims:
