@@ -96,7 +96,8 @@ def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | 
     # comparison of the bits minus one finds zeros, negatives (sign bit), NaN and infinities.
     with np.errstate(over="ignore"):
         bad = np.subtract(w.view(np.uint64), np.uint64(1)) >= np.uint64(0x7FEFFFFFFFFFFFFF)
-    np.copyto(w, 0.0, where=bad)
+    if bad.any():  # (rare: the masked copy costs more than the test)
+        np.copyto(w, 0.0, where=bad)
     merged = p <= MAX_MERGE_SLOTS
     if merged:
         _fold_in_place(j, w)
@@ -129,7 +130,7 @@ def _normalized(j: I64, w: F64, n: int, shape: tuple[int, int], types: tuple[Any
         np.divide(w[:, c], total, out=wc)
         nz = wc != 0
         wp[:, c] = wc
-        jp[:, c] = np.where(nz, j[:, c], 0)
+        np.multiply(j[:, c], nz, out=jp[:, c], casting="unsafe")
         counts += nz
     return jp, wp, counts
 

@@ -392,14 +392,15 @@ def _influences(m: MeshSection, nb: int, ctx: Context) -> tuple[I64, F64, I64]:
     n, p = len(bones), (bones.shape[1] if bones.ndim == 2 else 0)
     count, wb = np.asarray(m.inf_count), np.asarray(m.inf_weight)
     joints = np.empty((n, p), np.int64, order="F")
-    w = np.zeros((n, p), order="F")
+    w = np.empty((n, p), order="F")
     total = np.zeros(n)
     main = np.full(n, -1, np.int64)
     for c in range(p):
         b = bones[:, c]
         valid = (b >= 0) & (b < nb) & (count > c)
         np.multiply(b, valid, out=joints[:, c])
-        np.divide(wb[:, c], 255.0, out=w[:, c], where=valid)
+        np.divide(wb[:, c], 255.0, out=w[:, c])
+        w[:, c] *= valid  # (a masked ufunc is several times slower)
         total += w[:, c]
         if c == 0:
             np.copyto(main, joints[:, 0], where=valid)
