@@ -597,21 +597,18 @@ def _bvh(doc: ModernDocument) -> bool:
 
 
 def _missing(doc: ModernDocument, stale: list[str], ctx: Context) -> None:
-    lacks = []
-    if not len(doc.bvh_nodes) and int(doc.header["scene_type"][0]) == 0 and \
-            any(len(m) for m in doc.meshes):
-        lacks.append("BVH culling")
+    lacks = []  # what the runtime will lack, and why (an exterior scene's BVH is built)
     if not len(doc.rooms) and int(doc.header["scene_type"][0]) == 1:
-        lacks.append("room/portal culling")
+        lacks.append("room/portal culling (rooms are not built from a scene)")
     if not len(doc.nav_regions):
-        lacks.append("navigation regions (player walking and collision with the floor)")
+        lacks.append("navigation regions, for player walking and collision with the floor "
+                     "(built only from a navmesh: a v1 pack's, or a node flagged or named "
+                     "navmesh)")
     if stale:
         ctx.note("splashpack.derived_dropped", f"{', '.join(stale)} point at triangles that "
                  "changed since the file was read; they are left out")
     if lacks:
-        ctx.note("splashpack.not_built", "rooms are not built from a scene, nor nav regions "
-                 "without a navmesh node (a v1 pack's navmesh, or a node flagged or named "
-                 f"navmesh): the runtime will lack {', '.join(lacks)}")
+        ctx.note("splashpack.not_built", f"the runtime will lack {'; '.join(lacks)}")
 
 
 def _renderer_sizes(doc: ModernDocument, scene: Scene) -> None:
