@@ -143,8 +143,8 @@ def test_primitives_found_at_once_match_np_unique_per_primitive(ntex: int) -> No
 
 
 def _bits(a: Any) -> list[Any]:
-    """Float rows as columns of their 32-bit words (the vertex search compares bits)."""
-    return dedup.columns_of(np.ascontiguousarray(a, np.float32).view(np.uint32))
+    """Float rows as a block of their 32-bit words (the vertex search compares bits)."""
+    return [np.ascontiguousarray(a, np.float32).view(np.uint32)]
 
 
 def _check_equal_rows(idx: Any, columns: list[Any], records: list[Any], bound: int) -> None:
@@ -175,7 +175,7 @@ def test_equal_rows_and_first_occurrences(n: int) -> None:
     cols[::7, 1] = np.nan
     cols[::3, 2] *= -0.0
     wide = rng.integers(0, 2, (n, 4)).astype(np.float32)
-    wide64 = dedup.columns_of(np.ascontiguousarray(wide).view(np.uint64))
+    wide64 = [np.ascontiguousarray(wide).view(np.uint64)]
     _check_equal_rows(idx, _bits(cols) + wide64,
                       [(int(i), c.tobytes() + u.tobytes()) for i, c, u in
                        zip(idx, cols, wide, strict=True)], n + 3)
@@ -200,19 +200,19 @@ def test_unique_rows_match_np_unique_and_survive_collisions(
     uv = rng.integers(0, 2, (n, 4)).astype(np.float32)
     rec = np.concatenate([cv[:, None], nrm, uv], axis=1).astype(np.float64)
     expect = len(np.unique(rec, axis=0))
-    words = [cv.astype(np.uint32), *_bits(nrm + np.float32(0.0)), *_bits(uv)]
+    words = [cv.astype(np.uint32), *_bits(nrm + np.float32(0.0))[0].T, *_bits(uv)[0].T]
     for prime in (dedup._FNV_PRIME, np.uint64(0)):  # 0: every row hashes the same
         monkeypatch.setattr(dedup, "_FNV_PRIME", prime)
         first, inverse = dedup.unique_rows(words)
         assert len(first) == expect
         assert np.array_equal(rec[first][inverse], rec)
         assert np.all(np.diff(first) > 0) and first[0] == 0
-    row, first = dedup.equal_rows(np.zeros(0, np.int64), [np.zeros(0, np.uint32)], 4)
+    row, first = dedup.equal_rows(np.zeros(0, np.int64), [np.zeros((0, 3), np.uint32)], 4)
     assert len(row) == 0 and first.tolist() == [0, 0, 0, 0]
 
 
 def test_corner_words_are_the_records_fields_exactly() -> None:
-    """The word columns read from strided, unaligned records hold each field's bits."""
+    """The word rows read from strided, unaligned records hold each field's bits."""
     rng = np.random.default_rng(7)
     for nuv, count in ((0, True), (1, True), (2, True), (3, True), (1, False)):
         dt = corner_dtype(nuv, count)
@@ -221,13 +221,13 @@ def test_corner_words_are_the_records_fields_exactly() -> None:
         m = build("pet", (1, 3)).mesh
         assert m is not None
         m.corners = recs
-        words = mesh_mod.corner_words(m)
-        assert words.shape == (2 + nuv, 50) and words.flags.c_contiguous
-        head = np.stack([words[0], words[1]], axis=1).astype("<u8").view(np.uint8)
-        assert head[:, :4].tobytes() == np.ascontiguousarray(recs["vertex"]).tobytes()
-        assert head[:, 4:].tobytes() == np.ascontiguousarray(recs["normal"]).tobytes()
-        sets = np.ascontiguousarray(words[2:].T, "<u8").view(np.uint8)
-        assert sets.tobytes() == np.ascontiguousarray(recs["uv"]).tobytes()
+        head, sets = mesh_mod.corner_words(m)
+        assert head.shape == (50, 2) and sets.shape == (50, nuv)
+        assert head.flags.c_contiguous and sets.flags.c_contiguous
+        h = head.astype("<u8").view(np.uint8)
+        assert h[:, :4].tobytes() == np.ascontiguousarray(recs["vertex"]).tobytes()
+        assert h[:, 4:].tobytes() == np.ascontiguousarray(recs["normal"]).tobytes()
+        assert sets.astype("<u8").tobytes() == np.ascontiguousarray(recs["uv"]).tobytes()
 
 
 def test_finite32_in_range_shortcut_matches_the_clip() -> None:

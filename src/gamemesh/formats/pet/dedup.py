@@ -18,13 +18,12 @@ I64 = npt.NDArray[np.int64]
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
-def equal_rows(index: npt.NDArray[Any], columns: Sequence[npt.NDArray[Any]],
+def equal_rows(index: npt.NDArray[Any], blocks: Sequence[npt.NDArray[Any]],
                bound: int) -> tuple[I64, I64]:
-    """Rows of (index, columns...) numbered so that equal rows share a number: each row's
-    number and each number's first row. ``index``: integers in [0, ``bound``); ``columns``:
-    1-D arrays of unsigned words, one per column (gathered from contiguous columns, the
-    comparison runs several times faster than over rows; for floats' bits NaN equals NaN and
-    -0.0 differs from 0.0: add +0.0 first to merge those).
+    """Rows of (index, blocks...) numbered so that equal rows share a number: each row's
+    number and each number's first row. ``index``: integers in [0, ``bound``); ``blocks``:
+    (N, k) arrays of unsigned words, compared bit for bit (for floats' bits NaN equals NaN
+    and -0.0 differs from 0.0: add +0.0 first to merge those).
 
     Number ``v`` < ``bound`` is the rows equal to index ``v``'s first row (an index no row
     has keeps its number, whose first row is given as 0), so where every row is like its
@@ -33,26 +32,35 @@ def equal_rows(index: npt.NDArray[Any], columns: Sequence[npt.NDArray[Any]],
     idx = np.asarray(index, np.int64)
     n = len(idx)
     head = first_of_each(idx, bound)
-    first = np.where(head < n, head, 0)
-    if n == 0:
-        return idx, first[:bound]
+    first = np.where(head < n, head, 0)[:bound]
     rep = head.take(idx)
     same = np.ones(n, bool)
-    for c in columns:
-        same &= c.take(rep) == c
+    for b in blocks:
+        same &= _rows_equal(b.take(rep, axis=0), b)
     odd = np.flatnonzero(~same)
     if not len(odd):
-        return idx, first[:bound]
+        return idx, first
     # A row unlike its index's first row is like no row outside ``odd``.
-    f, inverse = unique_rows([idx.take(odd), *(c.take(odd) for c in columns)])
+    f, inverse = unique_rows([idx.take(odd),
+                              *(col for b in blocks for col in b.take(odd, axis=0).T)])
     row = idx.copy()
     row[odd] = bound + inverse
-    return row, np.concatenate([first[:bound], odd.take(f)])
+    return row, np.concatenate([first, odd.take(f)])
 
 
-def columns_of(rows: npt.NDArray[Any]) -> list[npt.NDArray[Any]]:
-    """The columns of an (N, k) array as k contiguous arrays (one transposing copy)."""
-    return list(np.ascontiguousarray(rows.reshape(len(rows), -1).T))
+def _rows_equal(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Per row of two (N, k) arrays: all k items equal (the k flags of a row read as one
+    word where k allows; numpy's reductions across narrow rows are slow)."""
+    eq: npt.NDArray[np.bool_] = a == b
+    k = eq.shape[1]
+    word = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(k)
+    if word is None:
+        out = eq[:, 0].copy() if k else np.ones(len(eq), bool)
+        for c in range(1, k):
+            out &= eq[:, c]
+        return out
+    ones: npt.NDArray[np.bool_] = eq.view(word)[:, 0] == np.frombuffer(b"\x01" * k, word)[0]
+    return ones
 
 
 def first_of_each(ids: I64, bound: int) -> I64:
@@ -76,7 +84,7 @@ def first_occurrences(ids: I64, bound: int) -> tuple[I64, I64]:
 
 
 def unique_rows(columns: Sequence[npt.NDArray[Any]]) -> tuple[I64, I64]:
-    """The distinct rows of unsigned-word ``columns`` (1-D, one per column), compared
+    """The distinct rows of unsigned-word ``columns`` (1-D arrays, one per column), compared
     exactly: ``first`` (the row where each first occurs, ascending) and ``inverse`` (each
     row's position in ``first``).
 

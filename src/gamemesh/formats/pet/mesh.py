@@ -16,7 +16,7 @@ from ...scene import Material, Mesh, Node, Primitive, Scene, TextureRef
 from ...scene.math import row_lengths
 from ...scene.skinning import safe_inverse
 from .corners import finite32, single_value
-from .dedup import columns_of, equal_rows, first_occurrences
+from .dedup import equal_rows, first_occurrences
 from .document import MeshSection, Texture
 from .extras import texture_record
 from .files import TextureFinder, path_option
@@ -28,7 +28,7 @@ from .textures import flags_of, load_image
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-Words = npt.NDArray[np.uint64]
+Words = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
 
 class MeshBuilder:
@@ -103,8 +103,8 @@ class MeshBuilder:
         """The corners' :func:`corner_words`; their vertex indices (int64, range-checked) are
         kept for the mesh's other steps, the words (the size of the corners) are not."""
         words = corner_words(m)
-        # The low half of the first word, which fits int64 as it is.
-        cv = np.bitwise_and(words[0], np.uint64(0xFFFFFFFF)).view(np.int64)
+        # The low half of each first word, which fits int64 as it is.
+        cv = np.bitwise_and(words[0][:, 0], np.uint64(0xFFFFFFFF)).view(np.int64)
         check_corner_range(m, cv)
         self._cv = (m, cv)
         return words
@@ -239,13 +239,13 @@ class MeshBuilder:
         that has one is a row of its own."""
         words = self._corner_words(m)
         cv = self._corner_vertex(m)
-        nsets = len(words) - 2
+        nsets = words[1].shape[1]
         varying = _uv_counts_vary(m)
         # The distinct records as rows (numbered by vertex where a vertex has one record).
-        cols = list(words)
+        blocks = list(words)
         if varying:
-            cols.append(np.asarray(m.corner_nuv, np.uint64))
-        row, first = equal_rows(cv, cols, m.vertex_count)
+            blocks.append(np.asarray(m.corner_nuv, np.uint64)[:, None])
+        row, first = equal_rows(cv, blocks, m.vertex_count)
         wm, main, bone_map = skin
         nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
                                     _normals_of(words, first), owned=True)
@@ -273,8 +273,9 @@ class MeshBuilder:
                 short = nuv_r <= k
                 uv[short, k] = uv[short, 0]
         # Rows whose conversions come out equal share a class.
-        cls, _ = equal_rows(cv.take(first), columns_of((nrm + np.float32(0.0)).view(np.uint32))
-                            + columns_of((uv + np.float32(0.0)).view(np.uint32)),
+        cls, _ = equal_rows(cv.take(first), [(nrm + np.float32(0.0)).view(np.uint32),
+                                             (uv.reshape(len(uv), -1)
+                                              + np.float32(0.0)).view(np.uint32)],
                             m.vertex_count)
         return row, nrm, uv, cls
 
@@ -425,32 +426,33 @@ def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
 
 
 def corner_words(m: MeshSection) -> Words:
-    """Each corner's record as columns of 64-bit words ((2 + U, C)): the vertex index and
-    normal x, normal y and z, then one a UV set. Read column by column from the records
-    (strided, unaligned views of the input): the vertex search gathers and compares
-    contiguous columns several times faster than rows."""
+    """Each corner's record as rows of 64-bit words: ``head`` ((C, 2): the vertex index and
+    normal x, normal y and z) and ``sets`` ((C, U): one word a UV set). Each is one copy of
+    the records' bytes as raw rows (one pass over the records; the fields one by one would
+    stream them from memory once a word)."""
     recs = m.corners
+    n, nsets, size = len(recs), m.uv_sets, recs.dtype.itemsize
     uv_at = recs.dtype.fields["uv"][1] if recs.dtype.fields else 0
-    offsets = [0, 8, *(uv_at + 8 * k for k in range(m.uv_sets))]
-    names = [f"w{i}" for i in range(len(offsets))]
-    view = recs.view(np.dtype({"names": names, "formats": ["<u8"] * len(offsets),
-                               "offsets": offsets, "itemsize": recs.dtype.itemsize}))
-    words = np.empty((len(offsets), len(recs)), np.uint64)
-    for i, name in enumerate(names):
-        words[i] = view[name]
-    return words
+    names, formats, offsets = ["head"], ["V16"], [0]
+    if nsets:
+        names, formats, offsets = [*names, "sets"], [*formats, f"V{8 * nsets}"], [0, uv_at]
+    view = recs.view(np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                               "itemsize": size}))
+    head = view["head"].copy().view("<u8").reshape(n, 2)
+    sets = (view["sets"].copy().view("<u8").reshape(n, nsets) if nsets
+            else np.zeros((n, 0), "<u8"))
+    return head, sets
 
 
 def _normals_of(words: Words, sel: I64) -> F64:
     """The stored normals of corners ``sel`` ((k, 3) float64) from their words."""
-    head = np.stack([words[0].take(sel), words[1].take(sel)], axis=1)
-    return np.asarray(head, "<u8").view("<f4")[:, 1:].astype(np.float64)
+    return words[0].take(sel, axis=0).view("<f4")[:, 1:].astype(np.float64)
 
 
 def _uv_of(words: Words, sel: I64) -> npt.NDArray[np.float32]:
     """The stored UV sets of corners ``sel`` ((k, U, 2) float32) from their words."""
-    sets = np.ascontiguousarray(words[2:].take(sel, axis=1).T, "<u8")
-    return sets.view("<f4").astype(np.float32).reshape(len(sel), len(words) - 2, 2)
+    sets = words[1].take(sel, axis=0).view("<f4").reshape(len(sel), words[1].shape[1], 2)
+    return np.asarray(sets, np.float32)
 
 
 def _uv_counts_vary(m: MeshSection) -> bool:
