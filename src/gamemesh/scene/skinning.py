@@ -92,10 +92,9 @@ def limit_influences(joints: npt.ArrayLike, weights: npt.ArrayLike, keep: int | 
     j = np.asarray(joints, dtype=np.int64, order="F")
     w = np.array(weights, dtype=np.float64, order="F")
     p = w.shape[1]
-    # Positive finite doubles are the bit patterns 1 .. 0x7FEFFFFFFFFFFFFF: one unsigned
-    # comparison of the bits minus one finds zeros, negatives (sign bit), NaN and infinities.
-    with np.errstate(over="ignore"):
-        bad = np.subtract(w.view(np.uint64), np.uint64(1)) >= np.uint64(0x7FEFFFFFFFFFFFFF)
+    # Read as unsigned bits, NaN, infinities and every negative (the sign bit) are
+    # 0x7FF0000000000000 or more: one comparison finds the weights to zero (+0.0 stays).
+    bad = w.view(np.uint64) >= np.uint64(0x7FF0000000000000)
     if bad.any():  # (rare: the masked copy costs more than the test)
         np.copyto(w, 0.0, where=bad)
     merged = p <= MAX_MERGE_SLOTS
@@ -121,7 +120,7 @@ def _normalized(j: I64, w: F64, n: int, shape: tuple[int, int], types: tuple[Any
     total = np.zeros(len(w))
     for c in range(n):
         total += w[:, c]
-    np.copyto(total, 1.0, where=~(total > 0))
+    total += total <= 0  # a row of zeros divides by 1 (the weights are >= 0: no NaN here)
     jp = np.zeros(shape, dtype=types[0])
     wp = np.zeros(shape, dtype=types[1])
     counts = np.zeros(len(w), dtype=np.int64)

@@ -103,8 +103,7 @@ class MeshBuilder:
         """The corners' :func:`corner_words`; their vertex indices (int64, range-checked) are
         kept for the mesh's other steps, the words (the size of the corners) are not."""
         words = corner_words(m)
-        # The low half of each first word, which fits int64 as it is.
-        cv = np.bitwise_and(words[0][:, 0], np.uint64(0xFFFFFFFF)).view(np.int64)
+        cv = words[0].view("<u4")[:, 0].astype(np.int64)
         check_corner_range(m, cv)
         self._cv = (m, cv)
         return words
@@ -395,16 +394,18 @@ def _influences(m: MeshSection, nb: int, ctx: Context) -> tuple[I64, F64, I64]:
     joints = np.empty((n, p), np.int64, order="F")
     w = np.empty((n, p), order="F")
     total = np.zeros(n)
-    main = np.full(n, -1, np.int64)
+    main = np.full(n, -1, np.int64) if not p else None
+    # Masks applied by multiplying (a masked ufunc or copy costs several times more).
     for c in range(p):
         b = bones[:, c]
         valid = (b >= 0) & (b < nb) & (count > c)
         np.multiply(b, valid, out=joints[:, c])
         np.divide(wb[:, c], 255.0, out=w[:, c])
-        w[:, c] *= valid  # (a masked ufunc is several times slower)
+        w[:, c] *= valid
         total += w[:, c]
         if c == 0:
-            np.copyto(main, joints[:, 0], where=valid)
+            main = joints[:, 0] - ~valid  # the bone where valid (else 0): -1 where not
+    assert main is not None
     empty = total <= 0  # every weight is >= 0: a row with none is all zeros
     if np.any(empty):
         ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
@@ -446,7 +447,9 @@ def corner_words(m: MeshSection) -> Words:
 
 def _normals_of(words: Words, sel: I64) -> F64:
     """The stored normals of corners ``sel`` ((k, 3) float64) from their words."""
-    return words[0].take(sel, axis=0).view("<f4")[:, 1:].astype(np.float64)
+    # The whole rows converted (contiguous), the vertex column then left out: a conversion of
+    # the (k, 3) view would go row by row.
+    return words[0].take(sel, axis=0).view("<f4").astype(np.float64)[:, 1:]
 
 
 def _uv_of(words: Words, sel: I64) -> npt.NDArray[np.float32]:
