@@ -259,16 +259,11 @@ def follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
     return grid.T.reshape(-1)[:count]
 
 
-# A pair word's id byte, XOR 0xFF (0 for the rows past a vertex's pairs), to its bone.
-_BONE_OF = np.concatenate([[-1], np.arange(254, -1, -1)]).astype(np.int32)
-_BONE_OF.flags.writeable = False
-
-
 def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
     """The records at ``starts`` (plus the end of the last), read as 16-bit words from the
     first start: one gather per field, then one pass per pair rank over all vertices, each
-    rank's words kept with the id byte flipped (XOR 0xFF) and zeroed past a vertex's pairs,
-    so that those read as weight 0 and id 0xFF (bone -1) with no mask built at the end. The
+    rank's words kept with the id byte plus 1 (wrapping: id 0xFF, none, is 0) and zeroed past
+    a vertex's pairs, so that those read as weight 0 and bone -1 with no mask built. The
     (N, P) tables may hold 8 cells a byte of the list: a hostile list of many vertices and one
     with a huge pair count is refused, not allocated."""
     n = len(starts) - 1
@@ -282,9 +277,9 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
     going = np.ones(n, np.bool_)
     total = np.zeros(n, np.int32)
     count = np.zeros(n, np.int32)
-    rows: list[Any] = []  # per pair rank: each vertex's pair word, id XOR 0xFF, 0 past its pairs
+    rows: list[Any] = []  # per pair rank: each vertex's pair word, id + 1, 0 past its pairs
     ids: list[tuple[int, Any, Any]] = []  # (rank, vertices, their escaped ids)
-    flip = np.uint16(0xFF00)
+    one = np.uint16(0x100)
     while going.any():
         if len(rows) * n > 8 * (e - s0) + 4096:
             v = int(np.argmax(going))
@@ -292,12 +287,12 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
             raise r.corrupt(msg, expected=f"<= {len(rows)} pairs a vertex", actual="more",
                             field=f"[{v}].weights", offset=int(starts[v]))
         wd = words.take(cur)
-        np.bitwise_xor(wd, flip, out=wd)
+        np.add(wd, one, out=wd)
         np.multiply(wd, going, out=wd)
         rows.append(wd)
         count += going
         total += wd & 0xFF
-        wide = (wd >> 8) == 0x01
+        wide = wd >= 0xFF00  # id 0xFE
         if wide.any():
             at = np.flatnonzero(wide)
             ids.append((len(rows) - 1, at, words.take(cur[at] + 1).view(np.int16)))
@@ -315,7 +310,8 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
         return out
     # Slot-major (P, N): a vertex's pairs past its count read as weight 0, bone -1.
     wd = np.stack(rows)
-    bone = _BONE_OF.take(wd >> 8)
+    bone = (wd >> 8).astype(np.int32)
+    bone -= 1
     wide = np.zeros(bone.shape, np.bool_)
     for rank, at, value in ids:
         bone[rank, at] = value
