@@ -124,19 +124,21 @@ def test_star_import_gives_the_public_names() -> None:
 
 
 # -- MESH vertex records -------------------------------------------------------------------------
-def _vertex_list(rng: np.random.Generator, nvert: int, head: int) -> bytes:
-    """Records with 1 to 40 pairs (weights summing to 255), plain, missing (0xFF) and escaped
-    (0xFE + i16) ids, pads after single pairs; random bytes for positions."""
+def _vertex_list(rng: np.random.Generator, nvert: int, head: int, longest: int = 40,
+                 escaped: float = 0.15) -> bytes:
+    """Records with 1 to ``longest`` pairs (weights summing to 255), plain, missing (0xFF) and
+    escaped (0xFE + i16, a share ``escaped`` of them) ids, pads after single pairs; random
+    bytes for positions."""
     out = bytearray()
     for _ in range(nvert):
         out += rng.integers(0, 256, head, dtype=np.uint8).tobytes()
-        k = int(rng.choice([1, 2, 3, 4, 5, 8, 40], p=[.3, .2, .15, .1, .1, .1, .05]))
+        k = int(rng.choice([1, 2, 3, 4, 5, 8, longest], p=[.3, .2, .15, .1, .1, .1, .05]))
         w = rng.integers(0, 255 // k + 1, k - 1) if k > 1 else np.zeros(0, np.int64)
         for weight in [*w.tolist(), 255 - int(w.sum())]:
             kind = rng.random()
-            if kind < 0.15:
+            if kind < escaped:
                 bone = b"\xfe" + int(rng.integers(-300, 30000)).to_bytes(2, "little", signed=True)
-            elif kind < 0.25:
+            elif kind < escaped + 0.1:
                 bone = b"\xff"
             else:
                 bone = bytes([int(rng.integers(0, 254))])
@@ -218,6 +220,20 @@ def test_vertex_records_match_a_record_walk(head: int) -> None:
         errors += want[0] == "error"
         walked += want[0] != "error" and max(want[1], default=0) > 32  # type: ignore[arg-type]
     assert errors > 12 and walked > 3
+
+
+def test_vertex_records_of_a_long_list_with_late_escapes() -> None:
+    """A list over several chunks of the search, whose escaped ids start past the first chunk
+    (the search reads an escape as weight 255 until the chain meets one), whole and cut inside
+    its last record: the walk's fields and bytes used, and the walk's error."""
+    rng = np.random.default_rng(71)
+    data = (_vertex_list(rng, 26000, 12, longest=30, escaped=0.0)
+            + _vertex_list(rng, 4000, 12, longest=30, escaped=0.05))
+    want = _reference_vertices(data, 30000, 12)
+    assert any(x for row in want[2][26000:] for _, _, x in row)  # type: ignore[index]
+    assert _read_vertices(data, 30000, 12) == want
+    cut = data[:-3]
+    assert _read_vertices(cut, 30000, 12) == _reference_vertices(cut, 30000, 12)
 
 
 def test_vertex_records_of_tiny_weights_and_escapes() -> None:

@@ -5,7 +5,10 @@ A record is its position (in .mpet files then a float), then (u8 weight, bone id
 the weights reach 255, a bone id being one byte or 0xFE and an i16, and two pad bytes after a
 lone pair. Each start depends on the one before, so the next start is computed for every even
 offset the list can reach (every record part is even sized) and the chain from the first is
-followed by pointer jumping (:func:`follow`).
+followed by pointer jumping (:func:`follow`). An escaped id is first read as a pair of weight
+255, which ends a walk at it: the walks that met one are walked exactly only when the chain
+goes through one (a file with escaped ids), not for the candidates off the chain that read
+0xFE bytes inside positions (:func:`_walk_escapes`).
 """
 
 from __future__ import annotations
@@ -56,15 +59,21 @@ def _starts(r: Reader, nvert: int, head: int) -> I64:
     if nvert == 0:
         return np.array([s0], np.int64)
     buf = np.frombuffer(r.data, np.uint8)
+    h2, last = head // 2, (end - s0) // 2  # a next start past word ``last`` is past the section
     # Only offsets the list can reach matter: a window for ~4 pairs a vertex, doubled while
     # the chain runs past it. Candidate j <-> offset s0 + 2j; D (the candidate count) = runs
     # past the section, D + 1 = more than _MAX_PAIRS pairs, D + 2 = beyond the window.
     est = nvert * (head + 10)
     while True:
         lim = min(end, s0 + est)
-        jn = _links(buf, s0, lim, end, head)
-        d = len(jn) - 3
-        chain = follow(jn, nvert + 1).astype(np.int64)
+        d = (lim - s0) // 2 + 1
+        words = _window_words(buf, s0, d + h2 + 2 * _MAX_PAIRS + 4, end)
+        jn = _links(words, d, h2, last)
+        chain = follow(jn, nvert + 1)
+        if _meets_escape(words, chain, d):
+            _walk_escapes(words, jn, d, h2, last)
+            chain = follow(jn, nvert + 1)
+        chain = chain.astype(np.int64)
         top = int(chain.max())  # below D (the usual case): no sentinel to look for
         if lim < end and top >= d and np.any(chain == d + 2):
             est *= 2
@@ -80,45 +89,67 @@ def _starts(r: Reader, nvert: int, head: int) -> I64:
                       offset=int(s0 + 2 * chain[v]))
 
 
-def _links(buf: npt.NDArray[np.uint8], s0: int, lim: int, end: int, head: int) -> I32:
-    """For each candidate j (offset s0 + 2j up to ``lim``), the candidate of the next record
-    start, or a sentinel (see :func:`_starts`); three self-linked sentinels at the end.
+def _links(words: npt.NDArray[np.uint16], m: int, h2: int, last: int) -> I32:
+    """For each of the ``m`` candidates j (word j of ``words``), the candidate of the next
+    record start as if an escaped id (0xFE) were a pair of weight 255, or a sentinel (see
+    :func:`_starts`); three self-linked sentinels at the end.
 
-    Chunk by chunk (the passes then run in the cache): over the running sum of the weight
-    bytes, a walk from word p reads k pairs, k the first count whose sum reaches 255, when no
-    id in them is escaped (:func:`_pair_links`); the few walks that meet a 0xFE are walked
-    pair by pair (:func:`_walk`)."""
-    m = (lim - s0) // 2 + 1
-    h2 = head // 2
-    words = _window_words(buf, s0, m + h2 + 2 * _MAX_PAIRS + 4, end)
+    A walk that meets an escape thus ends at it (:func:`_walk_escapes` walks those exactly
+    when the chain goes through one); every other walk is exact, and so are the sentinels:
+    an escape only makes a walk longer, and one of more than ``_MAX_PAIRS`` pairs met none.
+    Chunk by chunk (the passes then run in the cache), over the running sum of the weights,
+    a walk from word p reads k pairs, k the first count whose sum reaches 255
+    (:func:`_pair_links`)."""
     jn = np.empty(m + 3, np.int32)
-    last = (end - s0) // 2  # a next start past this word is past the section
     for c0 in range(0, m, _CHUNK):
         n = min(m, c0 + _CHUNK) - c0
         base = c0 + h2  # the chunk's first walk's first pair (a word index)
         chunk = words[base:base + n + _MAX_PAIRS + 2]
-        low_high = chunk.view(np.uint8)  # little-endian words: weight byte, id byte
+        weight = chunk & np.uint16(0xFF)
+        # On whole words: a strided byte view of the ids is several times slower.
+        np.maximum(weight, (chunk >> np.uint16(8) == 0xFE).view(np.uint8) * np.uint16(255),
+                   out=weight)
         csum = np.zeros(n + _MAX_PAIRS + 3, np.int32)
-        np.cumsum(low_high[0::2], out=csum[1:])
+        np.cumsum(weight, out=csum[1:])
         out = jn[c0:c0 + n]
         link, over = _pair_links(csum, n, base, out)
-        # Escaped ids among each walk's words (its pairs, and the pad: no harm), counted in
-        # uint8: a walk spans under 256 words, so the wrapped difference is still exact.
-        fe = np.zeros(n + _MAX_PAIRS + 3, np.uint8)
-        np.cumsum(low_high[1::2] == 0xFE, out=fe[1:])
-        esc = np.flatnonzero(fe.take(link - base) != fe[:n])
-        if len(esc):
-            nxt = _walk(words, c0 + esc, h2, last)
         far = np.flatnonzero(link >= m)
         if len(far):
             out[far] = np.where(link.take(far) > last, m, m + 2)
         if len(over):
             out[over] = m + 1
-        if len(esc):
-            out[esc] = np.where(nxt == -1, m, np.where(nxt == -2, m + 1,
-                                                        np.where(nxt >= m, m + 2, nxt)))
     jn[m:] = (m, m + 1, m + 2)
     return jn
+
+
+def _ends_at_escape(words: npt.NDArray[np.uint16],
+                    nxt: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Whether each walk ending before word ``nxt`` (a walk is >= 2 words long) ended at an
+    escaped id: its last pair is word ``nxt - 1``, or ``nxt - 2`` when the pad follows a
+    single pair (an escaped pad is taken for one too: that walk is walked again, to the same
+    end)."""
+    fe = np.uint16(0xFE)
+    out: npt.NDArray[np.bool_] = ((words.take(nxt - 1) >> np.uint16(8)) == fe)
+    out |= (words.take(nxt - 2) >> np.uint16(8)) == fe
+    return out
+
+
+def _meets_escape(words: npt.NDArray[np.uint16], chain: npt.NDArray[Any], d: int) -> bool:
+    """Whether a record of the chain, before its first sentinel (``d`` and up), ended at an
+    escaped id: the chain is exact up to that record only."""
+    nxt = chain[1:]
+    if int(nxt.max()) >= d:
+        nxt = nxt[:int(np.argmax(nxt >= d))]
+    return bool(_ends_at_escape(words, nxt).any())
+
+
+def _walk_escapes(words: npt.NDArray[np.uint16], jn: I32, m: int, h2: int, last: int) -> None:
+    """The links of :func:`_links` made exact (in place): every candidate whose walk ended at
+    an escaped id is walked again pair by pair (:func:`_walk`)."""
+    link = jn[:m]
+    esc = np.flatnonzero((link < m) & _ends_at_escape(words, link))
+    nxt = _walk(words, esc, h2, last)
+    jn[esc] = np.where(nxt == -1, m, np.where(nxt == -2, m + 1, np.where(nxt >= m, m + 2, nxt)))
 
 
 def _pair_links(csum: I32, n: int, base: int, out: I32) -> tuple[I32, npt.NDArray[np.intp]]:
@@ -157,26 +188,25 @@ def _pair_links(csum: I32, n: int, base: int, out: I32) -> tuple[I32, npt.NDArra
 
 def _walk(words: npt.NDArray[Any], cand: npt.NDArray[Any], h2: int, last: int) -> I32:
     """The word after the record starting at each candidate word: -1 when it ends past word
-    ``last``, -2 with more than ``_MAX_PAIRS`` pairs. The few walks that meet an escape
-    (thousands in a list of millions of words) read a gathered window each, a pair a step:
-    no index over the whole list is built for them."""
-    pos = cand.astype(np.int64) + h2
-    # The words a walk of _MAX_PAIRS escaped pairs reads (_window_words pads past them).
-    win = words.take(pos[:, None] + np.arange(2 * _MAX_PAIRS))
+    ``last``, -2 with more than ``_MAX_PAIRS`` pairs. The walks that meet an escape (one in
+    200 of a list's candidates, one in 6 where a third of the vertices have an escaped id)
+    step a pair at a time together, each step one gather of the walks still going (the words
+    past a walk of _MAX_PAIRS escaped pairs are in ``words``: :func:`_window_words`)."""
     out = np.full(len(cand), -2, np.int32)
     idx = np.arange(len(cand))
-    off = np.zeros(len(cand), np.int64)
+    cur = cand.astype(np.int64) + h2
     acc = np.zeros(len(cand), np.int32)
     for k in range(1, _MAX_PAIRS + 1):
-        w = win[idx, off]
+        w = words.take(cur)
         acc += w & 0xFF
-        off += 1 + (w >> 8 == 0xFE)
+        cur += 1
+        cur += w >> 8 == 0xFE
         done = acc >= 255
         if done.any():
-            fin = pos.take(idx[done]) + off[done] + (k == 1)  # a single pair: a pad word
+            fin = cur[done] + (k == 1)  # a single pair: a pad word
             out[idx[done]] = np.where(fin > last, -1, fin)
             keep = ~done
-            idx, off, acc = idx[keep], off[keep], acc[keep]
+            idx, cur, acc = idx[keep], cur[keep], acc[keep]
             if not len(idx):
                 break
     return out
@@ -231,10 +261,11 @@ def follow(jn: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
 
 def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
     """The records at ``starts`` (plus the end of the last), read as 16-bit words from the
-    first start: one gather per field, then one pass per pair rank over all vertices (those
-    whose weights reached 255 stay put and read as weight 0, bone -1). The (N, P) tables may
-    hold 8 cells a byte of the list: a hostile list of many vertices and one with a huge pair
-    count is refused, not allocated."""
+    first start: one gather per field, then one pass per pair rank over all vertices, each
+    rank's words kept with the id byte plus 1 (wrapping: id 0xFF, none, is 0) and zeroed past
+    a vertex's pairs, so that those read as weight 0 and bone -1 with no mask built. The
+    (N, P) tables may hold 8 cells a byte of the list: a hostile list of many vertices and one
+    with a huge pair count is refused, not allocated."""
     n = len(starts) - 1
     s0, e = int(starts[0]), int(starts[-1])
     words = _window_words(np.frombuffer(r.data, np.uint8), s0, (e - s0) // 2 + 8, e)
@@ -246,9 +277,9 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
     going = np.ones(n, np.bool_)
     total = np.zeros(n, np.int32)
     count = np.zeros(n, np.int32)
-    escaped = words >> 8 == 0xFE
-    rows: list[Any] = []  # per pair rank: each vertex's pair word
+    rows: list[Any] = []  # per pair rank: each vertex's pair word, id + 1, 0 past its pairs
     ids: list[tuple[int, Any, Any]] = []  # (rank, vertices, their escaped ids)
+    one = np.uint16(0x100)
     while going.any():
         if len(rows) * n > 8 * (e - s0) + 4096:
             v = int(np.argmax(going))
@@ -256,15 +287,17 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
             raise r.corrupt(msg, expected=f"<= {len(rows)} pairs a vertex", actual="more",
                             field=f"[{v}].weights", offset=int(starts[v]))
         wd = words.take(cur)
+        np.add(wd, one, out=wd)
+        np.multiply(wd, going, out=wd)
         rows.append(wd)
         count += going
         total += wd & 0xFF
-        wide = going & escaped.take(cur)
+        wide = wd >= 0xFF00  # id 0xFE
         if wide.any():
             at = np.flatnonzero(wide)
             ids.append((len(rows) - 1, at, words.take(cur[at] + 1).view(np.int16)))
+            cur += wide
         cur += going
-        cur += wide
         going &= total < 255
     # The pad bytes as one word a vertex (a scatter of 2-byte rows goes byte by byte).
     single = np.flatnonzero(count == 1)
@@ -277,14 +310,13 @@ def _parse(r: Reader, starts: I64, head: int) -> dict[str, Any]:
         return out
     # Slot-major (P, N): a vertex's pairs past its count read as weight 0, bone -1.
     wd = np.stack(rows)
-    valid = np.arange(len(rows))[:, None] < count
-    hi = (wd >> 8).astype(np.int32)
-    bone = np.where(valid & (hi != 0xFF), hi, np.int32(-1))
+    bone = (wd >> 8).astype(np.int32)
+    bone -= 1
     wide = np.zeros(bone.shape, np.bool_)
     for rank, at, value in ids:
         bone[rank, at] = value
         wide[rank, at] = True
-    out.update(weight=np.where(valid, wd, 0).astype(np.uint8).T, bone=bone.T, wide=wide.T)
+    out.update(weight=wd.astype(np.uint8).T, bone=bone.T, wide=wide.T)
     return out
 
 
