@@ -8,8 +8,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-F64 = npt.NDArray[np.float64]
-
 
 def single_value(a: npt.NDArray[Any]) -> float | None:
     """The value of a (non-empty) array when ``np.unique`` finds only one (NaNs equal), else

@@ -14,13 +14,13 @@ import numpy.typing as npt
 from ...registry import Context
 from ...scene import Material, Mesh, Node, Primitive, Scene, TextureRef
 from ...scene.math import row_lengths
-from ...scene.skinning import safe_inverse
+from ...scene.skinning import Influences, safe_inverse
 from .corners import finite32, single_value
 from .dedup import equal_rows, first_occurrences
 from .document import MeshSection, Texture
 from .extras import texture_record
 from .files import TextureFinder, path_option
-from .influences import Influences, clean_influences, fake_body_substitute
+from .influences import clean_influences, fake_body_substitute, vertex_influences
 from .layout import MASK_FLAGS
 from .read import check_corner_range
 from .skeleton import Skeleton, Unit, make_skeleton
@@ -112,8 +112,7 @@ class MeshBuilder:
         """The corners' vertex indices, kept by :meth:`_corner_words` (which runs first)."""
         if self._cv is None or self._cv[0] is not m:
             self._corner_words(m)
-        assert self._cv is not None
-        return self._cv[1]
+        return self._cv[1]  # type: ignore[index]
 
     def _map_bones(self, unit: Unit, own: Skeleton | None) -> npt.NDArray[np.int64]:
         """Mesh-file bones onto the skeleton by name; an unmatched bone takes its nearest
@@ -142,7 +141,7 @@ class MeshBuilder:
 
     def _skin(self, m: MeshSection, nb: int, wm: F64,
               bone_map: npt.NDArray[np.int64]) -> tuple[F64, Any, Any, Any]:
-        joints, w, main = _influences(m, nb, self.ctx)
+        joints, w, main = vertex_influences(m, nb, self.ctx)
         pos = self._bind_positions(m, nb, wm, main)
         p = w.shape[1]
         if self.sk is None or nb == 0 or p == 0:
@@ -234,16 +233,17 @@ class MeshBuilder:
 
         Corners with equal records (vertex, normal, UV sets) convert to equal glTF vertices,
         so only one of each is converted; rows whose conversions come out equal share a
-        class. A zero normal takes its face's normal, so each corner
-        that has one is a row of its own."""
+        class. A zero normal takes its face's normal, so each corner that has one is a row
+        of its own."""
         words = self._corner_words(m)
         cv = self._corner_vertex(m)
         nsets = words[1].shape[1]
-        varying = _uv_counts_vary(m)
+        nuv = m.corner_nuv  # None where every corner has all the sets
+        varying = nuv is not None and bool(np.any(nuv != nsets))
         # The distinct records as rows (numbered by vertex where a vertex has one record).
         blocks = list(words)
         if varying:
-            blocks.append(np.asarray(m.corner_nuv, np.uint64)[:, None])
+            blocks.append(np.asarray(nuv, np.uint64)[:, None])
         row, first = equal_rows(cv, blocks, m.vertex_count)
         wm, main, bone_map = skin
         nrm64, zero = self._normals(unit, m, pos, wm, main, bone_map, first,
@@ -267,7 +267,7 @@ class MeshBuilder:
         if varying:
             self.ctx.note("pet.uv_sets_padded", "corners have different numbers of UV sets: "
                           "missing sets copied from set 0")
-            nuv_r = np.asarray(m.corner_nuv)[first]
+            nuv_r = np.asarray(nuv)[first]
             for k in range(1, nsets):
                 short = nuv_r <= k
                 uv[short, k] = uv[short, 0]
@@ -383,42 +383,6 @@ _FLIP = np.array([1.0, 1.0, -1.0])  # file space <-> glTF: z mirrored
 _EYE34 = np.eye(4)[None, :3, :]
 
 
-def _influences(m: MeshSection, nb: int, ctx: Context) -> tuple[I64, F64, I64]:
-    """Each vertex's joints and weights as column-major (N, P) arrays (what
-    :func:`limit_influences` works on: slot by slot) and its main bone (-1 for none). The
-    byte weights over 255, zero in slots past the vertex's count or naming no bone; each row
-    normalized, a row with none bound to its main bone (or bone 0) with weight 1."""
-    bones = np.asarray(m.inf_bone)
-    n, p = len(bones), (bones.shape[1] if bones.ndim == 2 else 0)
-    count, wb = np.asarray(m.inf_count), np.asarray(m.inf_weight)
-    joints = np.empty((n, p), np.int64, order="F")
-    w = np.empty((n, p), order="F")
-    total = np.zeros(n)
-    main = np.full(n, -1, np.int64) if not p else None
-    # Masks applied by multiplying (a masked ufunc or copy costs several times more).
-    for c in range(p):
-        b = bones[:, c]
-        valid = (b >= 0) & (b < nb) & (count > c)
-        np.multiply(b, valid, out=joints[:, c])
-        np.divide(wb[:, c], 255.0, out=w[:, c])
-        w[:, c] *= valid
-        total += w[:, c]
-        if c == 0:
-            main = joints[:, 0] - ~valid  # the bone where valid (else 0): -1 where not
-    assert main is not None
-    empty = total <= 0  # every weight is >= 0: a row with none is all zeros
-    if np.any(empty):
-        ctx.note("pet.vertex_unweighted", f"{int(empty.sum())} vertices have no usable "
-                 "influence: bound to their main bone (or bone 0) with weight 1")
-        np.copyto(total, 1.0, where=empty)
-    for c in range(p):
-        w[:, c] /= total
-    if p:
-        w[empty, 0] = 1.0
-        joints[empty, 0] = np.maximum(main[empty], 0)
-    return joints, w, main
-
-
 def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
     """Per bone, the rotation its corners' v1.0 normals use (the 3x3 part of the matrix of
     ``rot_bone``'s bone), plus the identity as the last row: the row of main bone -1 (none)
@@ -427,10 +391,9 @@ def _rotation_table(wm: F64, rot_bone: npt.NDArray[np.int64]) -> F64:
 
 
 def corner_words(m: MeshSection) -> Words:
-    """Each corner's record as rows of 64-bit words: ``head`` ((C, 2): the vertex index and
-    normal x, normal y and z) and ``sets`` ((C, U): one word a UV set). Each is one copy of
-    the records' bytes as raw rows (one pass over the records; the fields one by one would
-    stream them from memory once a word)."""
+    """Each corner's record as rows of 64-bit words: ``head`` ((C, 2): vertex index, normal)
+    and ``sets`` ((C, U): a word a UV set), each one raw copy of the records' bytes (one pass
+    over them; field by field they would stream from memory once a word)."""
     recs = m.corners
     n, nsets, size = len(recs), m.uv_sets, recs.dtype.itemsize
     uv_at = recs.dtype.fields["uv"][1] if recs.dtype.fields else 0
@@ -447,8 +410,7 @@ def corner_words(m: MeshSection) -> Words:
 
 def _normals_of(words: Words, sel: I64) -> F64:
     """The stored normals of corners ``sel`` ((k, 3) float64) from their words."""
-    # The whole rows converted (contiguous), the vertex column then left out: a conversion of
-    # the (k, 3) view would go row by row.
+    # Whole rows converted, then the vertex column dropped (a (k, 3) view converts row by row).
     return words[0].take(sel, axis=0).view("<f4").astype(np.float64)[:, 1:]
 
 
@@ -456,12 +418,6 @@ def _uv_of(words: Words, sel: I64) -> npt.NDArray[np.float32]:
     """The stored UV sets of corners ``sel`` ((k, U, 2) float32) from their words."""
     sets = words[1].take(sel, axis=0).view("<f4").reshape(len(sel), words[1].shape[1], 2)
     return np.asarray(sets, np.float32)
-
-
-def _uv_counts_vary(m: MeshSection) -> bool:
-    """Whether the corners' UV-set counts differ from the sets stored."""
-    nuv = m.corner_nuv
-    return nuv is not None and len(nuv) > 0 and bool(np.any(nuv != m.uv_sets))
 
 
 def _faces_by_key(key: I64) -> tuple[list[int], npt.NDArray[np.intp], list[int]]:
@@ -514,7 +470,7 @@ def _add_influences(prims: list[Primitive], inf: Influences, verts: npt.NDArray[
     primitives' first at ``starts``): as many sets of 4 as each primitive's vertices use."""
     joints = inf.joints.take(verts, axis=0)
     weights = inf.weights.take(verts, axis=0)
-    used = np.maximum.reduceat(inf.used.take(verts), starts).tolist()
+    used = np.maximum.reduceat(inf.counts.take(verts), starts).tolist()
     ends = [*starts[1:], len(verts)]
     cols = joints.shape[1]
     for prim, a, b, u in zip(prims, starts, ends, used, strict=True):
