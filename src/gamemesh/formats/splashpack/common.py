@@ -30,6 +30,7 @@ FMT = "splashpack"
 __all__ = [
     "NEUTRAL",
     "Part",
+    "bright_corners",
     "bright_note",
     "choose_gte",
     "color_scale",
@@ -69,10 +70,9 @@ def to_unit(raw: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     return col
 
 
-def keep_bright(mesh: Mesh, pi: int, words: npt.NDArray[np.uint32]) -> int:
-    """Keep primitive ``pi``'s corner bytes in the mesh's extras when some were clamped;
-    returns how many corners were. ``words``: the corners' colour words, as
-    :func:`corner_colors` gives them."""
+def bright_corners(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """Nonzero for each corner (a colour word of :func:`corner_colors`) with a colour byte
+    over 128."""
     # A byte is over 128 when its top bit is set and one of its low seven is: adding 0x7F to
     # each byte's low seven bits carries into its top bit exactly when they are not all zero
     # (0x7F + 0x7F < 0x100: no carry reaches the next byte). Four passes over one word a
@@ -82,7 +82,14 @@ def keep_bright(mesh: Mesh, pi: int, words: npt.NDArray[np.uint32]) -> int:
     low += np.uint32(0x7F7F7F)
     low &= words
     low &= np.uint32(0x808080)
-    over = int(np.count_nonzero(low))
+    return low
+
+
+def keep_bright(mesh: Mesh, pi: int, words: npt.NDArray[np.uint32]) -> int:
+    """Keep primitive ``pi``'s corner bytes in the mesh's extras when some were clamped;
+    returns how many corners were. ``words``: the corners' colour words, as
+    :func:`corner_colors` gives them."""
+    over = int(np.count_nonzero(bright_corners(words)))
     if over:
         kept = mesh.extras.setdefault(FMT, {}).setdefault("colors_raw", {})
         kept[str(pi)] = base64.b64encode(_rgb(words).tobytes()).decode("ascii")

@@ -25,7 +25,7 @@ from ....errors import add_new_notes
 from ....registry import Context
 from ....scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
 from ..common import (
-    NEUTRAL,
+    bright_corners,
     bright_note,
     corner_colors,
     keep_bright,
@@ -129,8 +129,9 @@ class _Batch:
                                   ).view(ml.TRI)
         else:
             tris = np.concatenate(parts)
-        prim, _ = primitive(tris, s)
-        over = np.flatnonzero((tris["color"][:, :, :3] > NEUTRAL).any(axis=(1, 2)))
+        prim, words = primitive(tris, s)
+        hit = bright_corners(words).reshape(-1, 3)
+        over = np.flatnonzero(hit[:, 0] | hit[:, 1] | hit[:, 2])
         if over.size:
             owner = np.searchsorted(np.asarray(self.starts), over, side="right") - 1
             self.bright = set(owner.tolist())
