@@ -64,8 +64,9 @@ NEUTRAL = 128  # the vertex colour that leaves a texel unchanged
 
 def to_unit(raw: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     """Colour bytes -> COLOR_0 floats, min(byte / 128, 1) (a power of two: exact)."""
-    col = raw.astype(np.float32)
-    col *= np.float32(1 / NEUTRAL)
+    # Converted inside the product (one pass fewer than a float copy scaled in place; the
+    # bytes are often a strided view of the colour words).
+    col: npt.NDArray[np.float32] = np.multiply(raw, np.float32(1 / NEUTRAL), dtype=np.float32)
     np.minimum(col, np.float32(1.0), out=col)
     return col
 
