@@ -295,6 +295,30 @@ def test_bright_bytes_read_as_1_with_a_note_and_write_back_exactly(tmp_path: Pat
         (tmp_path / "bright.splashpack").read_bytes()
 
 
+def test_a_corner_is_bright_when_a_colour_byte_is_over_128_never_for_the_fourth_byte() -> None:
+    """Every byte value in each channel of each corner: a corner counts once when r, g or b is
+    above 128 (128 itself is neutral), the unused fourth byte never counts, and the kept bytes
+    are the corners' r, g, b in vertex order (v0, v2, v1)."""
+    import base64
+
+    from gamemesh.formats.splashpack.common import corner_colors, keep_bright
+    from gamemesh.formats.splashpack.conventions import SWAP
+    from gamemesh.formats.splashpack.v1.layout import TRI
+
+    tris = np.zeros(256 * 3, TRI)
+    for ch in range(3):
+        tris["color"][ch * 256:(ch + 1) * 256, ch, ch] = np.arange(256)
+        tris["color"][ch * 256:(ch + 1) * 256, (ch + 1) % 3, ch] = 255 - np.arange(256)
+    tris["color"][:, :, 3] = 255
+    rgb = tris["color"][:, :, :3].tolist()
+    want = sum(any(b > 128 for b in corner) for t in rgb for corner in t)
+    mesh = Mesh(name="m")
+    assert keep_bright(mesh, 0, corner_colors(tris)) == want == 3 * 2 * 127
+    kept = base64.b64decode(mesh.extras["splashpack"]["colors_raw"]["0"])
+    assert kept == np.take(tris["color"][:, :, :3], SWAP, axis=1).tobytes()
+    assert keep_bright(Mesh(name="dim"), 0, corner_colors(np.zeros(5, TRI))) == 0
+
+
 def test_a_skinned_pack_reads_back_with_no_validator_warning(tmp_path: Path,
                                                             gltf_validator: Any) -> None:
     """The skinned mesh node is a root (glTF ignores its transform; under a parent the

@@ -361,7 +361,11 @@ def _unit_rows(v: npt.ArrayLike, fallback: tuple[float, float, float]) -> npt.ND
     """Rows scaled to length 1 (the validator demands unit normals); zero rows get
     ``fallback``. Rows already of unit length are not touched."""
     a = np.ascontiguousarray(np.asarray(v, dtype=np.float32))
-    sq = np.einsum("ij,ij->i", a, a)
+    # The squares in one pass, summed column by column ((x*x + y*y) + z*z, the order einsum's
+    # "ij,ij->i" takes, so the same bits): twice as fast as einsum on such narrow rows.
+    sq3 = a * a
+    sq = sq3[:, 0] + sq3[:, 1]
+    sq += sq3[:, 2]
     if np.abs(sq - 1.0).max(initial=0.0) <= 1e-5:
         return a
     return normalize_rows(a, fallback)

@@ -30,9 +30,11 @@ FMT = "splashpack"
 __all__ = [
     "NEUTRAL",
     "Part",
+    "bright_corners",
     "bright_note",
     "choose_gte",
     "color_scale",
+    "corner_colors",
     "is_navmesh",
     "keep_bright",
     "lua_extras",
@@ -62,21 +64,54 @@ NEUTRAL = 128  # the vertex colour that leaves a texel unchanged
 
 def to_unit(raw: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     """Colour bytes -> COLOR_0 floats, min(byte / 128, 1) (a power of two: exact)."""
-    col = raw.astype(np.float32)
-    col *= np.float32(1 / NEUTRAL)
+    # Converted inside the product (one pass fewer than a float copy scaled in place; the
+    # bytes are often a strided view of the colour words).
+    col: npt.NDArray[np.float32] = np.multiply(raw, np.float32(1 / NEUTRAL), dtype=np.float32)
     np.minimum(col, np.float32(1.0), out=col)
     return col
 
 
-def keep_bright(mesh: Mesh, pi: int, raw: npt.NDArray[np.uint8]) -> int:
-    """Keep primitive ``pi``'s corner bytes (``raw``, (N, 3) in vertex order) in the mesh's
-    extras when some were clamped; returns how many corners were."""
-    over = int((raw > NEUTRAL).any(axis=1).sum())
+def bright_corners(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """Nonzero for each corner (a colour word of :func:`corner_colors`) with a colour byte
+    over 128."""
+    # A byte is over 128 when its top bit is set and one of its low seven is: adding 0x7F to
+    # each byte's low seven bits carries into its top bit exactly when they are not all zero
+    # (0x7F + 0x7F < 0x100: no carry reaches the next byte). Four passes over one word a
+    # corner, where a comparison per byte and a reduction along each corner's three bytes
+    # cost a third of the conversion.
+    low = words & np.uint32(0x7F7F7F)
+    low += np.uint32(0x7F7F7F)
+    low &= words
+    low &= np.uint32(0x808080)
+    return low
+
+
+def keep_bright(mesh: Mesh, pi: int, words: npt.NDArray[np.uint32]) -> int:
+    """Keep primitive ``pi``'s corner bytes in the mesh's extras when some were clamped;
+    returns how many corners were. ``words``: the corners' colour words, as
+    :func:`corner_colors` gives them."""
+    over = int(np.count_nonzero(bright_corners(words)))
     if over:
         kept = mesh.extras.setdefault(FMT, {}).setdefault("colors_raw", {})
-        kept[str(pi)] = base64.b64encode(np.ascontiguousarray(raw, np.uint8).tobytes()
-                                         ).decode("ascii")
+        kept[str(pi)] = base64.b64encode(_rgb(words).tobytes()).decode("ascii")
     return over
+
+
+def corner_colors(tris: npt.NDArray[np.void]) -> npt.NDArray[np.uint32]:
+    """Each corner's colour as one little-endian word (r, g, b and the unused fourth byte),
+    (T * 3,) in vertex order (the winding flipped): a gather of 4-byte words out of the
+    records, several times faster than of the 3-byte colours."""
+    recs = np.ascontiguousarray(tris)
+    at = recs.dtype.fields["color"][1]  # type: ignore[index]
+    words = recs.view(np.uint8).reshape(len(recs), recs.itemsize)[:, at:at + 12].view("<u4")
+    out: npt.NDArray[np.uint32] = np.take(words, SWAP, axis=1).reshape(-1)
+    return out
+
+
+def _rgb(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
+    """The (N, 3) colour bytes of :func:`corner_colors`'s words (a view)."""
+    rgb: npt.NDArray[np.uint8] = words.view(np.uint8).reshape(-1, 4)[:, :3]
+    return rgb
 
 
 def bright_note(ctx: Context, counts: list[tuple[str, int]]) -> None:
@@ -161,7 +196,10 @@ def _row_length(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return np.sqrt(total)[:, None]
 
 
-def primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
+def primitive(tris: npt.NDArray[np.void], s: float
+              ) -> tuple[Primitive, npt.NDArray[np.uint32]]:
+    """The triangles as one primitive, and their corners' colour words (for
+    :func:`keep_bright`)."""
     # np.take, not tris[...][:, SWAP, :]: a fancy index on the middle axis hands back a
     # transposed layout, and every later reshape of it is a copy.
     v = np.take(tris["v"], SWAP, axis=1)  # (T, 3, 3) int16, the winding flipped
@@ -172,9 +210,10 @@ def primitive(tris: npt.NDArray[np.void], s: float) -> Primitive:
     uv = np.take(tris["uv"], SWAP, axis=1).astype(np.float32)
     uv += 0.5
     uv *= np.float32(1 / 256)  # a power of two: the same bits as dividing
-    col = to_unit(np.take(tris["color"][:, :, :3], SWAP, axis=1))
-    return Primitive(positions=pos.reshape(-1, 3), normals=normals,
-                     texcoords=[uv.reshape(-1, 2)], colors=[col.reshape(-1, 3)])
+    words = corner_colors(tris)
+    prim = Primitive(positions=pos.reshape(-1, 3), normals=normals,
+                     texcoords=[uv.reshape(-1, 2)], colors=[to_unit(_rgb(words))])
+    return prim, words
 
 
 def material_keys(tris: npt.NDArray[np.void]

@@ -24,7 +24,15 @@ import numpy.typing as npt
 from ....errors import add_new_notes
 from ....registry import Context
 from ....scene import Animation, Channel, Light, Material, Mesh, Node, Primitive, Scene, Skin
-from ..common import NEUTRAL, bright_note, keep_bright, lua_extras, material_keys, primitive
+from ..common import (
+    bright_corners,
+    bright_note,
+    corner_colors,
+    keep_bright,
+    lua_extras,
+    material_keys,
+    primitive,
+)
 from ..conventions import AXES, DEFAULT_GTE, SWAP, bone_trs, object_rotations, track_to_quat
 from ..vram import PageMaterials
 from . import layout as ml
@@ -97,8 +105,7 @@ class _Builder:
             mesh.primitives.append(prim)
             if i in batch.bright:
                 sub = tris if inverse is None else tris[sel]
-                raw = np.take(sub["color"][:, :, :3], SWAP, axis=1).reshape(-1, 3)
-                self.bright.append((mesh.name, keep_bright(mesh, k, raw)))
+                self.bright.append((mesh.name, keep_bright(mesh, k, corner_colors(sub))))
         return self.scene.add_mesh(mesh)
 
 
@@ -128,8 +135,9 @@ class _Batch:
                                   ).view(ml.TRI)
         else:
             tris = np.concatenate(parts)
-        prim = primitive(tris, s)
-        over = np.flatnonzero((tris["color"][:, :, :3] > NEUTRAL).any(axis=(1, 2)))
+        prim, words = primitive(tris, s)
+        hit = bright_corners(words).reshape(-1, 3)
+        over = np.flatnonzero(hit[:, 0] | hit[:, 1] | hit[:, 2])
         if over.size:
             owner = np.searchsorted(np.asarray(self.starts), over, side="right") - 1
             self.bright = set(owner.tolist())

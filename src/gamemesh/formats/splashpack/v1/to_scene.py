@@ -69,11 +69,10 @@ def _object_node(doc: SplashpackDocument, i: int, s: float, tex: PageMaterials, 
         keys, inverse = material_keys(tris)
         for k, t in enumerate(keys):
             sel = tris if inverse is None else tris[inverse == k]
-            prim = primitive(sel, s)
+            prim, colors = primitive(sel, s)
             prim.material = tex.material(t, sel["uv"])
             mesh.primitives.append(prim)
-            bright += keep_bright(mesh, k, np.take(sel["color"][:, :, :3], SWAP,
-                                                   axis=1).reshape(-1, 3))
+            bright += keep_bright(mesh, k, colors)
         node.mesh = scene.add_mesh(mesh)
     scene.add_node(node)
     return bright
