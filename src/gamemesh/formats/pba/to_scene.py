@@ -8,7 +8,7 @@ the front faces stay front faces.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -174,12 +174,6 @@ def _hierarchical(doc: PbaDocument) -> bool:
     the placement is the readers' either way, and the hierarchy survives the trip to glTF and
     back (gamemesh writes each bone's world transform and its parent)."""
     n = len(doc.bones)
-    if n <= 64:
-        # A few bones: the same tests on a list (numpy's cost per call was most of this).
-        par: list[int] = doc.bones["parent"].tolist()
-        if any(p < -1 or p >= n or p == i for i, p in enumerate(par)):
-            return False
-        return any(p >= 0 for p in par) and _acyclic(np.asarray(par, np.int64))
     parents = doc.bones["parent"].astype(np.int64)
     used = parents[parents >= 0]
     if np.any(parents < -1) or np.any(used >= n) or np.any(parents == np.arange(n)):
@@ -378,21 +372,9 @@ def _lh_field(raw: npt.NDArray[Any], name: str) -> F32:
     return out
 
 
-_RGBA_BYTES = np.array([26, 25, 24, 27])  # the D3DCOLOR's R, G, B, A in the 36-byte vertex
-
-
 def _rgba(raw: npt.NDArray[Any]) -> F32:
     """D3DCOLOR bytes B, G, R, A -> (N, 4) float RGBA in 0..1: the bytes swapped in one
-    uint32 per vertex, then divided as floats (the same numbers as byte / 255). A few
-    vertices take the bytes R, G, B, A by one gather instead (fewer numpy calls, the same
-    bytes in the same order)."""
-    n = len(raw)
-    if n <= 4096:
-        # np.take, not a fancy index: that hands back a column-major (N, 4).
-        rgba = np.take(np.ascontiguousarray(raw).view(np.uint8).reshape(n, VERTEX.itemsize),
-                       _RGBA_BYTES, axis=1).astype(np.float32)
-        rgba /= np.float32(255)
-        return rgba
+    uint32 per vertex, then divided as floats (the same numbers as byte / 255)."""
     x = raw["color"].astype("<u4")
     y = x & np.uint32(0xFF00FF00)
     y |= (x >> np.uint32(16)) & np.uint32(0xFF)
@@ -597,13 +579,7 @@ def key_times(times: npt.NDArray[Any], duration: int) -> tuple[F32, bool]:
     """Key times in seconds: the stored milliseconds when they increase strictly and end within
     the duration, else evenly spaced over the duration (what the model viewer does)."""
     t = np.asarray(times, dtype=np.float64)
-    if len(t) <= 64:
-        # A few keys: np.diff's test on the list (the stored times are integers or floats
-        # converted exactly, so the differences' signs are the comparisons').
-        ms = t.tolist()
-        rising = bool(ms) and all(b - a > 0 for a, b in pairwise(ms))
-    else:
-        rising = bool(len(t)) and bool(np.all(np.diff(t) > 0))
+    rising = bool(len(t)) and bool(np.all(np.diff(t) > 0))
     if rising and (duration == 0 or t[-1] <= duration):
         return (t / 1000.0).astype(np.float32), True
     span = duration / 1000.0 if duration > 0 else max(len(t) - 1, 1) / 24.0

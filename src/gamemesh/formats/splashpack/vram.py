@@ -143,14 +143,9 @@ def vram_png(doc: VramSource, ctx: Context) -> dict[str, bytes]:
 
 
 def _uv_box(uv: npt.NDArray[np.uint8]) -> tuple[int, int, int, int]:
-    """(u min, u max, v min, v max) of (T, 3, 2) texture coordinates: in plain ints for a few
-    triangles (four numpy reductions cost more than the list), else one reduction per axis
+    """(u min, u max, v min, v max) of (T, 3, 2) texture coordinates: one reduction per axis
     over a column of the pairs made contiguous once (numpy reduces (T, 3, 2) over two axes ten
     times slower than a column, and each column of the records' strided view was a copy)."""
-    if uv.size <= 192:
-        flat = uv.reshape(-1).tolist()
-        us, vs = flat[0::2], flat[1::2]
-        return min(us), max(us), min(vs), max(vs)
     pairs = np.ascontiguousarray(uv).reshape(-1, 2)
     u, v = pairs[:, 0], pairs[:, 1]
     return int(u.min()), int(u.max()), int(v.min()), int(v.max())

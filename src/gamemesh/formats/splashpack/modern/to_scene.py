@@ -150,11 +150,6 @@ class _Batch:
         # unless a change falls inside it), and each object's first key.
         firsts = [st for st, n in zip(self.starts, lens, strict=True) if n]
         tp, cx, cy = tris["tpage"], tris["clut_x"], tris["clut_y"]
-        if total <= 256:  # a few triangles: the same on tuples of ints
-            rows = list(zip(tp.tolist(), cx.tolist(), cy.tolist(), strict=True))
-            self.changes = [k for k in range(1, total) if rows[k] != rows[k - 1]]
-            self.first = {st: rows[st] for st in firsts}
-            return
         key = (tp.astype(np.int64) << 32) | (cx.astype(np.int64) << 16) | cy.astype(np.int64)
         self.changes = (np.flatnonzero(key[1:] != key[:-1]) + 1).tolist()
         self.first = {st: (k >> 32, (k >> 16) & 0xFFFF, k & 0xFFFF)
