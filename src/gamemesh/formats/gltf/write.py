@@ -363,9 +363,10 @@ def _unit_rows(v: npt.ArrayLike, fallback: tuple[float, float, float]) -> npt.ND
     a = np.ascontiguousarray(np.asarray(v, dtype=np.float32))
     # The squares in one pass, summed column by column ((x*x + y*y) + z*z, the order einsum's
     # "ij,ij->i" takes, so the same bits): twice as fast as einsum on such narrow rows.
-    sq3 = a * a
-    sq = sq3[:, 0] + sq3[:, 1]
-    sq += sq3[:, 2]
+    with np.errstate(over="ignore"):  # a huge (hostile) normal's square is inf: not unit
+        sq3 = a * a
+        sq = sq3[:, 0] + sq3[:, 1]
+        sq += sq3[:, 2]
     if np.abs(sq - 1.0).max(initial=0.0) <= 1e-5:
         return a
     return normalize_rows(a, fallback)
