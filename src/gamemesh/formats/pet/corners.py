@@ -10,16 +10,12 @@ import numpy.typing as npt
 
 
 def single_value(a: npt.NDArray[Any]) -> float | None:
-    """The value of a (non-empty) array when ``np.unique`` finds only one (NaNs equal), else
-    None. Values all with the first one's bits (the usual case) are decided without the
-    sort; the rest by np.unique (which of 0.0 and -0.0 it keeps is its own choice)."""
-    first = a[:1]
-    if a.dtype.itemsize in (4, 8):
-        word = np.uint32 if a.dtype.itemsize == 4 else np.uint64
-        if bool((a.view(word) == first.view(word)[0]).all()):
-            return float(first[0])
-    vals = np.unique(a)
-    return float(vals[0]) if len(vals) == 1 else None
+    """The value of a (non-empty) float array when all of it is one number as ``np.unique``
+    counts them (NaNs alike, 0.0 and -0.0 alike), else None: the first element's value. One
+    pass of comparisons, no sort."""
+    first = a[0]
+    same = np.isnan(a) if np.isnan(first) else a == first
+    return float(first) if bool(same.all()) else None
 
 
 def finite32(a: Any) -> npt.NDArray[np.float32]:
