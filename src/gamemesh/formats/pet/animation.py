@@ -114,12 +114,12 @@ def _path_keys(a: F64, lens: list[int], tail: F64, rotation: bool) -> _PathKeys:
 
 
 def _unit_rotations(v: F64) -> F64:
-    length = np.linalg.norm(v, axis=1)[:, None]
-    if (length > 1e-12).all():  # the usual case: the where below picks every quotient
-        out: F64 = v / length
-        return out
-    return np.asarray(np.where(length > 1e-12, v / np.where(length > 1e-12, length, 1.0),
-                               _UNIT_Q))
+    length = np.linalg.norm(v, axis=1)
+    ok = length > 1e-12
+    out: F64 = v / np.where(ok, length, 1.0)[:, None]
+    if not ok.all():  # a zero-length rotation becomes the identity
+        out[~ok] = _UNIT_Q
+    return out
 
 
 def _one_hemisphere(v: F64, seg: I64, starts: I64) -> F64:
