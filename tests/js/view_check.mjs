@@ -57,6 +57,9 @@ async function runJob(job) {
       await page.waitForTimeout(job.play_ms ?? 400);
       // A loaded machine may draw few frames: give the clock a few seconds to show progress.
       await page.waitForFunction(() => window.gamemeshViewer.state().playedSeconds > 0.05, null, { timeout: 5000 }).catch(() => {});
+      // The pose is applied on the next drawn frame: on a loaded machine give it a few seconds
+      // to leave the rest pose (a clip that moves nothing still fails the check after that).
+      await page.waitForFunction((r) => window.gamemeshViewer.poseSignature().some((v, i) => Math.abs(v - r[i]) > 1e-3), rest, { timeout: 5000 }).catch(() => {});
       out.play_state = await page.evaluate(() => window.gamemeshViewer.state());
       const moved = await page.evaluate(() => window.gamemeshViewer.poseSignature());
       out.pose_change = moved.reduce((m, v, i) => Math.max(m, Math.abs(v - rest[i])), 0);
